@@ -1,0 +1,461 @@
+"""The one place that turns an exception into a classified, agent-safe failure.
+
+Every integration (MCPServer, fastmcp, the low-level helper) calls `classify_failure`
+or `classify_arguments`; nothing else decides a category.
+
+The taxonomy
+============
+
+| category     | what happened                                | isRetryable | the agent should                 |
+|--------------|----------------------------------------------|-------------|----------------------------------|
+| `transient`  | timeout, service down, rate limit, busy DB   | `true`      | resend the same call after a wait |
+| `validation` | the arguments are malformed or out of range  | `false`     | fix the input and call again      |
+| `business`   | a valid request breaks a policy or rule      | `false`     | take another path or escalate     |
+| `permission` | the caller may not do this                   | `false`     | escalate or use another principal |
+
+`isRetryable` answers one narrow question: can resending *this exact call* succeed? Only a
+transient failure says yes. `false` never means "stop": it means something must change
+first (the input, the request, or the caller).
+
+What is classified without the tool saying so
+---------------------------------------------
+- `ToolError` raised by the tool: exactly what it says (texts sanitised).
+- Exception types registered with `register_exception`: what their handler returns.
+- `TimeoutError` (asyncio's and anyio's are the same class), `ConnectionError`, httpx
+  transport errors, HTTP 408/429/502/503/504 and SQLite "database is locked"/"busy":
+  transient. `Retry-After` becomes `retryAfterSeconds`.
+- HTTP 401/403 and the builtin `PermissionError`: permission.
+- HTTP 400/422 and argument validation failures: validation, with `fieldErrors`.
+- HTTP 409/412: business.
+- Anything else is a defect of the server. The agent gets a fixed description with an
+  `errorId` and no exception text; the traceback goes to the server log under the same
+  id. Its category is `business` (code `INTERNAL_ERROR`, outcome unknown): what fits is
+  that category's *recovery*, not its name. Resending a bug repeats it, and for a write
+  it may repeat a partial side effect, so the call must not be resent unchanged; the
+  agent takes another path or escalates, quoting the `errorId`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import secrets
+import sqlite3
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+import pydantic
+from mcp.server.mcpserver.exceptions import ResourceError as _SDKResourceError
+from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
+
+from mcp_errors._envelope import ErrorCategory, ExecutionState, FailureDetails, FieldError
+from mcp_errors._errors import ToolError
+from mcp_errors._sanitize import MAX_DESCRIPTION_CHARS, MAX_MESSAGE_CHARS, MAX_RECEIVED_CHARS, sanitize_text
+
+__all__ = ["classify_arguments", "classify_failure", "new_error_id", "register_exception", "unknown_tool"]
+
+logger = logging.getLogger("mcp_errors")
+
+ExceptionHandler = Callable[[BaseException], ToolError]
+_registry: dict[type[BaseException], ExceptionHandler] = {}
+
+
+def register_exception(exc_type: type[BaseException], handler: ExceptionHandler) -> None:
+    """Teach the classifier one of your own exception types.
+
+    The handler receives the exception and returns the `ToolError` to report in its place.
+    The most specific registered base class of a raised exception wins, and a registration
+    replaces an earlier one for the same type.
+
+    Args:
+        exc_type: The exception class (its subclasses match too).
+        handler: Builds the `ToolError` from the raised exception. It must not raise.
+
+    Example:
+        ```python
+        register_exception(
+            QuotaExceeded,
+            lambda exc: BusinessRuleError(
+                "Monthly quota used up",
+                description="This account has no quota left this month. Ask a human to raise it.",
+                code="QUOTA_EXCEEDED",
+            ),
+        )
+        ```
+    """
+    _registry[exc_type] = handler
+
+
+def new_error_id() -> str:
+    """A short random id that ties an error result to the server's log line."""
+    return secrets.token_hex(6)
+
+
+def classify_failure(exc: BaseException, *, tool_name: str | None = None) -> FailureDetails:
+    """Classify an exception raised while a tool ran, and log it with its `errorId`.
+
+    SDK wrappers (the `mcp` and fastmcp `ToolError`s that carry the original exception as
+    `__cause__`) are looked through. Exception text reaches the result only when the tool
+    put it in a `ToolError`.
+
+    Args:
+        exc: What the tool (or the SDK around it) raised.
+        tool_name: For the log line.
+
+    Returns:
+        The classified failure, sanitised.
+    """
+    error_id = new_error_id()
+    leaf = _unwrap(exc)
+    tool_error = leaf if isinstance(leaf, ToolError) else _from_registry(leaf)
+    if tool_error is None:
+        tool_error = _from_known_types(leaf)
+    if tool_error is None:
+        logger.error(
+            "tool %r raised an unclassified exception (errorId=%s)",
+            tool_name,
+            error_id,
+            exc_info=(type(leaf), leaf, leaf.__traceback__),
+            extra={"tool": tool_name, "error_id": error_id, "error_category": ErrorCategory.BUSINESS.value},
+        )
+        return _internal_error(error_id)
+    details = _details_from_tool_error(tool_error, error_id)
+    logger.info(
+        "tool %r failed: %s %s (errorId=%s)",
+        tool_name,
+        details.category.value,
+        details.code or "",
+        error_id,
+        extra={"tool": tool_name, "error_id": error_id, "error_category": details.category.value},
+    )
+    return details
+
+
+def classify_arguments(
+    error: pydantic.ValidationError,
+    *,
+    tool_name: str | None = None,
+    input_schema: Mapping[str, Any] | None = None,
+) -> FailureDetails:
+    """Classify arguments that failed the tool's input schema as a `validation` failure.
+
+    Args:
+        error: pydantic's error from validating the arguments.
+        tool_name: For the description and the log line.
+        input_schema: The tool's inputSchema, to say what each field expects.
+
+    Returns:
+        A validation failure whose `fieldErrors` name each bad argument.
+    """
+    error_id = new_error_id()
+    properties = (input_schema or {}).get("properties", {})
+    field_errors: list[FieldError] = []
+    for item in error.errors(include_url=False):
+        location = [str(part) for part in item["loc"]]
+        name = ".".join(location) or "(arguments)"
+        received = None if item["type"] == "missing" else _render_received(item.get("input"))
+        top = properties.get(location[0]) if location else None
+        field_errors.append(
+            FieldError(
+                field=sanitize_text(name, limit=MAX_MESSAGE_CHARS),
+                problem=_problem_text(item),
+                expected=_describe_schema(top) if isinstance(top, Mapping) and len(location) == 1 else None,
+                received=received,
+            )
+        )
+    names = ", ".join(sorted({fe.field for fe in field_errors}))
+    logger.info(
+        "tool %r rejected arguments %s (errorId=%s)",
+        tool_name,
+        names,
+        error_id,
+        extra={"tool": tool_name, "error_id": error_id, "error_category": ErrorCategory.VALIDATION.value},
+    )
+    return FailureDetails(
+        message="Invalid arguments",
+        category=ErrorCategory.VALIDATION,
+        description=f"These arguments do not match the tool's input schema: {names}. "
+        "Correct them as fieldErrors describe and call again.",
+        code="INVALID_ARGUMENTS",
+        field_errors=tuple(field_errors),
+        execution_state=ExecutionState.NOT_EXECUTED,
+        error_id=error_id,
+    )
+
+
+def unknown_tool(name: str) -> FailureDetails:
+    """The failure for a call that names no tool of this server."""
+    shown = sanitize_text(name, limit=MAX_RECEIVED_CHARS)
+    return FailureDetails(
+        message="Unknown tool",
+        category=ErrorCategory.VALIDATION,
+        description=f"This server has no tool named {shown!r}. List the tools and call one of those names.",
+        code="UNKNOWN_TOOL",
+        execution_state=ExecutionState.NOT_EXECUTED,
+        error_id=new_error_id(),
+    )
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    seen: set[int] = set()
+    while id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ToolError):
+            return exc
+        if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+            exc = exc.exceptions[0]
+            continue
+        cause = exc.__cause__
+        if cause is None or not _is_sdk_wrapper(exc):
+            return exc
+        exc = cause
+    return exc
+
+
+def _is_sdk_wrapper(exc: BaseException) -> bool:
+    if isinstance(exc, _SDKToolError | _SDKResourceError):
+        return True
+    # fastmcp wraps every tool exception in its own ToolError/ValidationError; checking
+    # the module keeps fastmcp an optional dependency.
+    return type(exc).__module__.startswith("fastmcp.")
+
+
+def _from_registry(exc: BaseException) -> ToolError | None:
+    for klass in type(exc).__mro__:
+        handler = _registry.get(klass)
+        if handler is not None:
+            return handler(exc)
+    return None
+
+
+_TIMEOUT_DESCRIPTION: Final = (
+    "A service this tool depends on did not answer in time. The request is valid; resend it after a short wait."
+)
+_UNKNOWN_OUTCOME_NOTE: Final = (
+    " If the call changes data it may have been applied: resend it only with the same idempotency key."
+)
+
+
+def _from_known_types(exc: BaseException) -> ToolError | None:
+    status = _http_status(exc)
+    if status is not None:
+        return _from_http_status(status, _retry_after(exc))
+    if isinstance(exc, TimeoutError) or _is_httpx(exc, "TimeoutException"):
+        connect_phase = _is_httpx(exc, "ConnectTimeout") or _is_httpx(exc, "PoolTimeout")
+        return ToolError(
+            "Upstream timeout",
+            category=ErrorCategory.TRANSIENT,
+            description=_TIMEOUT_DESCRIPTION + ("" if connect_phase else _UNKNOWN_OUTCOME_NOTE),
+            code="UPSTREAM_TIMEOUT",
+            execution_state=ExecutionState.NOT_EXECUTED if connect_phase else ExecutionState.OUTCOME_UNKNOWN,
+        )
+    if isinstance(exc, ConnectionRefusedError) or _is_httpx(exc, "ConnectError"):
+        return ToolError(
+            "Upstream service unreachable",
+            category=ErrorCategory.TRANSIENT,
+            description="A service this tool depends on refused the connection. "
+            "The request is valid and did not run; resend it after a short wait.",
+            code="UPSTREAM_UNAVAILABLE",
+            execution_state=ExecutionState.NOT_EXECUTED,
+        )
+    if isinstance(exc, ConnectionError) or _is_httpx(exc, "TransportError"):
+        return ToolError(
+            "Upstream connection failed",
+            category=ErrorCategory.TRANSIENT,
+            description="The connection to a service this tool depends on broke. "
+            "The request is valid; resend it after a short wait." + _UNKNOWN_OUTCOME_NOTE,
+            code="UPSTREAM_CONNECTION_LOST",
+            execution_state=ExecutionState.OUTCOME_UNKNOWN,
+        )
+    if isinstance(exc, sqlite3.OperationalError) and any(
+        word in str(exc).lower() for word in ("database is locked", "database table is locked", "busy")
+    ):
+        return ToolError(
+            "Database busy",
+            category=ErrorCategory.TRANSIENT,
+            description="The database is busy with other writes. The request is valid and did not run; "
+            "resend it after a short wait.",
+            code="DATABASE_BUSY",
+            execution_state=ExecutionState.NOT_EXECUTED,
+        )
+    if isinstance(exc, PermissionError):
+        return ToolError(
+            "Access denied",
+            category=ErrorCategory.PERMISSION,
+            description="The server was refused access to something this tool needs. "
+            "Resending will not help; escalate to someone who can grant access.",
+            code="ACCESS_DENIED",
+            execution_state=ExecutionState.NOT_EXECUTED,
+        )
+    return None
+
+
+def _from_http_status(status: int, retry_after: float | None) -> ToolError | None:
+    if status in (408, 429, 502, 503, 504):
+        not_executed = status in (408, 429, 503)
+        return ToolError(
+            f"Upstream HTTP {status}",
+            category=ErrorCategory.TRANSIENT,
+            description=(
+                "A service this tool depends on is rate limiting or temporarily unavailable. "
+                "The request is valid; resend it after "
+                + (f"at least {retry_after:g} seconds." if retry_after is not None else "a short wait.")
+                + ("" if not_executed else _UNKNOWN_OUTCOME_NOTE)
+            ),
+            code="UPSTREAM_RATE_LIMITED" if status == 429 else "UPSTREAM_UNAVAILABLE",
+            retry_after_seconds=retry_after,
+            execution_state=ExecutionState.NOT_EXECUTED if not_executed else ExecutionState.OUTCOME_UNKNOWN,
+        )
+    if status in (401, 403):
+        return ToolError(
+            f"Upstream HTTP {status}",
+            category=ErrorCategory.PERMISSION,
+            description="A service this tool depends on refused the credentials in use. "
+            "Escalate, or call again as a principal that has access.",
+            code="UPSTREAM_UNAUTHORIZED" if status == 401 else "UPSTREAM_FORBIDDEN",
+            execution_state=ExecutionState.NOT_EXECUTED,
+        )
+    if status in (400, 422):
+        return ToolError(
+            f"Upstream HTTP {status}",
+            category=ErrorCategory.VALIDATION,
+            description="A service this tool depends on rejected the request as malformed. "
+            "Check the arguments against the tool's description, correct them and call again.",
+            code="UPSTREAM_REJECTED_INPUT",
+            execution_state=ExecutionState.NOT_EXECUTED,
+        )
+    if status in (409, 412):
+        return ToolError(
+            f"Upstream HTTP {status}",
+            category=ErrorCategory.BUSINESS,
+            description="The request conflicts with the current state of the data. "
+            "Read the current state again and decide on another step, or escalate.",
+            code="UPSTREAM_CONFLICT",
+            execution_state=ExecutionState.NOT_EXECUTED,
+        )
+    return None
+
+
+def _is_httpx(exc: BaseException, name: str) -> bool:
+    # httpx comes with mcp, but checking by name avoids importing it on every failure.
+    return any(klass.__name__ == name and klass.__module__.startswith("httpx") for klass in type(exc).__mro__)
+
+
+def _http_status(exc: BaseException) -> int | None:
+    # httpx.HTTPStatusError and requests.HTTPError both carry `.response.status_code`.
+    response = getattr(exc, "response", None)
+    status = getattr(response, "status_code", None)
+    if status is None:
+        status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) and 100 <= status <= 599 else None
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    getter = getattr(headers, "get", None)
+    value = getter("retry-after") if callable(getter) else None
+    if not isinstance(value, str):
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, round(when.timestamp() - time.time(), 3))
+
+
+def _details_from_tool_error(error: ToolError, error_id: str) -> FailureDetails:
+    return FailureDetails(
+        message=sanitize_text(error.message, limit=MAX_MESSAGE_CHARS) or "Tool failed",
+        category=error.category,
+        description=sanitize_text(error.description, limit=MAX_DESCRIPTION_CHARS)
+        or "The tool failed without saying why.",
+        code=error.code,
+        retry_after_seconds=error.retry_after_seconds,
+        field_errors=tuple(_sanitize_field_error(fe) for fe in error.field_errors),
+        execution_state=error.execution_state,
+        error_id=error_id,
+        extra=error.extra,
+    )
+
+
+def _sanitize_field_error(error: FieldError) -> FieldError:
+    return FieldError(
+        field=sanitize_text(error.field, limit=MAX_MESSAGE_CHARS),
+        problem=sanitize_text(error.problem, limit=MAX_MESSAGE_CHARS),
+        expected=None if error.expected is None else sanitize_text(error.expected, limit=MAX_MESSAGE_CHARS),
+        received=None if error.received is None else sanitize_text(error.received, limit=MAX_RECEIVED_CHARS),
+    )
+
+
+def _internal_error(error_id: str) -> FailureDetails:
+    return FailureDetails(
+        message="Internal error",
+        category=ErrorCategory.BUSINESS,
+        description="The tool hit an unexpected internal error; resending the same call is unlikely to help "
+        "and may repeat a partial change. Take another path or escalate to a human, quoting the errorId.",
+        code="INTERNAL_ERROR",
+        execution_state=ExecutionState.OUTCOME_UNKNOWN,
+        error_id=error_id,
+    )
+
+
+def _render_received(value: object) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return sanitize_text(text, limit=MAX_RECEIVED_CHARS)
+
+
+def _problem_text(item: Mapping[str, Any]) -> str:
+    if item["type"] == "missing":
+        return "required argument is missing"
+    if item["type"] == "extra_forbidden":
+        return "unknown argument"
+    # pydantic's own message never contains the input value itself.
+    return sanitize_text(str(item.get("msg", "invalid value")), limit=MAX_MESSAGE_CHARS)
+
+
+def _describe_schema(schema: Mapping[str, Any]) -> str | None:
+    options: Sequence[Any] = schema.get("anyOf") or [schema]
+    parts = [part for option in options if isinstance(option, Mapping) and (part := _describe_one(option))]
+    return sanitize_text(" or ".join(parts), limit=MAX_MESSAGE_CHARS) if parts else None
+
+
+def _describe_one(schema: Mapping[str, Any]) -> str | None:
+    if "enum" in schema:
+        return "one of " + ", ".join(json.dumps(v) for v in schema["enum"])
+    if "const" in schema:
+        return f"exactly {json.dumps(schema['const'])}"
+    kind = schema.get("type")
+    if not isinstance(kind, str):
+        return None
+    words = {
+        "string": "a string",
+        "integer": "an integer",
+        "number": "a number",
+        "boolean": "true or false",
+        "array": "an array",
+        "object": "an object",
+        "null": "null",
+    }
+    text = words.get(kind, kind)
+    constraints = []
+    for key, label in (
+        ("pattern", "matching {}"),
+        ("format", "in {} format"),
+        ("minimum", ">= {}"),
+        ("exclusiveMinimum", "> {}"),
+        ("maximum", "<= {}"),
+        ("exclusiveMaximum", "< {}"),
+        ("minLength", "at least {} characters"),
+        ("maxLength", "at most {} characters"),
+    ):
+        if key in schema:
+            constraints.append(label.format(schema[key]))
+    return f"{text} {', '.join(constraints)}" if constraints else text

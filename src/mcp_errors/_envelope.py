@@ -1,0 +1,256 @@
+"""The wire contract: how a tool failure and a valid empty result look on the wire.
+
+MCP's `CallToolResult` has only `content`, `structuredContent` and `isError`. This module
+builds results whose `structuredContent` carries the application-level error envelope
+(`errorCategory`, `isRetryable`, `description` and the optional fields) and whose first
+text block repeats the same facts for hosts that show the model only text.
+
+Nothing here knows about exceptions: `_classify.py` decides *what* a failure is, this module
+decides *how it is written*. The envelope is hand-written on purpose: no library ships it.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Final
+
+from mcp_types import CallToolResult, TextContent
+
+__all__ = [
+    "ENVELOPE_SCHEMA",
+    "ErrorCategory",
+    "ExecutionState",
+    "FailureDetails",
+    "FieldError",
+    "admit_error_envelope",
+    "empty_result",
+    "error_result",
+    "is_error_envelope",
+]
+
+
+class ErrorCategory(enum.StrEnum):
+    """What kind of failure a tool hit, which decides how an agent recovers.
+
+    The full taxonomy, with the recovery for each category, is drawn in
+    `mcp_errors._classify`.
+    """
+
+    TRANSIENT = "transient"
+    VALIDATION = "validation"
+    BUSINESS = "business"
+    PERMISSION = "permission"
+
+    @property
+    def is_retryable(self) -> bool:
+        """Whether resending the exact same call can succeed: only for transient failures."""
+        return self is ErrorCategory.TRANSIENT
+
+
+class ExecutionState(enum.StrEnum):
+    """Whether the failed operation changed anything, so a client knows if a resend is safe."""
+
+    NOT_EXECUTED = "not_executed"
+    """Nothing was applied: resending cannot duplicate a side effect."""
+    OUTCOME_UNKNOWN = "outcome_unknown"
+    """The operation may or may not have been applied (for example a write that timed out)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """One bad argument of a `validation` failure."""
+
+    field: str
+    """Dotted path of the argument, e.g. `order_id` or `items.0.qty`."""
+    problem: str
+    """What is wrong with it."""
+    expected: str | None = None
+    """What would be accepted, e.g. `a string matching #NNNNN`."""
+    received: str | None = None
+    """A truncated, redacted rendering of the value that was sent."""
+
+    def to_json(self) -> dict[str, str]:
+        data = {"field": self.field, "problem": self.problem}
+        if self.expected is not None:
+            data["expected"] = self.expected
+        if self.received is not None:
+            data["received"] = self.received
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class FailureDetails:
+    """A fully classified failure, ready to be written as an error result.
+
+    Texts here are already safe for the agent: `_classify.py` sanitises them.
+    """
+
+    message: str
+    category: ErrorCategory
+    description: str
+    code: str | None = None
+    retry_after_seconds: float | None = None
+    field_errors: tuple[FieldError, ...] = ()
+    execution_state: ExecutionState | None = None
+    error_id: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
+
+    def to_structured(self) -> dict[str, Any]:
+        """The `structuredContent` object of the error result."""
+        data: dict[str, Any] = {
+            "errorCategory": self.category.value,
+            "isRetryable": self.category.is_retryable,
+            "description": self.description,
+        }
+        if self.code is not None:
+            data["code"] = self.code
+        if self.retry_after_seconds is not None:
+            data["retryAfterSeconds"] = self.retry_after_seconds
+        if self.field_errors:
+            data["fieldErrors"] = [error.to_json() for error in self.field_errors]
+        if self.execution_state is not None:
+            data["executionState"] = self.execution_state.value
+        if self.error_id is not None:
+            data["errorId"] = self.error_id
+        for key, value in self.extra.items():
+            data.setdefault(key, value)
+        return data
+
+    def to_text(self) -> str:
+        """The first text block: enough on its own for hosts that show only text."""
+        if self.category.is_retryable:
+            verdict = "retryable"
+            if self.retry_after_seconds is not None:
+                verdict += f" after {self.retry_after_seconds:g}s"
+        else:
+            verdict = "not retryable"
+        text = f"[{self.category.value} error, {verdict}] {_sentence(self.message)} {self.description}"
+        if self.error_id is not None:
+            text += f" (errorId: {self.error_id})"
+        return text
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+ENVELOPE_SCHEMA: Final[dict[str, Any]] = json.loads(
+    resources.files("mcp_errors").joinpath("error-envelope.schema.json").read_text(encoding="utf-8")
+)
+"""JSON Schema of the error envelope (`structuredContent` of an error result)."""
+
+_ENVELOPE_TITLE: Final = ENVELOPE_SCHEMA["title"]
+_ENVELOPE_REQUIRED: Final = frozenset(ENVELOPE_SCHEMA["required"])
+_CATEGORY_VALUES: Final = frozenset(category.value for category in ErrorCategory)
+
+
+def error_result(details: FailureDetails, *, meta: Mapping[str, Any] | None = None) -> CallToolResult:
+    """Write a classified failure as an `isError` result.
+
+    Args:
+        details: The failure, already classified and sanitised.
+        meta: An existing `_meta` to keep; the result's `_meta` is merged into it, never
+            replacing it.
+
+    Returns:
+        A `CallToolResult` with `isError: true`, one self-sufficient text block and the
+        envelope as `structuredContent`.
+    """
+    return CallToolResult(
+        content=[TextContent(type="text", text=details.to_text())],
+        structured_content=details.to_structured(),
+        is_error=True,
+        _meta=dict(meta) if meta else None,
+    )
+
+
+def empty_result(summary: str, structured: Mapping[str, Any] | None = None) -> CallToolResult:
+    """Build a valid empty result: the query ran and matched nothing.
+
+    This is a success, not an error: an agent must not resend it. Say in `summary` what
+    was searched, e.g. `"No customer matches email 'a@b.c'; the lookup ran and found
+    nothing."`, so that text-only hosts see the difference from a failure.
+
+    Args:
+        summary: The text block the model reads.
+        structured: The `structuredContent`, shaped like the tool's successful output;
+            `resultCount: 0` is added when missing. Defaults to `{"resultCount": 0}`.
+
+    Returns:
+        A `CallToolResult` with `isError: false`.
+
+    Example:
+        ```python
+        @server.tool()
+        def lookup_customer(email: str) -> CustomerLookup:
+            rows = db.find(email)
+            if not rows:
+                return empty_result(
+                    f"No customer matches email {email!r}; the lookup ran and found nothing.",
+                    {"resultCount": 0, "customers": []},
+                )
+            ...
+        ```
+    """
+    data: dict[str, Any] = dict(structured) if structured is not None else {}
+    data.setdefault("resultCount", 0)
+    return CallToolResult(content=[TextContent(type="text", text=summary)], structured_content=data, is_error=False)
+
+
+def is_error_envelope(value: object) -> bool:
+    """Whether `value` has the envelope's required fields with consistent values."""
+    if not isinstance(value, Mapping) or not value.keys() >= _ENVELOPE_REQUIRED:
+        return False
+    category = value.get("errorCategory")
+    retryable = value.get("isRetryable")
+    return (
+        category in _CATEGORY_VALUES
+        and isinstance(retryable, bool)
+        and retryable == (category == ErrorCategory.TRANSIENT.value)
+        and isinstance(value.get("description"), str)
+    )
+
+
+def admit_error_envelope(output_schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Widen a tool's outputSchema so that its error results validate against it.
+
+    Strict clients (TypeScript SDK v1, the Inspector) validate every `structuredContent`
+    against `outputSchema`, errors included, and reject a mismatch before the model sees
+    it. The widened schema is `{"type": "object", "anyOf": [success, envelope]}`; the root
+    keeps `"type": "object"` because some clients wrap results of non-object schemas.
+
+    Args:
+        output_schema: The tool's schema, or `None` when it declares none.
+
+    Returns:
+        The widened schema (the same content when already widened), or `None`.
+    """
+    if output_schema is None:
+        return None
+    schema = dict(output_schema)
+    if any(branch.get("title") == _ENVELOPE_TITLE for branch in _branches(schema)):
+        return schema
+    # `$ref`s inside the success schema point at `#/$defs/...` of the root, so the
+    # definitions stay at the root when the schema moves into `anyOf`.
+    defs = schema.pop("$defs", None)
+    widened: dict[str, Any] = {"type": "object"}
+    if defs is not None:
+        widened["$defs"] = defs
+    widened["anyOf"] = [schema, _envelope_branch()]
+    return widened
+
+
+def _branches(schema: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
+    branches = schema.get("anyOf")
+    return [b for b in branches if isinstance(b, Mapping)] if isinstance(branches, list) else []
+
+
+def _envelope_branch() -> dict[str, Any]:
+    # Strict validators (ajv in the TypeScript SDK) register every `$id` they compile and
+    # refuse a second schema with the same one, and many tools embed this branch.
+    return {key: value for key, value in ENVELOPE_SCHEMA.items() if key not in ("$schema", "$id")}

@@ -1,0 +1,116 @@
+"""The exceptions a tool raises to report a classified failure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
+
+from mcp_errors._envelope import ErrorCategory, ExecutionState, FieldError
+
+__all__ = [
+    "AccessDeniedError",
+    "BusinessRuleError",
+    "InputValidationError",
+    "ToolError",
+    "TransientError",
+]
+
+
+class ToolError(_SDKToolError):
+    """A tool failure that tells the agent what went wrong and what to do next.
+
+    Raise it from a tool of a server on which `mcp_errors.install` ran; the failure reaches
+    the client as an `isError` result whose `structuredContent` carries the envelope. It
+    subclasses the SDK's `ToolError`, so a server without `install` still shows the message.
+
+    Args:
+        message: A short headline, e.g. `"Refund exceeds policy limit"`.
+        category: An `ErrorCategory` or its string value.
+        description: What happened and what the agent should do next, in one or two
+            sentences.
+        code: A stable machine reason in UPPER_SNAKE, e.g. `"REFUND_LIMIT_EXCEEDED"`.
+        retry_after_seconds: Transient only: the earliest sensible resend.
+        field_errors: Validation only: one `FieldError` per bad argument.
+        execution_state: Whether anything was applied before the failure.
+        extra: More JSON fields for `structuredContent`; they never override the contract's.
+
+    Raises:
+        ValueError: If `retry_after_seconds` is given for a category other than transient,
+            or `field_errors` for one other than validation.
+
+    Example:
+        ```python
+        raise ToolError(
+            "Refund exceeds policy limit",
+            category="business",
+            description="Refunds above 500 need a manager. Escalate to a human with the details.",
+            code="REFUND_LIMIT_EXCEEDED",
+        )
+        ```
+    """
+
+    default_category: ErrorCategory | None = None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        category: ErrorCategory | str | None = None,
+        description: str,
+        code: str | None = None,
+        retry_after_seconds: float | None = None,
+        field_errors: Iterable[FieldError] = (),
+        execution_state: ExecutionState | str | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        if (
+            category is not None
+            and self.default_category is not None
+            and ErrorCategory(category) is not self.default_category
+        ):
+            raise TypeError(f"{type(self).__name__} is always {self.default_category.value}")
+        resolved = category if category is not None else self.default_category
+        if resolved is None:
+            raise TypeError("ToolError needs a category")
+        self.message = message
+        self.category = ErrorCategory(resolved)
+        self.description = description
+        self.code = code
+        self.retry_after_seconds = retry_after_seconds
+        self.field_errors = tuple(field_errors)
+        self.execution_state = ExecutionState(execution_state) if execution_state is not None else None
+        self.extra: Mapping[str, Any] = dict(extra or {})
+        if retry_after_seconds is not None and self.category is not ErrorCategory.TRANSIENT:
+            raise ValueError("retry_after_seconds only applies to transient errors")
+        if self.field_errors and self.category is not ErrorCategory.VALIDATION:
+            raise ValueError("field_errors only apply to validation errors")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, category={self.category.value!r}, code={self.code!r})"
+
+
+class TransientError(ToolError):
+    """A temporary failure (timeout, service down, rate limit): resend after a wait."""
+
+    default_category = ErrorCategory.TRANSIENT
+
+
+class InputValidationError(ToolError):
+    """The arguments are malformed: fix them and call again."""
+
+    default_category = ErrorCategory.VALIDATION
+
+
+class BusinessRuleError(ToolError):
+    """A valid request that breaks a policy or rule: take another path or escalate."""
+
+    default_category = ErrorCategory.BUSINESS
+
+
+class AccessDeniedError(ToolError):
+    """The caller may not do this: escalate or use another principal."""
+
+    default_category = ErrorCategory.PERMISSION

@@ -1,0 +1,68 @@
+"""The fastmcp integration: a middleware that applies the contract. Imported only on use."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import fastmcp.exceptions
+import pydantic
+from fastmcp import FastMCP
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools import Tool, ToolResult
+from mcp_types import CallToolRequestParams, ListToolsRequest, TextContent
+
+from mcp_errors._classify import classify_arguments, classify_failure, unknown_tool
+from mcp_errors._envelope import FailureDetails, admit_error_envelope
+
+__all__ = ["install_on_fastmcp"]
+
+
+def install_on_fastmcp(server: FastMCP[Any]) -> None:
+    # Appended last, so it is the innermost middleware: it sees the tool's exception
+    # before any user middleware (fastmcp's ErrorHandlingMiddleware turns tool errors into
+    # JSON-RPC errors, which the model never sees).
+    server.add_middleware(_ErrorContractMiddleware())
+
+
+class _ErrorContractMiddleware(Middleware):
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[CallToolRequestParams],
+        call_next: CallNext[CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        try:
+            return await call_next(context)
+        except Exception as exc:
+            details = await _failure(context, exc)
+            return ToolResult(
+                content=[TextContent(type="text", text=details.to_text())],
+                structured_content=details.to_structured(),
+                is_error=True,
+            )
+
+    async def on_list_tools(
+        self,
+        context: MiddlewareContext[ListToolsRequest],
+        call_next: CallNext[ListToolsRequest, Sequence[Tool]],
+    ) -> Sequence[Tool]:
+        tools = await call_next(context)
+        return [
+            tool.model_copy(update={"output_schema": admit_error_envelope(tool.output_schema)})
+            if tool.output_schema is not None
+            else tool
+            for tool in tools
+        ]
+
+
+async def _failure(context: MiddlewareContext[CallToolRequestParams], exc: Exception) -> FailureDetails:
+    name = context.message.name
+    if isinstance(exc, fastmcp.exceptions.NotFoundError):
+        return unknown_tool(name)
+    if isinstance(exc, fastmcp.exceptions.ValidationError) and isinstance(exc.__cause__, pydantic.ValidationError):
+        schema = None
+        if context.fastmcp_context is not None:
+            tool = await context.fastmcp_context.fastmcp.get_tool(name)
+            schema = tool.parameters if tool is not None else None
+        return classify_arguments(exc.__cause__, tool_name=name, input_schema=schema)
+    return classify_failure(exc, tool_name=name)

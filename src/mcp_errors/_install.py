@@ -1,0 +1,167 @@
+"""Make a whole server speak the error contract: `install` and the low-level helper."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+import pydantic
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
+from mcp.server.mcpserver.exceptions import UnexpectedToolError as _SDKUnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, Tool
+
+from mcp_errors._classify import classify_arguments, classify_failure, unknown_tool
+from mcp_errors._envelope import FailureDetails, admit_error_envelope, error_result
+
+__all__ = ["install", "to_error_result"]
+
+_ServerT = TypeVar("_ServerT")
+_INSTALLED = "_mcp_errors_installed"
+
+
+def install(server: _ServerT) -> _ServerT:
+    """Make every tool failure of `server` a structured, actionable error result.
+
+    Works on an `mcp.server.mcpserver.MCPServer` and on a fastmcp `FastMCP` (through a
+    middleware), for tools registered before or after the call; installing twice is
+    harmless. After it:
+
+    - a `ToolError` raised in a tool keeps its category, description and optional fields;
+    - arguments that fail the input schema become a `validation` error whose `fieldErrors`
+      name each bad argument, instead of the SDK's raw pydantic text;
+    - other exceptions are classified (timeouts, HTTP statuses, ...) or, when unknown,
+      reported with a fixed safe text and an `errorId` that is also in the server log;
+    - every advertised outputSchema also admits the error envelope, so that strict
+      clients accept error results.
+
+    Args:
+        server: The server to change in place.
+
+    Returns:
+        The same server, for chaining.
+
+    Raises:
+        TypeError: If `server` is neither an `MCPServer` nor a `FastMCP`.
+
+    Example:
+        ```python
+        from mcp.server.mcpserver import MCPServer
+        from mcp_errors import BusinessRuleError, install
+
+        server = install(MCPServer("refunds"))
+
+        @server.tool()
+        def refund(order_id: str, amount: float) -> str:
+            if amount > 500:
+                raise BusinessRuleError(
+                    "Refund exceeds policy limit",
+                    description="Refunds above 500 need a manager: escalate to a human.",
+                )
+            return "refunded"
+        ```
+    """
+    if getattr(server, _INSTALLED, False):
+        return server
+    if isinstance(server, MCPServer):
+        _install_on_mcpserver(server)
+    elif _is_fastmcp(server):
+        from mcp_errors._fastmcp import install_on_fastmcp
+
+        install_on_fastmcp(server)  # type: ignore[arg-type]  # narrowed by _is_fastmcp
+    else:
+        raise TypeError(f"install() takes an MCPServer or a fastmcp FastMCP, not {type(server).__name__}")
+    setattr(server, _INSTALLED, True)
+    return server
+
+
+def to_error_result(
+    exc: BaseException, *, tool_name: str | None = None, meta: Mapping[str, Any] | None = None
+) -> CallToolResult:
+    """Turn an exception into the contract's error result, for a low-level `mcp.server.Server`.
+
+    The low-level server validates nothing and converts nothing, so call this in your
+    `on_call_tool` handler around the tool's work. A pydantic `ValidationError` is read
+    as a failure of the *arguments* (`validation`), since that is where the low-level
+    handler meets one.
+
+    Args:
+        exc: What the tool raised.
+        tool_name: For the log line.
+        meta: An existing `_meta` for the result, kept as it is.
+
+    Returns:
+        A `CallToolResult` with `isError: true` and the envelope.
+
+    Example:
+        ```python
+        async def on_call_tool(ctx, params):
+            try:
+                return CallToolResult(content=[TextContent(type="text", text=run(params))])
+            except Exception as exc:
+                return to_error_result(exc, tool_name=params.name)
+        ```
+    """
+    details: FailureDetails
+    if isinstance(exc, pydantic.ValidationError):
+        details = classify_arguments(exc, tool_name=tool_name)
+    else:
+        details = classify_failure(exc, tool_name=tool_name)
+    return error_result(details, meta=meta)
+
+
+def _is_fastmcp(server: object) -> bool:
+    return any(
+        klass.__name__ == "FastMCP" and klass.__module__.startswith("fastmcp.") for klass in type(server).__mro__
+    )
+
+
+def _install_on_mcpserver(server: MCPServer[Any]) -> None:
+    # MCPServer's request handler calls `self.call_tool` and `self.list_tools`, and
+    # `call_tool` raises the SDK's ToolError with the original exception as `__cause__`:
+    # the only point where the cause is still known. Middleware sees only converted text.
+    original_call_tool = server.call_tool
+    original_list_tools = server.list_tools
+    widened: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
+
+    async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await original_call_tool(name, arguments, context)
+        except MCPError:
+            raise
+        except Exception as exc:
+            return error_result(_failure_on_mcpserver(server, name, exc))
+
+    async def list_tools() -> list[Tool]:
+        tools = await original_list_tools()
+        return [_widen(tool, widened) for tool in tools]
+
+    server.call_tool = call_tool  # type: ignore[method-assign]  # instance-level wrap, see above
+    server.list_tools = list_tools  # type: ignore[method-assign]
+
+
+def _widen(tool: Tool, cache: dict[str, tuple[dict[str, Any], dict[str, Any] | None]]) -> Tool:
+    schema = tool.output_schema
+    if schema is None:
+        return tool
+    hit = cache.get(tool.name)
+    if hit is None or hit[0] is not schema:
+        hit = (schema, admit_error_envelope(schema))
+        cache[tool.name] = hit
+    return tool.model_copy(update={"output_schema": hit[1]})
+
+
+def _failure_on_mcpserver(server: MCPServer[Any], name: str, exc: Exception) -> FailureDetails:
+    cause = exc.__cause__
+    is_sdk_error = isinstance(exc, _SDKToolError) and not isinstance(exc, _SDKUnexpectedToolError)
+    # The private manager is the SDK's own lookup (see `MCPServer._tool_input_schema`);
+    # it is read only on the failure path.
+    tool = server._tool_manager.get_tool(name)  # pyright: ignore[reportPrivateUsage]
+    if is_sdk_error and tool is None and cause is None:
+        return unknown_tool(name)
+    if is_sdk_error and isinstance(cause, pydantic.ValidationError):
+        # Only argument validation raises the *anticipated* ToolError from a pydantic
+        # error; the same error from the tool body is a crash (UnexpectedToolError).
+        return classify_arguments(cause, tool_name=name, input_schema=tool.parameters if tool else None)
+    return classify_failure(exc, tool_name=name)
