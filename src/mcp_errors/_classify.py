@@ -27,6 +27,9 @@ What is classified without the tool saying so
 - HTTP 401/403 and the builtin `PermissionError`: permission.
 - HTTP 400/422 and argument validation failures: validation, with `fieldErrors`.
 - HTTP 409/412: business.
+- The SDK's or fastmcp's plain `ToolError` (a message meant for the client, with no
+  category): `business`, code `TOOL_ERROR`, its message kept (sanitised), since resending
+  the same call unchanged cannot be assumed to help.
 - Anything else is a defect of the server. The agent gets a fixed description with an
   `errorId` and no exception text; the traceback goes to the server log under the same
   id. Its category is `business` (code `INTERNAL_ERROR`, outcome unknown): what fits is
@@ -49,10 +52,18 @@ from typing import Any, Final
 import pydantic
 from mcp.server.mcpserver.exceptions import ResourceError as _SDKResourceError
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
+from mcp.server.mcpserver.exceptions import UnexpectedToolError as _SDKUnexpectedToolError
 
 from mcp_errors._envelope import ErrorCategory, ExecutionState, FailureDetails, FieldError
 from mcp_errors._errors import ToolError
-from mcp_errors._sanitize import MAX_DESCRIPTION_CHARS, MAX_MESSAGE_CHARS, MAX_RECEIVED_CHARS, sanitize_text
+from mcp_errors._sanitize import (
+    MAX_DESCRIPTION_CHARS,
+    MAX_MESSAGE_CHARS,
+    MAX_RECEIVED_CHARS,
+    REDACTED,
+    is_secret_name,
+    sanitize_text,
+)
 
 __all__ = ["classify_arguments", "classify_failure", "new_error_id", "register_exception", "unknown_tool"]
 
@@ -112,6 +123,8 @@ def classify_failure(exc: BaseException, *, tool_name: str | None = None) -> Fai
     tool_error = leaf if isinstance(leaf, ToolError) else _from_registry(leaf)
     if tool_error is None:
         tool_error = _from_known_types(leaf)
+    if tool_error is None and _is_plain_tool_error(leaf):
+        tool_error = _uncategorised_tool_error(leaf)
     if tool_error is None:
         logger.error(
             "tool %r raised an unclassified exception (errorId=%s)",
@@ -155,7 +168,13 @@ def classify_arguments(
     for item in error.errors(include_url=False):
         location = [str(part) for part in item["loc"]]
         name = ".".join(location) or "(arguments)"
-        received = None if item["type"] == "missing" else _render_received(item.get("input"))
+        if item["type"] == "missing":
+            received = None
+        elif location and is_secret_name(location[-1]):
+            # The value of `password` is a secret even though no label in it says so.
+            received = REDACTED
+        else:
+            received = _render_received(item.get("input"))
         top = properties.get(location[0]) if location else None
         field_errors.append(
             FieldError(
@@ -188,13 +207,20 @@ def classify_arguments(
 def unknown_tool(name: str) -> FailureDetails:
     """The failure for a call that names no tool of this server."""
     shown = sanitize_text(name, limit=MAX_RECEIVED_CHARS)
+    error_id = new_error_id()
+    logger.info(
+        "call named unknown tool %r (errorId=%s)",
+        shown,
+        error_id,
+        extra={"tool": shown, "error_id": error_id, "error_category": ErrorCategory.VALIDATION.value},
+    )
     return FailureDetails(
         message="Unknown tool",
         category=ErrorCategory.VALIDATION,
         description=f"This server has no tool named {shown!r}. List the tools and call one of those names.",
         code="UNKNOWN_TOOL",
         execution_state=ExecutionState.NOT_EXECUTED,
-        error_id=new_error_id(),
+        error_id=error_id,
     )
 
 
@@ -222,11 +248,39 @@ def _is_sdk_wrapper(exc: BaseException) -> bool:
     return type(exc).__module__.startswith("fastmcp.")
 
 
+def _is_plain_tool_error(exc: BaseException) -> bool:
+    # The SDK's and fastmcp's own `ToolError` are how a tool author *means* to send a message
+    # to the client; only the SDK's UnexpectedToolError marks a crash.
+    if isinstance(exc, _SDKUnexpectedToolError):
+        return False
+    if isinstance(exc, _SDKToolError):
+        return True
+    return any(klass.__name__ == "ToolError" and klass.__module__.startswith("fastmcp.") for klass in type(exc).__mro__)
+
+
+def _uncategorised_tool_error(exc: BaseException) -> ToolError:
+    return ToolError(
+        str(exc) or "Tool failed",
+        category=ErrorCategory.BUSINESS,
+        description="The tool reported this failure without saying what kind it is. "
+        "Do not resend the same call unchanged: change the request as the message suggests, or escalate.",
+        code="TOOL_ERROR",
+    )
+
+
 def _from_registry(exc: BaseException) -> ToolError | None:
     for klass in type(exc).__mro__:
         handler = _registry.get(klass)
-        if handler is not None:
-            return handler(exc)
+        if handler is None:
+            continue
+        try:
+            result = handler(exc)
+        except Exception:
+            # A broken handler must not turn a tool failure into a protocol error: the
+            # failure is reported as unclassified and the handler's bug is logged.
+            logger.exception("register_exception handler for %s failed", klass.__qualname__)
+            return None
+        return result if isinstance(result, ToolError) else None
     return None
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from mcp_errors.check import _cli as _check_cli
+from mcp_errors.demo import _cli as _demo_cli
+
 app = typer.Typer(
     name="mcp-errors",
     help="Structured, actionable MCP tool errors: demo, serve and check.",
@@ -13,6 +16,9 @@ app = typer.Typer(
 
 # Subcommands register here, one line each, importing lazily inside the command so that
 # `mcp-errors --help` stays fast.
+app.command("demo")(_demo_cli.demo_command)
+app.command("serve")(_demo_cli.serve_command)
+app.command("check")(_check_cli.check)
 
 
 def main() -> None:

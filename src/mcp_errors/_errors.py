@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
 
@@ -16,6 +18,8 @@ __all__ = [
     "ToolError",
     "TransientError",
 ]
+
+_CODE: Final = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
 class ToolError(_SDKToolError):
@@ -37,8 +41,9 @@ class ToolError(_SDKToolError):
         extra: More JSON fields for `structuredContent`; they never override the contract's.
 
     Raises:
-        ValueError: If `retry_after_seconds` is given for a category other than transient,
-            or `field_errors` for one other than validation.
+        ValueError: If `retry_after_seconds` is given for a category other than transient
+            or is negative, if `field_errors` are given for one other than validation, or if
+            `code` is not UPPER_SNAKE.
 
     Example:
         ```python
@@ -85,6 +90,12 @@ class ToolError(_SDKToolError):
         self.extra: Mapping[str, Any] = dict(extra or {})
         if retry_after_seconds is not None and self.category is not ErrorCategory.TRANSIENT:
             raise ValueError("retry_after_seconds only applies to transient errors")
+        # The published schema requires both; failing here names the tool's bug instead of
+        # sending a result that strict clients reject.
+        if retry_after_seconds is not None and not (0 <= retry_after_seconds < math.inf):
+            raise ValueError("retry_after_seconds must be a finite number >= 0")
+        if code is not None and not _CODE.fullmatch(code):
+            raise ValueError(f"code must be UPPER_SNAKE, e.g. REFUND_LIMIT_EXCEEDED, not {code!r}")
         if self.field_errors and self.category is not ErrorCategory.VALIDATION:
             raise ValueError("field_errors only apply to validation errors")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pydantic
 from mcp.server.mcpserver import MCPServer
@@ -15,13 +15,16 @@ from mcp_types import CallToolResult, Tool
 from mcp_errors._classify import classify_arguments, classify_failure, unknown_tool
 from mcp_errors._envelope import FailureDetails, admit_error_envelope, error_result
 
+if TYPE_CHECKING:
+    from mcp_errors._replay import IdempotencyStore
+
 __all__ = ["install", "to_error_result"]
 
 _ServerT = TypeVar("_ServerT")
 _INSTALLED = "_mcp_errors_installed"
 
 
-def install(server: _ServerT) -> _ServerT:
+def install(server: _ServerT, *, idempotency: IdempotencyStore | None = None) -> _ServerT:
     """Make every tool failure of `server` a structured, actionable error result.
 
     Works on an `mcp.server.mcpserver.MCPServer` and on a fastmcp `FastMCP` (through a
@@ -38,6 +41,9 @@ def install(server: _ServerT) -> _ServerT:
 
     Args:
         server: The server to change in place.
+        idempotency: Opt in to honour idempotency keys (`MCPServer` only): tools not
+            annotated read-only replay their first result for a repeated key and say so
+            in tools/list. See `mcp_errors._replay`.
 
     Returns:
         The same server, for chaining.
@@ -62,6 +68,13 @@ def install(server: _ServerT) -> _ServerT:
             return "refunded"
         ```
     """
+    if idempotency is not None:
+        from mcp_errors._replay import enable_replay
+
+        if not getattr(server, _INSTALLED, False):
+            install(server)
+        enable_replay(server, idempotency)  # type: ignore[arg-type]  # enable_replay checks the type
+        return server
     if getattr(server, _INSTALLED, False):
         return server
     if isinstance(server, MCPServer):

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
-__all__ = ["MAX_DESCRIPTION_CHARS", "MAX_MESSAGE_CHARS", "MAX_RECEIVED_CHARS", "sanitize_text"]
+__all__ = [
+    "MAX_DESCRIPTION_CHARS",
+    "MAX_MESSAGE_CHARS",
+    "MAX_RECEIVED_CHARS",
+    "REDACTED",
+    "is_secret_name",
+    "sanitize_text",
+]
 
 MAX_MESSAGE_CHARS: Final = 200
 MAX_DESCRIPTION_CHARS: Final = 1000
@@ -13,20 +21,27 @@ MAX_RECEIVED_CHARS: Final = 80
 
 REDACTED: Final = "[REDACTED]"
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0/C1 controls, and the invisible format characters (zero-width, bidi overrides) that can
+# hide or reorder text a human reviews.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 _WHITESPACE_RUN = re.compile(r"\s+")
+# Names that usually hold secrets, also inside longer names: `DB_PASSWORD`, `X-Api-Key`.
+_SECRET_NAME: Final = (
+    r"(?:[a-z0-9]+[_-])*(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|auth|authorization|"
+    r"credentials?|private[_-]?key|session[_-]?id|cookie)(?:[_-][a-z0-9]+)*"
+)
+_SECRET_NAME_ONLY: Final = re.compile(rf"(?i){_SECRET_NAME}")
 # Each pattern keeps its first group (the label) and redacts what follows.
 _SECRETS: Final = (
-    # key=value and key: value for names that usually hold secrets
+    # key=value and key: value, also JSON's `"api_key": "..."`
     re.compile(
-        r"(?i)(\b(?:password|passwd|pwd|secret|client_secret|token|access_token|refresh_token|api[_-]?key|"
-        r"apikey|auth|authorization|private[_-]?key|session[_-]?id|cookie)\b\s*[=:]\s*)"
+        rf"(?i)(\b{_SECRET_NAME}\b[\"']?\s*[=:]\s*)"
         r"(?:bearer\s+|basic\s+)?(\"[^\"]*\"|'[^']*'|[^\s,;&]+)"
     ),
     # Authorization schemes written without a key name
     re.compile(r"(?i)(\b(?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]{8,}"),
     # user:password@ in URLs and connection strings
-    re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+(?=@)"),
+    re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s:/@]*:)[^\s@/]+(?=@)"),
 )
 # Well-known token shapes, redacted whole.
 _TOKENS: Final = re.compile(
@@ -49,10 +64,21 @@ def sanitize_text(text: str, *, limit: int) -> str:
     Returns:
         The safe text.
     """
+    if len(text) <= _CACHED_CHARS:
+        return _sanitize_cached(text, limit)
+    return _sanitize(text, limit)
+
+
+# Tools raise the same messages and descriptions over and over; a dozen regex passes per
+# text were the largest cost mcp-errors added to the error path (see docs/performance.md).
+_CACHED_CHARS: Final = 2000
+
+
+def _sanitize(text: str, limit: int) -> str:
     text = _TRACEBACK.sub("[traceback removed]", text)
     text = _FRAME.sub("[frame removed]", text)
     for pattern in _SECRETS:
-        text = pattern.sub(lambda match: f"{match.group(1)}{REDACTED}", text)
+        text = pattern.sub(_REDACT_AFTER_LABEL, text)
     text = _TOKENS.sub(REDACTED, text)
     text = _PATH.sub("[path]", text)
     text = _CONTROL.sub(" ", text)
@@ -60,3 +86,19 @@ def sanitize_text(text: str, *, limit: int) -> str:
     if len(text) > limit:
         text = text[: max(limit - 1, 0)].rstrip() + "…"
     return text
+
+
+_sanitize_cached = functools.lru_cache(maxsize=1024)(_sanitize)
+_REDACT_AFTER_LABEL: Final = r"\g<1>" + REDACTED
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an argument or field name usually holds a secret, e.g. `password` or `db_api_key`.
+
+    Args:
+        name: The last segment of a field path.
+
+    Returns:
+        True when its value must be redacted whole.
+    """
+    return _SECRET_NAME_ONLY.fullmatch(name) is not None

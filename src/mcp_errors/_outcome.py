@@ -1,0 +1,431 @@
+"""Read any tool result (or failure to get one) into a typed `ToolOutcome`.
+
+The reader is the client half of the contract, and it must work for servers that do not
+follow it. Sources are tried from the most to the least trustworthy:
+
+1. our envelope in `structuredContent` (`errorCategory`, `isRetryable`, ...);
+2. the proposed `_meta["io.modelcontextprotocol/toolFailure"]` (PR #3312/#3313), read leniently;
+3. the contract's first text block, `"[<category> error, retryable|not retryable] ..."`;
+4. any other text-only `isError` result: the category is guessed from keywords and marked
+   `category_inferred=True`, and such an outcome is **never** retryable: prose is not a
+   promise that resending is safe;
+5. exceptions instead of a result (pass the exception to `read_result`): a JSON-RPC error
+   (`mcp.shared.exceptions.MCPError`) or a transport failure.
+
+Failures to get an answer:
+
+| what was raised                                           | category    | executionState   |
+|-----------------------------------------------------------|-------------|------------------|
+| connection refused, httpx `ConnectError`/`ConnectTimeout`  | transient   | `not_executed`   |
+| `TimeoutError`, JSON-RPC `REQUEST_TIMEOUT`, httpx read timeout | transient | `outcome_unknown` |
+| connection closed/reset/broken stream, JSON-RPC `CONNECTION_CLOSED` | transient | `outcome_unknown` |
+| JSON-RPC `INVALID_PARAMS` / `METHOD_NOT_FOUND`              | validation (inferred) | `not_executed` |
+| any other JSON-RPC error or exception                     | none        | `outcome_unknown` |
+
+A timeout *after* the request was sent is not "not executed": the server may have applied
+the call and only the answer was lost, so a write that timed out is resent only with an
+idempotency key (see `mcp_errors.call_tool_with_recovery`).
+
+Empty results: `kind == "empty"` when `isError` is false and either `structuredContent`
+is an object with `resultCount == 0`, or the result carries no content at all (`content`
+is empty and `structuredContent` is absent, empty, or the SDKs' wrapping of an empty return
+value, `{"result": []}`). An empty result is a success that found nothing; it is never resent.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, METHOD_NOT_FOUND, REQUEST_TIMEOUT, CallToolResult
+
+from mcp_errors._envelope import ErrorCategory, ExecutionState, FieldError
+
+if TYPE_CHECKING:
+    from mcp_errors._partial import PartialReport
+
+__all__ = ["TOOL_FAILURE_META", "OutcomeKind", "OutcomeSource", "ToolOutcome", "read_result"]
+
+TOOL_FAILURE_META: Final = "io.modelcontextprotocol/toolFailure"
+"""Key of the proposed (not yet standard) tool-failure object in a result's `_meta`."""
+
+OutcomeKind = Literal["success", "empty", "error"]
+OutcomeSource = Literal["envelope", "tool_failure_meta", "contract_text", "text", "jsonrpc", "transport", "result"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """What one tool call produced, read into the fields a recovery decision needs.
+
+    Build it with `read_result`; every server's answer (and every failure to get one)
+    maps to one of these.
+    """
+
+    kind: OutcomeKind
+    """`"success"`, `"empty"` (the call ran and matched nothing) or `"error"`."""
+    category: ErrorCategory | None = None
+    """The error category, `None` for a success or an error that could not be classified."""
+    is_retryable: bool = False
+    """Whether resending the exact same call can succeed. Never `True` from prose alone."""
+    description: str = ""
+    """What happened and what to do next (for errors), or the first text block."""
+    message: str = ""
+    """The first text block of the result, or a short text for a failure without result."""
+    code: str | None = None
+    retry_after_seconds: float | None = None
+    field_errors: tuple[FieldError, ...] = ()
+    execution_state: ExecutionState | None = None
+    """Whether the operation ran: `not_executed`, `outcome_unknown`, or `None` (not said)."""
+    error_id: str | None = None
+    category_inferred: bool = False
+    """`True` when the category was guessed (keywords, JSON-RPC codes), not declared."""
+    source: OutcomeSource = "result"
+    """Where the facts came from, e.g. `"envelope"` or `"text"`."""
+    structured: Any = None
+    """The result's `structuredContent`, as sent."""
+    result: CallToolResult | None = None
+    """The raw result, `None` when no result arrived (JSON-RPC error, transport failure)."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the call succeeded (an empty result is a success)."""
+        return self.kind != "error"
+
+    @property
+    def not_executed(self) -> bool:
+        """Whether the failure says nothing was applied, so a resend cannot duplicate it."""
+        return self.execution_state is ExecutionState.NOT_EXECUTED
+
+    @property
+    def partial(self) -> PartialReport | None:
+        """The partial report this result carries (from a subagent's `gather_partial`), if any."""
+        from mcp_errors._partial import read_partial
+
+        return read_partial(self)
+
+
+def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> ToolOutcome:
+    """Read a tool result, from any MCP server, into a `ToolOutcome`.
+
+    Args:
+        result: A `CallToolResult` (from `mcp.Client.call_tool` or fastmcp's
+            `call_tool_mcp`), the same as a JSON object (wire field names), or the
+            exception raised instead of a result (an `MCPError` or a transport error).
+
+    Returns:
+        The outcome. Errors that do not follow the contract get a conservative category
+        with `category_inferred=True` and are not retryable, except failures to reach the
+        server, which are transient (see the module docs for the table).
+
+    Example:
+        ```python
+        from mcp_types import CallToolResult, TextContent
+        from mcp_errors import read_result
+
+        outcome = read_result(CallToolResult(content=[TextContent(type="text", text="boom")], is_error=True))
+        assert outcome.kind == "error" and not outcome.is_retryable
+        ```
+    """
+    if isinstance(result, BaseException):
+        return _read_exception(result)
+    if isinstance(result, Mapping):
+        result = CallToolResult.model_validate(result)
+    text = _first_text(result)
+    structured = result.structured_content
+    if not result.is_error:
+        kind: OutcomeKind = "empty" if _is_empty(result) else "success"
+        return ToolOutcome(kind=kind, description=text, message=text, structured=structured, result=result)
+    if isinstance(structured, Mapping) and structured.get("errorCategory") in _CATEGORIES:
+        return _from_envelope(structured, text, result)
+    failure = (result.meta or {}).get(TOOL_FAILURE_META)
+    if isinstance(failure, Mapping):
+        return _from_tool_failure(failure, text, result)
+    contract = _CONTRACT_TEXT.match(text)
+    if contract:
+        category = ErrorCategory(contract["category"])
+        return ToolOutcome(
+            kind="error",
+            category=category,
+            is_retryable=category.is_retryable and contract["verdict"].startswith("retryable"),
+            description=text,
+            message=text,
+            retry_after_seconds=float(contract["after"]) if contract["after"] else None,
+            error_id=contract["error_id"],
+            source="contract_text",
+            structured=structured,
+            result=result,
+        )
+    return ToolOutcome(
+        kind="error",
+        category=_guess_category(text),
+        is_retryable=False,
+        description=text,
+        message=text,
+        category_inferred=True,
+        source="text",
+        structured=structured,
+        result=result,
+    )
+
+
+_CATEGORIES: Final = frozenset(category.value for category in ErrorCategory)
+_CONTRACT_TEXT: Final = re.compile(
+    r"^\[(?P<category>transient|validation|business|permission) error, "
+    r"(?P<verdict>retryable(?: after (?P<after>[0-9.]+)s)?|not retryable)\]"
+    r"(?:.*\(errorId: (?P<error_id>[^)]+)\)\s*$)?",
+    re.DOTALL,
+)
+
+# Keywords only choose a *category* for a text-only error; they never make it retryable.
+_KEYWORDS: Final[Sequence[tuple[ErrorCategory, re.Pattern[str]]]] = (
+    (
+        ErrorCategory.PERMISSION,
+        re.compile(r"permission|forbidden|unauthori[sz]ed|not allowed|access denied|\b40[13]\b", re.I),
+    ),
+    (
+        ErrorCategory.VALIDATION,
+        re.compile(r"validation error|invalid (argument|input|param)|missing (required )?argument|\b422\b", re.I),
+    ),
+    (
+        ErrorCategory.TRANSIENT,
+        re.compile(r"timed? ?out|temporar|unavailable|rate.?limit|too many requests|try again later|\b50[234]\b", re.I),
+    ),
+)
+
+
+def _guess_category(text: str) -> ErrorCategory | None:
+    for category, pattern in _KEYWORDS:
+        if pattern.search(text):
+            return category
+    return None
+
+
+def _first_text(result: CallToolResult) -> str:
+    for block in result.content:
+        text = getattr(block, "text", None)
+        if isinstance(text, str):
+            return text
+    return ""
+
+
+def _is_empty(result: CallToolResult) -> bool:
+    structured = result.structured_content
+    if isinstance(structured, Mapping) and structured.get("resultCount") == 0:
+        return True
+    if isinstance(structured, Mapping) and structured.keys() == {"result"}:
+        # The SDKs wrap a non-object return value as `{"result": value}`.
+        structured = structured["result"]
+    return not result.content and structured in (None, {}, [], "")
+
+
+def _from_envelope(data: Mapping[str, Any], text: str, result: CallToolResult) -> ToolOutcome:
+    category = ErrorCategory(data["errorCategory"])
+    description = data.get("description")
+    return ToolOutcome(
+        kind="error",
+        category=category,
+        # Both the category and the flag must agree before a resend is considered.
+        is_retryable=category.is_retryable and data.get("isRetryable") is not False,
+        description=description if isinstance(description, str) else text,
+        message=text,
+        code=_str_or_none(data.get("code")),
+        retry_after_seconds=_seconds(data.get("retryAfterSeconds")),
+        field_errors=_field_errors(data.get("fieldErrors")),
+        execution_state=_execution_state(data.get("executionState")),
+        error_id=_str_or_none(data.get("errorId")),
+        source="envelope",
+        structured=data,
+        result=result,
+    )
+
+
+# The proposal's `class` is free text today; map the common spellings, keep the rest unknown.
+_FAILURE_CLASSES: Final[Sequence[tuple[ErrorCategory, re.Pattern[str]]]] = (
+    (ErrorCategory.TRANSIENT, re.compile(r"transient|unavailable|timeout|rate|throttl|overload|busy", re.I)),
+    (ErrorCategory.VALIDATION, re.compile(r"validation|invalid|input|argument|param|schema", re.I)),
+    (ErrorCategory.PERMISSION, re.compile(r"permission|auth|forbidden|denied|access", re.I)),
+    (ErrorCategory.BUSINESS, re.compile(r"business|conflict|precondition|policy|rule|state", re.I)),
+)
+
+
+def _from_tool_failure(data: Mapping[str, Any], text: str, result: CallToolResult) -> ToolOutcome:
+    raw_class = data.get("class")
+    category = None
+    if isinstance(raw_class, str):
+        category = next((c for c, pattern in _FAILURE_CLASSES if pattern.search(raw_class)), None)
+    retryable = data.get("retryable") is True
+    if category is None and retryable:
+        category = ErrorCategory.TRANSIENT
+    guidance = data.get("agentGuidance")
+    return ToolOutcome(
+        kind="error",
+        category=category,
+        is_retryable=retryable and category is ErrorCategory.TRANSIENT,
+        description=guidance if isinstance(guidance, str) else text,
+        message=text,
+        code=_str_or_none(data.get("code")),
+        retry_after_seconds=_retry_not_before(data.get("retryNotBefore")),
+        error_id=_str_or_none(data.get("correlationId")),
+        category_inferred=not (isinstance(raw_class, str) and raw_class.lower() in _CATEGORIES),
+        source="tool_failure_meta",
+        structured=result.structured_content,
+        result=result,
+    )
+
+
+def _read_exception(exc: BaseException) -> ToolOutcome:
+    if isinstance(exc, MCPError):
+        return _from_jsonrpc(exc)
+    name = type(exc).__name__
+    if isinstance(exc, ConnectionRefusedError) or _is_httpx(exc, ("ConnectError", "ConnectTimeout")):
+        return _transport(
+            "Could not reach the server",
+            "The server could not be reached, so the call did not run. Resend it after a short wait.",
+            ExecutionState.NOT_EXECUTED,
+        )
+    if isinstance(exc, TimeoutError) or _is_httpx(exc, ("TimeoutException",)):
+        return _transport(
+            "No answer before the timeout",
+            "The server did not answer in time. The call may or may not have run; resend it only "
+            "if it is read-only, idempotent, or carries an idempotency key the server honours.",
+            ExecutionState.OUTCOME_UNKNOWN,
+        )
+    if isinstance(exc, ConnectionError | EOFError) or _is_transport_error(exc):
+        return _transport(
+            "Connection lost",
+            "The connection to the server broke before an answer arrived. The call may or may not have run.",
+            ExecutionState.OUTCOME_UNKNOWN,
+        )
+    return ToolOutcome(
+        kind="error",
+        description=f"The call failed with {name} before a result arrived; whether it ran is unknown.",
+        message=name,
+        execution_state=ExecutionState.OUTCOME_UNKNOWN,
+        category_inferred=True,
+        source="transport",
+    )
+
+
+def _from_jsonrpc(exc: MCPError) -> ToolOutcome:
+    code = exc.code
+    if code == REQUEST_TIMEOUT:
+        return _transport(
+            "No answer before the timeout",
+            "The server did not answer in time. The call may or may not have run; resend it only "
+            "if it is read-only, idempotent, or carries an idempotency key the server honours.",
+            ExecutionState.OUTCOME_UNKNOWN,
+            source="jsonrpc",
+        )
+    if code == CONNECTION_CLOSED:
+        return _transport(
+            "Connection closed",
+            "The connection to the server closed before an answer arrived. The call may or may not have run.",
+            ExecutionState.OUTCOME_UNKNOWN,
+            source="jsonrpc",
+        )
+    if code in (INVALID_PARAMS, METHOD_NOT_FOUND):
+        return ToolOutcome(
+            kind="error",
+            category=ErrorCategory.VALIDATION,
+            description="The server rejected the request as malformed (JSON-RPC error "
+            f"{code}). Check the tool name and arguments against tools/list and call again.",
+            message=f"JSON-RPC error {code}",
+            execution_state=ExecutionState.NOT_EXECUTED,
+            category_inferred=True,
+            source="jsonrpc",
+        )
+    return ToolOutcome(
+        kind="error",
+        description=f"The server answered with JSON-RPC error {code}; whether the call ran is unknown.",
+        message=f"JSON-RPC error {code}",
+        execution_state=ExecutionState.OUTCOME_UNKNOWN,
+        category_inferred=True,
+        source="jsonrpc",
+    )
+
+
+def _transport(
+    message: str, description: str, state: ExecutionState, *, source: OutcomeSource = "transport"
+) -> ToolOutcome:
+    # Not reaching the server is transient by definition; the execution state says
+    # whether resending is safe for a tool that writes.
+    return ToolOutcome(
+        kind="error",
+        category=ErrorCategory.TRANSIENT,
+        is_retryable=True,
+        description=description,
+        message=message,
+        execution_state=state,
+        category_inferred=True,
+        source=source,
+    )
+
+
+def _is_httpx(exc: BaseException, names: Sequence[str]) -> bool:
+    return any(klass.__name__ in names and klass.__module__.startswith("httpx") for klass in type(exc).__mro__)
+
+
+def _is_transport_error(exc: BaseException) -> bool:
+    import anyio
+
+    return isinstance(exc, anyio.BrokenResourceError | anyio.ClosedResourceError | anyio.EndOfStream) or _is_httpx(
+        exc, ("TransportError",)
+    )
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _seconds(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return None
+    return float(value)
+
+
+def _retry_not_before(value: object) -> float | None:
+    seconds = _seconds(value)
+    if seconds is not None or not isinstance(value, str):
+        return seconds
+    try:
+        when = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=_dt.UTC)
+    return max(0.0, (when - _dt.datetime.now(_dt.UTC)).total_seconds())
+
+
+def _execution_state(value: object) -> ExecutionState | None:
+    try:
+        return ExecutionState(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _field_errors(value: object) -> tuple[FieldError, ...]:
+    if not isinstance(value, list):
+        return ()
+    errors = []
+    for item in value:
+        if isinstance(item, Mapping) and isinstance(item.get("field"), str):
+            errors.append(
+                FieldError(
+                    field=item["field"],
+                    problem=str(item.get("problem", "")),
+                    expected=_str_or_none(item.get("expected")),
+                    received=_text_or_none(item.get("received")),
+                )
+            )
+    return tuple(errors)
+
+
+def _text_or_none(value: object) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, default=repr)

@@ -1,0 +1,422 @@
+"""Multi-agent propagation: recover locally, escalate selectively, report partial results.
+
+A subagent that fans out to several sources runs each call under the recovery policy
+(`gather_partial`), so transient failures are absorbed where they happen. What it cannot
+fix travels up as one `PartialReport`: what answered, what failed, how and after how many
+attempts. The two anti-patterns are made impossible by construction:
+
+- swallowing a failure: a failed source is never dropped from the report, and a report in
+  which every source failed is an `isError` result, never an empty success;
+- killing the whole workflow for one failure: one source's error never cancels the others.
+
+The coordinator reads the subagent's result with `read_result` (which recognises a partial
+report) and asks `plan_next_step` whether to proceed, re-run only the failed sources, or
+escalate. The JSON shape is documented in `docs/multi-agent.md`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+import anyio
+from mcp_types import CallToolResult, TextContent
+
+from mcp_errors._envelope import ErrorCategory
+from mcp_errors._outcome import ToolOutcome, read_result
+from mcp_errors._policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
+
+__all__ = [
+    "FailedCall",
+    "NextStep",
+    "PartialReport",
+    "ToolCall",
+    "gather_partial",
+    "plan_next_step",
+    "read_partial",
+]
+
+_MAX_RESULT_CHARS: Final = 500
+_CATEGORIES: Final = frozenset(category.value for category in ErrorCategory)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One named sub-call of `gather_partial`: a tool on a connected client.
+
+    Args:
+        client: A connected `mcp.Client`, fastmcp `Client`, or `async (name, arguments,
+            meta) -> CallToolResult` function.
+        tool: The tool's name.
+        arguments: Its arguments.
+    """
+
+    client: object
+    tool: str
+    arguments: Mapping[str, Any] = field(default_factory=dict[str, Any])
+
+
+SubCall = ToolCall | Callable[[], Awaitable[object]]
+"""A `ToolCall`, or any zero-argument async factory returning a `CallToolResult` (or a
+JSON-able value, read as a success)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FailedCall:
+    """A sub-call that still failed after local recovery."""
+
+    category: ErrorCategory | None
+    """The last error's category (`None` when the source did not say and it was not inferred)."""
+    is_retryable: bool
+    """Whether resending the same call later could succeed."""
+    attempts: int
+    """How many calls were made before giving up."""
+    description: str
+    """The last error's description."""
+    code: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "errorCategory": self.category.value if self.category is not None else None,
+            "isRetryable": self.is_retryable,
+            "attempts": self.attempts,
+            "description": self.description,
+        }
+        if self.code is not None:
+            data["code"] = self.code
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class PartialReport:
+    """What a fan-out got and what it tried: the unit a subagent hands its coordinator.
+
+    Build it with `gather_partial`; read one from a tool result with `read_partial`.
+    """
+
+    succeeded: Mapping[str, ToolOutcome]
+    """Name -> outcome for every sub-call that answered (empty results included)."""
+    failed: Mapping[str, FailedCall]
+    """Name -> the failure of every sub-call that did not."""
+    order: tuple[str, ...] = ()
+    """The sub-calls' names in the order they were given."""
+    reports: Mapping[str, RecoveryReport] = field(default_factory=dict[str, RecoveryReport], repr=False)
+    """Name -> the full recovery report, for sub-calls run here (empty when read from a result)."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether every sub-call answered."""
+        return not self.failed
+
+    @property
+    def total(self) -> int:
+        return len(self.succeeded) + len(self.failed)
+
+    def aggregated_category(self) -> ErrorCategory | None:
+        """The category of the whole when nothing answered, `None` otherwise.
+
+        The whole is retryable only when every failure is: all transient gives
+        `transient`. Otherwise the category whose recovery must happen first wins:
+        `permission` (needs another principal), then `business` (needs another path), then
+        `validation` (needs other input). Failures of unknown category count as `business`:
+        nothing says a resend would help.
+        """
+        if self.succeeded or not self.failed:
+            return None
+        categories = {failure.category or ErrorCategory.BUSINESS for failure in self.failed.values()}
+        for category in (ErrorCategory.PERMISSION, ErrorCategory.BUSINESS, ErrorCategory.VALIDATION):
+            if category in categories:
+                return category
+        return ErrorCategory.TRANSIENT
+
+    def summary(self) -> str:
+        """One sentence for the model, e.g. `"3 of 5 sources answered; 4 and 5 timed out ..."`."""
+        if self.complete:
+            return f"All {self.total} sources answered."
+        head = f"{len(self.succeeded)} of {self.total} sources answered; " + _describe_failures(self.failed)
+        if not self.succeeded:
+            return head + " No partial results."
+        return head + " Partial results follow."
+
+    def to_tool_result(self) -> CallToolResult:
+        """Write the report as one tool result for the coordinator.
+
+        Returns:
+            When some sub-calls succeeded: `isError` false, with `structuredContent`
+            `{"partial": bool, "answered", "total", "resultCount", "results", "failed"}`.
+            When all failed: `isError` true with the error envelope, its category from
+            `aggregated_category`, and the same `answered`/`total`/`failed` fields. Never an
+            empty success.
+        """
+        ordered = self.names
+        results = {name: _result_json(self.succeeded[name]) for name in ordered if name in self.succeeded}
+        failed = {name: self.failed[name].to_json() for name in ordered if name in self.failed}
+        body: dict[str, Any] = {
+            "partial": not self.complete,
+            "answered": len(self.succeeded),
+            "total": self.total,
+            "failed": failed,
+        }
+        lines = [self.summary()]
+        for name in ordered:
+            if name in self.succeeded:
+                lines.append(f"- {name}: {_clip(_outcome_text(self.succeeded[name]))}")
+        category = self.aggregated_category()
+        if category is None:
+            body |= {"resultCount": len(results), "results": results}
+            return CallToolResult(content=[TextContent(type="text", text="\n".join(lines))], structured_content=body)
+        description = (
+            self.summary()
+            + " "
+            + {
+                ErrorCategory.TRANSIENT: "Every source failed temporarily; resend the same call after a wait.",
+                ErrorCategory.VALIDATION: "Fix the input the failed sources rejected and call again.",
+                ErrorCategory.BUSINESS: "Resending will not help; take another path or escalate.",
+                ErrorCategory.PERMISSION: "Escalate, or call again as a principal with access.",
+            }[category]
+        )
+        envelope = {"errorCategory": category.value, "isRetryable": category.is_retryable, "description": description}
+        verdict = "retryable" if category.is_retryable else "not retryable"
+        text = f"[{category.value} error, {verdict}] No source answered. {description}"
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)],
+            structured_content=envelope | {"code": "ALL_SOURCES_FAILED"} | body,
+            is_error=True,
+        )
+
+    def merged_with(self, rerun: PartialReport) -> PartialReport:
+        """This report updated by a re-run of some of its sub-calls; the re-run wins."""
+        succeeded = {name: o for name, o in self.succeeded.items() if name not in rerun.failed}
+        succeeded |= dict(rerun.succeeded)
+        failed = {name: f for name, f in self.failed.items() if name not in rerun.succeeded}
+        failed |= dict(rerun.failed)
+        reports = dict(self.reports) | dict(rerun.reports)
+        order = self.order + tuple(name for name in rerun.order if name not in self.order)
+        return PartialReport(succeeded=succeeded, failed=failed, order=order, reports=reports)
+
+    @property
+    def names(self) -> list[str]:
+        """Every sub-call's name, in the given order."""
+        names = list(self.order)
+        names += sorted(n for n in (*self.succeeded, *self.failed) if n not in self.order)
+        return names
+
+
+async def gather_partial(
+    calls: Mapping[str, SubCall],
+    *,
+    policy: RecoveryPolicy,
+    only: Iterable[str] | None = None,
+) -> PartialReport:
+    """Run named sub-calls concurrently, each with local recovery, and report what came back.
+
+    One failure never cancels the others; cancelling the caller cancels every sub-call
+    (they run in one anyio task group, so none is orphaned).
+
+    Args:
+        calls: Name -> `ToolCall` or async factory.
+        policy: The recovery policy every sub-call runs under.
+        only: Run just these names (for a re-run of the failed ones); default all.
+
+    Returns:
+        A `PartialReport`.
+
+    Raises:
+        KeyError: If `only` names a call that is not in `calls`.
+
+    Example:
+        ```python
+        import anyio
+        from mcp import Client
+        from mcp.server.mcpserver import MCPServer
+        from mcp_errors import RecoveryPolicy, ToolCall, TransientError, gather_partial, install
+
+        sources = install(MCPServer("sources"))
+
+        @sources.tool()
+        def search(source: int) -> str:
+            if source > 3:
+                raise TransientError("Source timed out", description="Resend after a short wait.")
+            return f"hits from {source}"
+
+        async def main() -> None:
+            async with Client(sources) as client:
+                calls = {f"source_{n}": ToolCall(client, "search", {"source": n}) for n in range(1, 6)}
+                report = await gather_partial(calls, policy=RecoveryPolicy(initial_wait=0.001))
+            print(report.summary())
+
+        anyio.run(main)
+        ```
+    """
+    names = list(calls) if only is None else list(only)
+    missing = [name for name in names if name not in calls]
+    if missing:
+        raise KeyError(f"unknown sub-calls: {', '.join(missing)}")
+    reports: dict[str, RecoveryReport] = {}
+
+    async def run_one(name: str) -> None:
+        reports[name] = await _run_sub_call(name, calls[name], policy)
+
+    async with anyio.create_task_group() as group:
+        for name in names:
+            group.start_soon(run_one, name)
+
+    succeeded: dict[str, ToolOutcome] = {}
+    failed: dict[str, FailedCall] = {}
+    for name in names:
+        report = reports[name]
+        if report.decision is Decision.DONE:
+            succeeded[name] = report.outcome
+        else:
+            outcome = report.outcome
+            failed[name] = FailedCall(
+                category=outcome.category,
+                is_retryable=outcome.is_retryable,
+                attempts=len(report.attempts),
+                description=outcome.description,
+                code=outcome.code,
+            )
+    return PartialReport(succeeded=succeeded, failed=failed, order=tuple(names), reports=reports)
+
+
+async def _run_sub_call(name: str, call: SubCall, policy: RecoveryPolicy) -> RecoveryReport:
+    if isinstance(call, ToolCall):
+        return await call_tool_with_recovery(call.client, call.tool, call.arguments, policy=policy)
+    factory = call
+
+    async def call_factory(_tool: str, _arguments: dict[str, Any], _meta: dict[str, Any] | None) -> CallToolResult:
+        value = await factory()
+        if isinstance(value, CallToolResult):
+            return value
+        return _value_result(value)
+
+    # A factory declares no annotations: it is resent only when its failure says that
+    # nothing was applied.
+    return await call_tool_with_recovery(call_factory, name, {}, policy=policy, tools=[], server=f"factory:{name}")
+
+
+@dataclass(frozen=True, slots=True)
+class NextStep:
+    """What a coordinator should do with a subagent's (possibly partial) answer."""
+
+    action: Literal["proceed", "rerun_failed", "escalate"]
+    rerun: tuple[str, ...] = ()
+    """For `rerun_failed`: the names to run again (never ones that succeeded)."""
+    reason: str = ""
+
+
+def plan_next_step(outcome: ToolOutcome | PartialReport, *, min_answered: int | None = None) -> NextStep:
+    """Decide between proceeding with a partial answer, re-running failed sources, and escalating.
+
+    Args:
+        outcome: The subagent's result read with `read_result`, or a `PartialReport`.
+        min_answered: How many sources are enough to proceed; default all of them.
+
+    Returns:
+        `proceed` when enough answered; else `rerun_failed` with the failed sources that a
+        resend could fix (transient ones); else `escalate`.
+
+    Example:
+        ```python
+        from mcp_errors import FailedCall, PartialReport, plan_next_step, read_result
+        from mcp_types import CallToolResult, TextContent
+
+        ok = read_result(CallToolResult(content=[TextContent(type="text", text="hits")]))
+        report = PartialReport(
+            succeeded={"a": ok},
+            failed={"b": FailedCall(category=None, is_retryable=False, attempts=1, description="?")},
+        )
+        assert plan_next_step(report, min_answered=1).action == "proceed"
+        ```
+    """
+    report = outcome if isinstance(outcome, PartialReport) else read_partial(outcome)
+    if report is None:
+        if isinstance(outcome, ToolOutcome) and outcome.ok:
+            return NextStep("proceed", reason="the call answered in full")
+        return NextStep("escalate", reason="the call failed and is not a partial report")
+    needed = report.total if min_answered is None else min_answered
+    if len(report.succeeded) >= needed:
+        return NextStep("proceed", reason=f"{len(report.succeeded)} of {report.total} answered, {needed} needed")
+    fixable = tuple(name for name in report.names if name in report.failed and report.failed[name].is_retryable)
+    if fixable:
+        return NextStep("rerun_failed", rerun=fixable, reason="the missing sources failed temporarily")
+    return NextStep("escalate", reason="the missing sources failed in ways a resend cannot fix")
+
+
+def read_partial(outcome: ToolOutcome | CallToolResult) -> PartialReport | None:
+    """Read a partial report back out of a subagent's tool result; `None` if it is not one."""
+    if isinstance(outcome, CallToolResult):
+        outcome = read_result(outcome)
+    data = outcome.structured
+    if not isinstance(data, Mapping) or not isinstance(data.get("failed"), Mapping) or "answered" not in data:
+        return None
+    results = data.get("results")
+    succeeded: dict[str, ToolOutcome] = {}
+    if isinstance(results, Mapping):
+        for name, value in results.items():
+            succeeded[str(name)] = ToolOutcome(kind="success", structured=value, description=_clip(_json(value)))
+    failed: dict[str, FailedCall] = {}
+    for name, value in data["failed"].items():
+        if not isinstance(value, Mapping):
+            continue
+        category = value.get("errorCategory")
+        failed[str(name)] = FailedCall(
+            category=ErrorCategory(category) if isinstance(category, str) and category in _CATEGORIES else None,
+            is_retryable=value.get("isRetryable") is True,
+            attempts=int(value.get("attempts", 0) or 0),
+            description=str(value.get("description", "")),
+            code=value.get("code") if isinstance(value.get("code"), str) else None,
+        )
+    order = tuple(str(name) for name in (*(results or {}), *data["failed"]))
+    return PartialReport(succeeded=succeeded, failed=failed, order=order)
+
+
+def _describe_failures(failed: Mapping[str, FailedCall]) -> str:
+    groups: dict[tuple[str, int], list[str]] = {}
+    for name, failure in failed.items():
+        groups.setdefault((_failure_phrase(failure), failure.attempts), []).append(name)
+    parts = []
+    for (phrase, attempts), names in groups.items():
+        each = " each" if len(names) > 1 else ""
+        tries = f" after {attempts} attempt{'s' if attempts != 1 else ''}{each}" if attempts else ""
+        parts.append(f"{_join(names)} {phrase}{tries}")
+    return "; ".join(parts) + "."
+
+
+def _failure_phrase(failure: FailedCall) -> str:
+    category = failure.category.value if failure.category is not None else "unclassified"
+    if failure.code is not None and "TIMEOUT" in failure.code:
+        return f"timed out ({category})"
+    return f"failed ({category})"
+
+
+def _join(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _result_json(outcome: ToolOutcome) -> Any:
+    if outcome.structured is not None:
+        return outcome.structured
+    return {"text": outcome.message}
+
+
+def _outcome_text(outcome: ToolOutcome) -> str:
+    if outcome.message:
+        return outcome.message
+    return _json(outcome.structured)
+
+
+def _value_result(value: object) -> CallToolResult:
+    structured = value if isinstance(value, dict) else {"result": value}
+    return CallToolResult(content=[TextContent(type="text", text=_json(value))], structured_content=structured)
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_RESULT_CHARS else text[: _MAX_RESULT_CHARS - 1] + "…"

@@ -1,0 +1,554 @@
+"""Act on tool outcomes: resend what is safe to resend, and say what to do with the rest.
+
+The decision table (the reason is in `RecoveryReport.reason`):
+
+| final outcome                                          | decision    | reason              |
+|--------------------------------------------------------|-------------|---------------------|
+| success or empty result                                | `done`      | -                   |
+| validation                                             | `fix_input` | `validation`        |
+| business                                               | `escalate`  | `business`          |
+| permission (after the optional other-principal hook)   | `escalate`  | `permission`        |
+| transient, resend not known to be safe                 | `escalate`  | `outcome_unknown`   |
+| transient, `max_attempts` reached                      | `escalate`  | `retries_exhausted` |
+| transient, next wait would end past the deadline       | `escalate`  | `deadline`          |
+| transient, the server's retry budget is spent          | `escalate`  | `retry_budget`      |
+| error that does not claim to be retryable (prose only) | `escalate`  | `not_retryable`     |
+| error of unknown category                              | `escalate`  | `unclassified`      |
+
+A transient failure is resent only when that is safe: the error says the call did not run
+(`executionState: not_executed`), or tools/list annotates the tool `readOnlyHint` or
+`idempotentHint`, or the call carries an idempotency key and the tool's `_meta` declares
+`mcp-errors/honoursIdempotencyKey: true`. One key is made per logical operation and sent,
+unchanged, on every resend in the request's `params._meta["mcp-errors/idempotencyKey"]`.
+
+Waits: full-jitter exponential backoff (tenacity's `wait_random_exponential`), never less
+than the server's `retryAfterSeconds`. The loop itself is tenacity's `AsyncRetrying`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import enum
+import logging
+import math
+import time
+import uuid
+import weakref
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, cast
+
+import anyio
+import pydantic
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, Tool
+from tenacity import AsyncRetrying, RetryCallState, retry_if_result, wait_random_exponential
+from tenacity.wait import wait_base
+
+from mcp_errors._budget import RetryBudget
+from mcp_errors._envelope import ErrorCategory, FieldError
+from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META
+from mcp_errors._outcome import ToolOutcome, read_result
+
+__all__ = [
+    "Attempt",
+    "CallFn",
+    "Decision",
+    "EscalationReason",
+    "RecoveryPolicy",
+    "RecoveryReport",
+    "call_tool_with_recovery",
+]
+
+logger = logging.getLogger("mcp_errors.recovery")
+
+CallFn = Callable[[str, dict[str, Any], dict[str, Any] | None], Awaitable[CallToolResult]]
+"""Any `async (name, arguments, meta) -> CallToolResult`: the one thing the policy needs."""
+
+PermissionHook = Callable[[str, ToolOutcome], Awaitable[object | None]]
+"""`async (tool_name, outcome) -> client | CallFn | None`: another principal to try once."""
+
+EscalationReason = Literal[
+    "validation",
+    "business",
+    "permission",
+    "outcome_unknown",
+    "retries_exhausted",
+    "deadline",
+    "retry_budget",
+    "not_retryable",
+    "unclassified",
+]
+
+
+class Decision(enum.StrEnum):
+    """What the caller (or the model) should do with the final outcome."""
+
+    DONE = "done"
+    """The call succeeded, possibly with an empty result: use it, do not resend."""
+    FIX_INPUT = "fix_input"
+    """The arguments were rejected: correct them (see `RecoveryReport.field_errors`) and call again."""
+    ESCALATE = "escalate"
+    """Resending cannot help or is not safe: take another path or hand over to a human."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecoveryPolicy:
+    """How `call_tool_with_recovery` resends transient failures.
+
+    Every field is keyword-only. A policy can be shared by many calls and servers; it keeps
+    one `RetryBudget` per server.
+
+    Args:
+        max_attempts: Calls per logical operation, the first included.
+        deadline: Seconds for the whole operation, waits included. A wait that would end
+            past it (for example a `retryAfterSeconds` too long) escalates at once.
+        initial_wait: Scale of the first backoff window (full jitter: uniform in
+            `[0, initial_wait * 2**(n-1)]`, capped at `max_wait`).
+        max_wait: Cap of the backoff window; a server's `retryAfterSeconds` may exceed it.
+        attempt_timeout: Seconds one call may take before it counts as timed out (its
+            outcome is then unknown); also bounded by the time left to the deadline.
+        trust_annotations: Treat `readOnlyHint`/`idempotentHint` from tools/list as
+            making a resend safe. Annotations are hints: disable for untrusted servers.
+        send_idempotency_key: Send one key per logical operation in the request `_meta`.
+        on_permission_denied: Optional `async (tool_name, outcome) -> client | None`
+            returning another principal's client (or call function) to try once.
+        budget_factory: Builds the `RetryBudget` for each server.
+
+    Raises:
+        ValueError: If `max_attempts < 1` or a duration is negative.
+
+    Example:
+        ```python
+        from mcp_errors import RecoveryPolicy
+
+        policy = RecoveryPolicy(max_attempts=4, deadline=10.0)
+        ```
+    """
+
+    max_attempts: int = 3
+    deadline: float = 30.0
+    initial_wait: float = 0.5
+    max_wait: float = 20.0
+    attempt_timeout: float | None = None
+    trust_annotations: bool = True
+    send_idempotency_key: bool = True
+    on_permission_denied: PermissionHook | None = None
+    budget_factory: Callable[[], RetryBudget] = RetryBudget
+    _budgets: dict[str, RetryBudget] = field(default_factory=dict[str, RetryBudget], repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        if min(self.deadline, self.initial_wait, self.max_wait) < 0 or (
+            self.attempt_timeout is not None and self.attempt_timeout <= 0
+        ):
+            raise ValueError("durations must not be negative")
+
+    def budget_for(self, server: str) -> RetryBudget:
+        """The retry budget this policy keeps for `server` (made on first use)."""
+        budget = self._budgets.get(server)
+        if budget is None:
+            budget = self._budgets[server] = self.budget_factory()
+        return budget
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One call made for a logical operation."""
+
+    number: int
+    """1 for the first call."""
+    started_at: _dt.datetime
+    """Wall-clock time the call was sent (UTC)."""
+    elapsed: float
+    """Seconds since the logical operation began (waits skipped in testing mode count)."""
+    wait_before: float
+    """Seconds waited before this call (0 for the first)."""
+    outcome: ToolOutcome
+    principal_changed: bool = False
+    """Whether this call went through the permission hook's other principal."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryReport:
+    """What `call_tool_with_recovery` did and what the caller should do next."""
+
+    tool: str
+    outcome: ToolOutcome
+    """The final outcome."""
+    decision: Decision
+    attempts: tuple[Attempt, ...]
+    reason: EscalationReason | None = None
+    """Why the decision is `fix_input` or `escalate`; `None` when done."""
+    idempotency_key: str | None = None
+    """The key sent with every call of this operation; reuse it to resume the operation."""
+
+    @property
+    def field_errors(self) -> tuple[FieldError, ...]:
+        """The bad arguments, for `Decision.FIX_INPUT`."""
+        return self.outcome.field_errors
+
+    @property
+    def total_wait(self) -> float:
+        """Seconds spent waiting between calls."""
+        return sum(attempt.wait_before for attempt in self.attempts)
+
+
+_testing: dict[str, bool] = {"zero_wait": False}
+
+
+def _set_zero_wait(enabled: bool) -> bool:
+    previous = _testing["zero_wait"]
+    _testing["zero_wait"] = enabled
+    return previous
+
+
+@dataclass(frozen=True, slots=True)
+class _ToolInfo:
+    read_only: bool = False
+    idempotent: bool = False
+    honours_key: bool = False
+
+
+def _tool_info(tool: Tool) -> _ToolInfo:
+    annotations = tool.annotations
+    return _ToolInfo(
+        read_only=bool(annotations and annotations.read_only_hint),
+        idempotent=bool(annotations and annotations.idempotent_hint),
+        honours_key=(tool.meta or {}).get(HONOURS_IDEMPOTENCY_META) is True,
+    )
+
+
+ToolsFn = Callable[[], Awaitable[Sequence[Tool]]]
+_tool_cache: weakref.WeakKeyDictionary[object, dict[str, _ToolInfo]] = weakref.WeakKeyDictionary()
+
+
+async def call_tool_with_recovery(
+    client: object,
+    name: str,
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    policy: RecoveryPolicy | None = None,
+    budget: RetryBudget | None = None,
+    server: str | None = None,
+    idempotency_key: str | None = None,
+    tools: Sequence[Tool] | None = None,
+) -> RecoveryReport:
+    """Call a tool, resend safe transient failures, and decide what to do with the result.
+
+    Args:
+        client: A connected `mcp.Client`, a connected fastmcp `Client`, or any
+            `async (name, arguments, meta) -> CallToolResult` function.
+        name: The tool to call.
+        arguments: Its arguments.
+        policy: Attempts, deadline, waits; `RecoveryPolicy()` when omitted.
+        budget: The retry budget to use instead of the policy's one for this server.
+        server: Name that selects the policy's budget; defaults to the server's name
+            from the connection (`"default"` for a plain function).
+        idempotency_key: Resume a logical operation under an existing key; a new key
+            is made when omitted.
+        tools: The server's tool list, when `client` is a function (a client's list is
+            fetched on the first unsafe-looking failure and cached).
+
+    Returns:
+        The report: final `outcome`, every `attempt`, the `decision` and its `reason`.
+
+    Raises:
+        TypeError: If `client` is none of the accepted kinds.
+
+    Example:
+        ```python
+        import anyio
+        from mcp import Client
+        from mcp.server.mcpserver import MCPServer
+        from mcp_errors import Decision, RecoveryPolicy, call_tool_with_recovery, install
+
+        server = install(MCPServer("demo"))
+
+        @server.tool()
+        def ping() -> str:
+            return "pong"
+
+        async def main() -> None:
+            async with Client(server) as client:
+                report = await call_tool_with_recovery(client, "ping", {}, policy=RecoveryPolicy(max_attempts=2))
+            assert report.decision is Decision.DONE
+
+        anyio.run(main)
+        ```
+    """
+    policy = policy or RecoveryPolicy()
+    call, tools_fn, server_name = _adapt(client)
+    if tools is not None:
+        info_source = _ToolInfoSource(None, None, {tool.name: _tool_info(tool) for tool in tools})
+    else:
+        info_source = _ToolInfoSource(tools_fn, client if tools_fn is not None else None, None)
+    chosen_budget = budget or policy.budget_for(server or server_name)
+    key = idempotency_key or (uuid.uuid4().hex if policy.send_idempotency_key else None)
+    run = _Run(policy=policy, name=name, arguments=dict(arguments or {}), budget=chosen_budget, key=key)
+    return await run.execute(call, info_source)
+
+
+class _ToolInfoSource:
+    def __init__(self, fetch: ToolsFn | None, owner: object | None, known: dict[str, _ToolInfo] | None) -> None:
+        self._fetch = fetch
+        self._owner = owner
+        self._known = known
+
+    async def get(self, name: str) -> _ToolInfo:
+        if self._known is None and self._owner is not None:
+            try:
+                self._known = _tool_cache.get(self._owner)
+            except TypeError:
+                self._known = None
+        if self._known is None and self._fetch is not None:
+            try:
+                tools = await self._fetch()
+            except (MCPError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                return _ToolInfo()  # unknown annotations: nothing is assumed safe
+            self._known = {tool.name: _tool_info(tool) for tool in tools}
+            if self._owner is not None:
+                # A client that is not weak-referenceable is cached for this call only.
+                with contextlib.suppress(TypeError):
+                    _tool_cache[self._owner] = self._known
+        return (self._known or {}).get(name, _ToolInfo())
+
+
+def _adapt(client: object) -> tuple[CallFn, ToolsFn | None, str]:
+    from mcp import Client
+
+    if isinstance(client, Client):
+        mcp_client = client
+
+        async def call_mcp(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
+            return await mcp_client.call_tool(name, arguments, meta=cast(Any, meta))
+
+        async def list_mcp() -> Sequence[Tool]:
+            tools: list[Tool] = []
+            cursor: str | None = None
+            while True:
+                page = await mcp_client.list_tools(cursor=cursor)
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    return tools
+
+        info = mcp_client.server_info
+        return call_mcp, list_mcp, info.name if info is not None else "default"
+    if any(k.__name__ == "Client" and k.__module__.startswith("fastmcp.") for k in type(client).__mro__):
+        return _adapt_fastmcp(client)
+    if callable(client):
+        return cast(CallFn, client), None, "default"
+    raise TypeError(f"call_tool_with_recovery needs an mcp.Client, a fastmcp Client or a call function, not {client!r}")
+
+
+def _adapt_fastmcp(client: Any) -> tuple[CallFn, ToolsFn | None, str]:
+    async def call_fastmcp(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
+        result: CallToolResult = await client.call_tool_mcp(name, arguments, meta=meta)
+        return result
+
+    async def list_fastmcp() -> Sequence[Tool]:
+        listed = await client.list_tools_mcp()
+        return cast(Sequence[Tool], listed.tools)
+
+    init = getattr(client, "initialize_result", None)
+    server_info = getattr(init, "server_info", None)
+    return call_fastmcp, list_fastmcp, getattr(server_info, "name", None) or "default"
+
+
+def _is_call_failure(exc: BaseException) -> bool:
+    # Failures to get an answer are outcomes to decide on; anything else is a bug of
+    # the caller and propagates.
+    if isinstance(
+        exc,
+        MCPError
+        | OSError
+        | EOFError
+        | pydantic.ValidationError
+        | anyio.BrokenResourceError
+        | anyio.ClosedResourceError
+        | anyio.EndOfStream,
+    ):
+        return True
+    return any(k.__module__.startswith("httpx") and k.__name__ == "HTTPError" for k in type(exc).__mro__)
+
+
+class _WaitAtLeastRetryAfter(wait_base):
+    """tenacity's full-jitter wait, raised to the server's `retryAfterSeconds`."""
+
+    def __init__(self, jitter: wait_base) -> None:
+        self.jitter = jitter
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        floor = 0.0
+        if retry_state.outcome is not None and not retry_state.outcome.failed:
+            outcome = retry_state.outcome.result()
+            if isinstance(outcome, ToolOutcome) and outcome.retry_after_seconds is not None:
+                floor = outcome.retry_after_seconds
+        return max(floor, self.jitter(retry_state))
+
+
+_FINAL_BY_CATEGORY: Final[Mapping[ErrorCategory, tuple[Decision, EscalationReason]]] = {
+    ErrorCategory.VALIDATION: (Decision.FIX_INPUT, "validation"),
+    ErrorCategory.BUSINESS: (Decision.ESCALATE, "business"),
+    ErrorCategory.PERMISSION: (Decision.ESCALATE, "permission"),
+}
+
+
+class _Run:
+    """One logical operation: its clock, key, budget and attempts."""
+
+    def __init__(
+        self, *, policy: RecoveryPolicy, name: str, arguments: dict[str, Any], budget: RetryBudget, key: str | None
+    ) -> None:
+        self.policy = policy
+        self.name = name
+        self.arguments = arguments
+        self.budget = budget
+        self.key = key
+        self.attempts: list[Attempt] = []
+        self.reason: EscalationReason | None = None
+        self._start = time.monotonic()
+        self._skipped = 0.0
+        self._pending_wait = 0.0
+        self._principal_changed = False
+        self._info: _ToolInfo | None = None
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self._start + self._skipped
+
+    async def execute(self, call: CallFn, info: _ToolInfoSource) -> RecoveryReport:
+        outcome = await self._loop(call, info)
+        hook = self.policy.on_permission_denied
+        if outcome.category is ErrorCategory.PERMISSION and hook is not None:
+            other = await hook(self.name, outcome)
+            if other is not None:
+                other_call, _, _ = _adapt(other)
+                self._principal_changed = True
+                outcome = await self._loop(other_call, info)
+        decision, reason = self._decide(outcome)
+        self._log(outcome, decision.value, wait=None, reason=reason)
+        return RecoveryReport(
+            tool=self.name,
+            outcome=outcome,
+            decision=decision,
+            attempts=tuple(self.attempts),
+            reason=reason,
+            idempotency_key=self.key,
+        )
+
+    async def _loop(self, call: CallFn, info: _ToolInfoSource) -> ToolOutcome:
+        policy = self.policy
+        retrying = AsyncRetrying(
+            retry=retry_if_result(self._resend_is_safe),
+            wait=_WaitAtLeastRetryAfter(wait_random_exponential(multiplier=policy.initial_wait, max=policy.max_wait)),
+            stop=self._stop,
+            sleep=self._sleep,
+            before_sleep=self._before_sleep,
+            retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
+            reraise=True,
+        )
+        result: ToolOutcome = await retrying(self._attempt, call, info)
+        return result
+
+    async def _attempt(self, call: CallFn, info: _ToolInfoSource) -> ToolOutcome:
+        started = _dt.datetime.now(_dt.UTC)
+        at = self.elapsed()
+        wait_before, self._pending_wait = self._pending_wait, 0.0
+        limit = self.policy.deadline - at
+        if self.policy.attempt_timeout is not None:
+            limit = min(limit, self.policy.attempt_timeout)
+        meta = {IDEMPOTENCY_KEY_META: self.key} if self.key is not None else None
+        try:
+            with anyio.fail_after(max(limit, 0.0) if math.isfinite(limit) else None):
+                outcome = read_result(await call(self.name, self.arguments, meta))
+        except Exception as exc:
+            if not _is_call_failure(exc):
+                raise
+            outcome = read_result(exc)
+        if outcome.category is ErrorCategory.TRANSIENT:
+            self.budget.record_failure()
+            if outcome.is_retryable and not outcome.not_executed and self._info is None:
+                self._info = await info.get(self.name)
+        elif outcome.ok:
+            self.budget.record_success()
+        self.attempts.append(
+            Attempt(
+                number=len(self.attempts) + 1,
+                started_at=started,
+                elapsed=at,
+                wait_before=wait_before,
+                outcome=outcome,
+                principal_changed=self._principal_changed,
+            )
+        )
+        return outcome
+
+    def _resend_is_safe(self, outcome: ToolOutcome) -> bool:
+        if outcome.category is not ErrorCategory.TRANSIENT or not outcome.is_retryable:
+            return False
+        if outcome.not_executed:
+            return True
+        info = self._info or _ToolInfo()
+        if self.policy.trust_annotations and (info.read_only or info.idempotent):
+            return True
+        if self.key is not None and info.honours_key:
+            return True
+        self.reason = "outcome_unknown"
+        return False
+
+    def _stop(self, state: RetryCallState) -> bool:
+        wait = state.upcoming_sleep
+        if state.attempt_number >= self.policy.max_attempts:
+            self.reason = "retries_exhausted"
+        elif self.elapsed() + wait >= self.policy.deadline:
+            self.reason = "deadline"
+        elif not self.budget.allows_retry():
+            self.reason = "retry_budget"
+        else:
+            return False
+        return True
+
+    def _before_sleep(self, state: RetryCallState) -> None:
+        if state.outcome is not None and not state.outcome.failed:
+            self._log(state.outcome.result(), "retry", wait=state.upcoming_sleep, reason=None)
+
+    async def _sleep(self, seconds: float) -> None:
+        self._pending_wait = seconds
+        if _testing["zero_wait"]:
+            self._skipped += seconds
+        else:
+            await anyio.sleep(seconds)
+
+    def _decide(self, outcome: ToolOutcome) -> tuple[Decision, EscalationReason | None]:
+        if outcome.ok:
+            return Decision.DONE, None
+        if outcome.category is not None and outcome.category in _FINAL_BY_CATEGORY:
+            return _FINAL_BY_CATEGORY[outcome.category]
+        if outcome.category is ErrorCategory.TRANSIENT:
+            if not outcome.is_retryable:
+                return Decision.ESCALATE, "not_retryable"
+            return Decision.ESCALATE, self.reason or "retries_exhausted"
+        return Decision.ESCALATE, "unclassified"
+
+    def _log(self, outcome: ToolOutcome, decision: str, *, wait: float | None, reason: str | None) -> None:
+        attempt = len(self.attempts)
+        logger.info(
+            "tool %r attempt %d: %s -> %s",
+            self.name,
+            attempt,
+            outcome.category.value if outcome.category else outcome.kind,
+            decision,
+            extra={
+                "tool": self.name,
+                "attempt": attempt,
+                "category": outcome.category.value if outcome.category else None,
+                "outcome_kind": outcome.kind,
+                "wait": wait,
+                "decision": decision,
+                "reason": reason,
+                "idempotency_key": self.key,
+            },
+        )

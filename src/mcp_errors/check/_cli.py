@@ -1,0 +1,110 @@
+"""`mcp-errors check`: the command-line face of the checker."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+__all__ = ["check"]
+
+
+class OutputFormat(enum.StrEnum):
+    RICH = "rich"
+    JSON = "json"
+
+
+class Protocol(enum.StrEnum):
+    AUTO = "auto"
+    LEGACY = "legacy"
+
+
+def check(
+    target: Annotated[
+        list[str],
+        typer.Argument(
+            help="A streamable HTTP URL (http://host:port/mcp), or `--` followed by the command that starts a "
+            "stdio server.",
+            show_default=False,
+        ),
+    ],
+    call_valid: Annotated[
+        bool, typer.Option("--call-valid", help="Also make one schema-valid call per tool (success, empty results).")
+    ] = False,
+    allow_destructive: Annotated[
+        bool, typer.Option("--allow-destructive", help="Also call tools annotated destructiveHint: true.")
+    ] = False,
+    output_format: Annotated[OutputFormat, typer.Option("--format", help="Report format.")] = OutputFormat.RICH,
+    baseline: Annotated[
+        Path | None,
+        typer.Option("--baseline", help="A `--format json` report of known failures to leave out.", dir_okay=False),
+    ] = None,
+    select: Annotated[
+        list[str] | None, typer.Option("--select", help="Only these rules (ids or names, comma-separated).")
+    ] = None,
+    ignore: Annotated[
+        list[str] | None, typer.Option("--ignore", help="Leave out these rules (ids or names, comma-separated).")
+    ] = None,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds for each tool call.")] = 10.0,
+    connect_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--connect-timeout", min=0.1, help="Seconds to start the server and list its tools [default: --timeout]."
+        ),
+    ] = None,
+    total_timeout: Annotated[
+        float, typer.Option("--total-timeout", min=0.1, help="Seconds for the whole check.")
+    ] = 120.0,
+    protocol: Annotated[
+        Protocol, typer.Option("--protocol", help="auto: try the 2026 revision first; legacy: 2025-11-25.")
+    ] = Protocol.AUTO,
+) -> None:
+    """Check that a server's tool errors are usable by an agent (rules: docs/rules.md).
+
+    Exits 1 when an error-severity rule fails after --select, --ignore and --baseline.
+
+    Examples: `mcp-errors check -- python -m my_server` and `mcp-errors check http://localhost:8000/mcp`.
+    """
+    import anyio
+    from rich.console import Console
+
+    from mcp_errors.check._report import load_baseline, resolve_rules
+    from mcp_errors.check._runner import CheckOptions, Target, check_server
+
+    try:
+        selected = resolve_rules(select) if select else None
+        ignored = resolve_rules(ignore or [])
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    known: set[tuple[str, str | None]] = set()
+    if baseline is not None:
+        try:
+            known = load_baseline(baseline)
+        except (OSError, ValueError) as exc:
+            raise typer.BadParameter(f"cannot read baseline: {exc}", param_hint="--baseline") from None
+
+    is_url = len(target) == 1 and target[0].startswith(("http://", "https://"))
+    server: Target = target[0] if is_url else list(target)
+    options = CheckOptions(
+        call_valid=call_valid,
+        allow_destructive=allow_destructive,
+        timeout=timeout,
+        connect_timeout=connect_timeout,
+        total_timeout=total_timeout,
+        mode="legacy" if protocol is Protocol.LEGACY else "auto",
+    )
+
+    async def run() -> None:
+        report = (await check_server(server, options)).filtered(select=selected, ignore=ignored, baseline=known)
+        if output_format is OutputFormat.JSON:
+            import json
+
+            typer.echo(json.dumps(report.to_json(), indent=2))
+        else:
+            report.render(Console())
+        if report.failed:
+            raise typer.Exit(1)
+
+    anyio.run(run)

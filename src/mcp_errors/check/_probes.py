@@ -1,0 +1,442 @@
+"""Arguments to call a tool with, derived from its inputSchema.
+
+An invalid-argument probe starts from a schema-valid set of arguments and breaks exactly one
+thing (drops a required field, sends the wrong type, leaves an enum, breaks a pattern, a
+range or a length, adds an unknown field). Every probe is checked with `jsonschema` before
+it is sent: a probe the schema would accept is never sent as "invalid", and one that breaks
+more than it means to is dropped, so a finding always points at one known field.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from jsonschema import Draft202012Validator
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
+
+with warnings.catch_warnings():
+    # `re._parser` is the same module without a stub; `sre_parse` only warns that it moved.
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import sre_parse
+
+__all__ = ["Probe", "invalid_probes", "schema_validator", "valid_arguments"]
+
+UNKNOWN_FIELD: Final = "mcpErrorsUnexpectedField"
+_MAX_DEPTH: Final = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """One call to make and what it breaks."""
+
+    kind: str
+    """`missing-required`, `wrong-type`, `enum`, `pattern`, `range`, `length`, `unknown-field` or `valid`."""
+    arguments: dict[str, Any]
+    fields: tuple[str, ...] = ()
+    """The arguments the probe breaks; a validation error should name one of them."""
+    detail: str = ""
+    """Human summary for the report, e.g. `"count" below minimum 1`."""
+    extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
+
+    @property
+    def is_invalid(self) -> bool:
+        return self.kind != "valid"
+
+
+def schema_validator(schema: Mapping[str, Any]) -> Validator:
+    """A validator for `schema`, using its `$schema` draft (2020-12 when it names none)."""
+    klass = validator_for(schema, default=Draft202012Validator)
+    return klass(schema)
+
+
+def valid_arguments(schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """One set of arguments that `schema` accepts, or `None` when none could be built.
+
+    Examples and defaults declared in the schema win over generated values.
+    """
+    validator = schema_validator(schema)
+    candidates: list[Any] = []
+    for example in schema.get("examples", []) if isinstance(schema.get("examples"), list) else []:
+        candidates.append(example)
+    candidates.append(_Generator(schema).value(schema, required_only=True))
+    candidates.append(_Generator(schema).value(schema, required_only=False))
+    for candidate in candidates:
+        if isinstance(candidate, dict) and validator.is_valid(candidate):
+            return candidate
+    return None
+
+
+def invalid_probes(schema: Mapping[str, Any], *, limit: int = 12) -> list[Probe]:
+    """Invalid-argument probes for a tool's inputSchema, each breaking one thing.
+
+    Args:
+        schema: The tool's inputSchema (a JSON object schema).
+        limit: The most probes to return; kinds are interleaved so a cap keeps variety.
+
+    Returns:
+        Probes that the schema rejects, for the reason each one names.
+    """
+    validator = schema_validator(schema)
+    base = valid_arguments(schema)
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, Mapping) else {}
+    required = [name for name in schema.get("required", []) if isinstance(name, str)]
+    probes: list[Probe] = []
+
+    if base is None:
+        # Without a valid base only "nothing at all" still breaks one known thing.
+        if required and not validator.is_valid({}):
+            probes.append(Probe("missing-required", {}, tuple(required), "no arguments at all"))
+        return probes
+
+    for name in required:
+        arguments = {key: value for key, value in base.items() if key != name}
+        probes.append(Probe("missing-required", arguments, (name,), f"required {name!r} missing"))
+
+    generator = _Generator(schema)
+    for name, prop in properties.items():
+        if not isinstance(prop, Mapping):
+            continue
+        resolved = generator.resolve(prop)
+        for kind, value, detail in _violations(resolved, generator):
+            probes.append(Probe(kind, {**base, name: value}, (name,), f"{name!r}: {detail}"))
+
+    if schema.get("additionalProperties") is False:
+        probes.append(
+            Probe("unknown-field", {**base, UNKNOWN_FIELD: "x"}, (UNKNOWN_FIELD,), f"unknown field {UNKNOWN_FIELD!r}")
+        )
+
+    checked = [probe for probe in probes if _breaks_only(validator, probe)]
+    return _interleave(checked, limit)
+
+
+_KIND_VALIDATORS: Final[dict[str, frozenset[str]]] = {
+    "missing-required": frozenset({"required"}),
+    "wrong-type": frozenset({"type", "anyOf", "oneOf"}),
+    "enum": frozenset({"enum", "const", "anyOf", "oneOf"}),
+    "pattern": frozenset({"pattern"}),
+    "range": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}),
+    "length": frozenset({"minLength", "maxLength"}),
+    "unknown-field": frozenset({"additionalProperties", "unevaluatedProperties"}),
+}
+
+
+def _breaks_only(validator: Validator, probe: Probe) -> bool:
+    errors = list(validator.iter_errors(probe.arguments))
+    return bool(errors) and all(error.validator in _KIND_VALIDATORS[probe.kind] for error in errors)
+
+
+def _interleave(probes: list[Probe], limit: int) -> list[Probe]:
+    by_kind: dict[str, list[Probe]] = {}
+    for probe in probes:
+        by_kind.setdefault(probe.kind, []).append(probe)
+    out: list[Probe] = []
+    queues = list(by_kind.values())
+    while queues and len(out) < limit:
+        for queue in queues:
+            if queue and len(out) < limit:
+                out.append(queue.pop(0))
+        queues = [queue for queue in queues if queue]
+    return out
+
+
+_WRONG_TYPE_VALUES: Final[dict[str, Any]] = {
+    "string": 12345,
+    "integer": "not-a-number",
+    "number": "not-a-number",
+    "boolean": "not-a-boolean",
+    "array": "not-a-list",
+    "object": "not-an-object",
+    "null": "not-null",
+}
+
+
+def _violations(prop: Mapping[str, Any], generator: _Generator) -> Iterator[tuple[str, Any, str]]:
+    types = _types(prop)
+    wrong = next((value for kind, value in _WRONG_TYPE_VALUES.items() if kind in types), None)
+    if wrong is None:
+        wrong = 12345 if "string" not in types else {"unexpected": True}
+    yield "wrong-type", wrong, f"wrong type {type(wrong).__name__}"
+
+    if isinstance(prop.get("enum"), list) and prop["enum"]:
+        outside = "not-a-valid-choice" if any(isinstance(c, str) for c in prop["enum"]) else 987654321
+        yield "enum", outside, "value outside the enum"
+    if isinstance(prop.get("pattern"), str):
+        for candidate in _non_matching(prop):
+            yield "pattern", candidate, f"does not match {prop['pattern']!r}"
+            break
+
+    number_type = "integer" if "integer" in types else "number"
+    step: float = 1 if number_type == "integer" else 0.5
+    for key, sign, inclusive in (
+        ("minimum", -1, True),
+        ("exclusiveMinimum", -1, False),
+        ("maximum", 1, True),
+        ("exclusiveMaximum", 1, False),
+    ):
+        bound = prop.get(key)
+        if isinstance(bound, int | float) and not isinstance(bound, bool):
+            broken: float = bound + sign * step if inclusive else bound
+            if number_type == "integer":
+                broken = math.floor(broken) if sign < 0 else math.ceil(broken)
+            yield "range", broken, f"{key} {bound} broken"
+
+    min_length = _int(prop, "minLength")
+    if min_length is not None and min_length > 0:
+        yield "length", generator.string_of(prop, min_length - 1), f"shorter than minLength {min_length}"
+    max_length = _int(prop, "maxLength")
+    if max_length is not None:
+        yield "length", generator.string_of(prop, max_length + 1), f"oversized: longer than maxLength {max_length}"
+
+
+def _non_matching(prop: Mapping[str, Any]) -> Iterator[str]:
+    try:
+        pattern = re.compile(prop["pattern"])
+    except re.error:
+        return
+    length = _int(prop, "minLength") or 0
+    for candidate in ("!invalid!", "?", "not valid value", "0", "a", " ", ""):
+        candidate = candidate.ljust(length, "!")
+        if not pattern.search(candidate):
+            yield candidate
+
+
+def _int(schema: Mapping[str, Any], key: str) -> int | None:
+    value = schema.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _types(schema: Mapping[str, Any]) -> list[str]:
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return [declared]
+    if isinstance(declared, list):
+        return [t for t in declared if isinstance(t, str)]
+    for key in ("anyOf", "oneOf"):
+        branches = schema.get(key)
+        if isinstance(branches, list):
+            return [t for branch in branches if isinstance(branch, Mapping) for t in _types(branch)]
+    if "enum" in schema and isinstance(schema["enum"], list):
+        return sorted({_json_type(value) for value in schema["enum"]})
+    return []
+
+
+def _json_type(value: object) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
+_FORMAT_VALUES: Final[dict[str, str]] = {
+    "date": "2024-01-31",
+    "date-time": "2024-01-31T12:00:00Z",
+    "time": "12:00:00Z",
+    "email": "someone@example.com",
+    "uri": "https://example.com/item",
+    "url": "https://example.com/item",
+    "uuid": "123e4567-e89b-12d3-a456-426614174000",
+    "hostname": "example.com",
+    "ipv4": "192.0.2.1",
+    "ipv6": "2001:db8::1",
+    "duration": "P1D",
+}
+
+
+class _Generator:
+    """Builds schema-valid values; deterministic so runs and baselines are reproducible."""
+
+    def __init__(self, root: Mapping[str, Any]) -> None:
+        self._root = root
+
+    def resolve(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+        seen = 0
+        while isinstance(schema.get("$ref"), str) and seen < _MAX_DEPTH:
+            target = self._lookup(schema["$ref"])
+            if target is None:
+                return schema
+            merged = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+            schema = merged
+            seen += 1
+        return schema
+
+    def _lookup(self, ref: str) -> Mapping[str, Any] | None:
+        if not ref.startswith("#/"):
+            return None
+        node: Any = self._root
+        for part in ref[2:].split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(node, Mapping) or part not in node:
+                return None
+            node = node[part]
+        return node if isinstance(node, Mapping) else None
+
+    def value(self, schema: Mapping[str, Any], *, required_only: bool = True, depth: int = 0) -> Any:
+        schema = self.resolve(schema)
+        if depth > _MAX_DEPTH:
+            return None
+        for key in ("const", "default"):
+            if key in schema:
+                return schema[key]
+        examples = schema.get("examples")
+        if isinstance(examples, list) and examples:
+            return examples[0]
+        if isinstance(schema.get("enum"), list) and schema["enum"]:
+            return schema["enum"][0]
+        for key in ("anyOf", "oneOf"):
+            branches = schema.get(key)
+            if isinstance(branches, list):
+                usable = [b for b in branches if isinstance(b, Mapping) and _types(self.resolve(b)) != ["null"]]
+                if usable:
+                    return self.value(usable[0], required_only=required_only, depth=depth + 1)
+        all_of = schema.get("allOf")
+        if isinstance(all_of, list) and all_of:
+            merged: dict[str, Any] = {}
+            for branch in all_of:
+                if isinstance(branch, Mapping):
+                    merged.update(self.resolve(branch))
+            merged.update({k: v for k, v in schema.items() if k != "allOf"})
+            return self.value(merged, required_only=required_only, depth=depth + 1)
+        types = [t for t in _types(schema) if t != "null"] or _types(schema) or ["object"]
+        kind = types[0]
+        if kind == "object" or (kind not in _WRONG_TYPE_VALUES and "properties" in schema):
+            return self._object(schema, required_only, depth)
+        if kind == "array":
+            items = schema.get("items")
+            count = _int(schema, "minItems") or 0
+            item_schema = items if isinstance(items, Mapping) else {}
+            return [self.value(item_schema, required_only=required_only, depth=depth + 1) for _ in range(count)]
+        if kind == "string":
+            return self.string_of(schema, None)
+        if kind in ("integer", "number"):
+            return self._number(schema, integer=kind == "integer")
+        if kind == "boolean":
+            return True
+        return None
+
+    def _object(self, schema: Mapping[str, Any], required_only: bool, depth: int) -> dict[str, Any]:
+        properties = schema.get("properties")
+        properties = properties if isinstance(properties, Mapping) else {}
+        required = [name for name in schema.get("required", []) if isinstance(name, str)]
+        names = required if required_only else list(properties)
+        out: dict[str, Any] = {}
+        for name in names:
+            prop = properties.get(name, {})
+            out[name] = self.value(prop if isinstance(prop, Mapping) else {}, required_only=True, depth=depth + 1)
+        return out
+
+    def _number(self, schema: Mapping[str, Any], *, integer: bool) -> float:
+        low: float | None = None
+        high: float | None = None
+        if isinstance(schema.get("minimum"), int | float):
+            low = schema["minimum"]
+        if isinstance(schema.get("exclusiveMinimum"), int | float):
+            low = schema["exclusiveMinimum"] + (1 if integer else 0.5)
+        if isinstance(schema.get("maximum"), int | float):
+            high = schema["maximum"]
+        if isinstance(schema.get("exclusiveMaximum"), int | float):
+            high = schema["exclusiveMaximum"] - (1 if integer else 0.5)
+        value: float = low if low is not None else (min(high, 1) if high is not None else 1)
+        multiple = schema.get("multipleOf")
+        if isinstance(multiple, int | float) and multiple > 0:
+            value = math.ceil(value / multiple) * multiple
+        return math.ceil(value) if integer else value
+
+    def string_of(self, schema: Mapping[str, Any], length: int | None) -> str:
+        """A string for `schema`, of exactly `length` characters when given."""
+        pattern = schema.get("pattern")
+        fmt = schema.get("format")
+        text = "example"
+        if isinstance(pattern, str):
+            text = self._from_pattern(pattern) or text
+        elif isinstance(fmt, str) and fmt in _FORMAT_VALUES:
+            text = _FORMAT_VALUES[fmt]
+        min_length = _int(schema, "minLength") or 0
+        max_length = _int(schema, "maxLength")
+        if length is None:
+            if len(text) < min_length:
+                text = text + "x" * (min_length - len(text))
+            if max_length is not None and len(text) > max_length:
+                text = text[:max_length]
+            return text
+        return (text * (length // max(len(text), 1) + 1))[:length] if text else "x" * length
+
+    def _from_pattern(self, pattern: str) -> str | None:
+        try:
+            compiled = re.compile(pattern)
+            parsed = sre_parse.parse(pattern)
+        except (re.error, RecursionError):
+            return None
+        try:
+            text = self._emit(list(parsed.data), 0)
+        except (ValueError, IndexError, RecursionError):
+            return None
+        return text if compiled.search(text) else None
+
+    def _emit(self, items: list[tuple[Any, Any]], depth: int) -> str:
+        if depth > 20:
+            raise ValueError("pattern too deep")
+        out: list[str] = []
+        for op, arg in items:
+            name = str(op)
+            if name == "LITERAL":
+                out.append(chr(arg))
+            elif name == "ANY":
+                out.append("a")
+            elif name == "IN":
+                out.append(self._from_class(arg))
+            elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+                low, high, sub = arg
+                count = max(low, min(1, high))
+                out.extend(self._emit(list(sub), depth + 1) for _ in range(count))
+            elif name == "SUBPATTERN":
+                out.append(self._emit(list(arg[-1]), depth + 1))
+            elif name == "BRANCH":
+                out.append(self._emit(list(arg[1][0]), depth + 1))
+            elif name in ("AT", "ASSERT", "ASSERT_NOT", "GROUPREF"):
+                continue
+            elif name == "CATEGORY":
+                out.append(_CATEGORY_CHARS.get(str(arg), "a"))
+            else:
+                raise ValueError(f"unsupported regex node {name}")
+        return "".join(out)
+
+    def _from_class(self, items: list[tuple[Any, Any]]) -> str:
+        negate = any(str(op) == "NEGATE" for op, _ in items)
+        if negate:
+            excluded = "".join(self._from_class([item]) for item in items if str(item[0]) != "NEGATE")
+            return next(c for c in "aZ0_-x" if c not in excluded)
+        op, arg = items[0]
+        name = str(op)
+        if name == "LITERAL":
+            return chr(arg)
+        if name == "RANGE":
+            return chr(arg[0])
+        if name == "CATEGORY":
+            return _CATEGORY_CHARS.get(str(arg), "a")
+        raise ValueError(f"unsupported class node {name}")
+
+
+_CATEGORY_CHARS: Final = {
+    "CATEGORY_DIGIT": "1",
+    "CATEGORY_NOT_DIGIT": "a",
+    "CATEGORY_WORD": "a",
+    "CATEGORY_NOT_WORD": "-",
+    "CATEGORY_SPACE": " ",
+    "CATEGORY_NOT_SPACE": "a",
+}

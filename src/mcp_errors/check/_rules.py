@@ -1,0 +1,196 @@
+"""The checker's rules: stable ids, severities, and why each one matters.
+
+Ids never change meaning once published, so baselines and `--select`/`--ignore` lists stay
+valid across versions. `docs/rules.md` documents every rule; a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["RULES", "Finding", "Rule", "Severity"]
+
+
+class Severity(enum.StrEnum):
+    """How much a failed rule matters: only `error` makes `mcp-errors check` exit non-zero."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One conformance rule."""
+
+    id: str
+    """Stable id, `ME` and three digits."""
+    name: str
+    """Short kebab-case name."""
+    severity: Severity
+    summary: str
+    """What a server must do to pass."""
+    source: str
+    """Where the requirement comes from: the MCP spec, SEP-1303 or this project's contract."""
+
+
+_SPEC_TOOLS_ERRORS: Final = "MCP spec, Server features > Tools > Error handling"
+_CONTRACT: Final = "mcp-errors wire contract"
+
+_ALL: Final = (
+    Rule(
+        "ME001",
+        "validation-as-protocol-error",
+        Severity.ERROR,
+        "Invalid arguments are answered with an isError tool result, not a JSON-RPC error.",
+        f"SEP-1303; {_SPEC_TOOLS_ERRORS}",
+    ),
+    Rule(
+        "ME002",
+        "missing-envelope",
+        Severity.ERROR,
+        "An error result carries a structuredContent object with errorCategory, isRetryable and description.",
+        _CONTRACT,
+    ),
+    Rule(
+        "ME003",
+        "invalid-envelope-values",
+        Severity.ERROR,
+        "The envelope's values are valid: a known category, isRetryable true only with transient, "
+        "a non-empty description, UPPER_SNAKE codes, retryAfterSeconds only when transient.",
+        f"{_CONTRACT} (error-envelope.schema.json)",
+    ),
+    Rule(
+        "ME004",
+        "invalid-arguments-not-validation",
+        Severity.ERROR,
+        "Arguments that break the tool's inputSchema are reported with errorCategory validation.",
+        _CONTRACT,
+    ),
+    Rule(
+        "ME005",
+        "invalid-arguments-accepted",
+        Severity.WARNING,
+        "Arguments that break the tool's inputSchema are rejected, not run.",
+        "MCP spec, Server features > Tools > Security considerations (servers MUST validate all tool inputs)",
+    ),
+    Rule(
+        "ME006",
+        "generic-description",
+        Severity.ERROR,
+        'The description is actionable, not generic ("Operation failed", "Internal error").',
+        _CONTRACT,
+    ),
+    Rule(
+        "ME007",
+        "description-repeats-message",
+        Severity.WARNING,
+        "The description adds what to do next instead of repeating the message.",
+        _CONTRACT,
+    ),
+    Rule(
+        "ME008",
+        "validation-description-unnamed-field",
+        Severity.WARNING,
+        "A validation error's description names the argument that is wrong.",
+        _CONTRACT,
+    ),
+    Rule(
+        "ME009",
+        "text-not-self-sufficient",
+        Severity.ERROR,
+        "The first content block is text naming the category, the retry verdict and the description, "
+        "for hosts that show the model only that text.",
+        f"{_CONTRACT}; {_SPEC_TOOLS_ERRORS}",
+    ),
+    Rule(
+        "ME010",
+        "leaks-internals",
+        Severity.ERROR,
+        "No stack trace, file path or secret appears in any text of an error result.",
+        "MCP spec, Server features > Tools > Security considerations; mcp-errors wire contract",
+    ),
+    Rule(
+        "ME011",
+        "output-schema-rejects-error",
+        Severity.ERROR,
+        "The tool's outputSchema admits the structuredContent of its error results.",
+        "MCP spec, Tools > Output schema (strict clients validate every structuredContent); mcp-errors contract",
+    ),
+    Rule(
+        "ME012",
+        "empty-result-as-error",
+        Severity.ERROR,
+        "A valid query that matched nothing is a success (isError false), not an error.",
+        _CONTRACT,
+    ),
+    Rule(
+        "ME013",
+        "silent-empty-result",
+        Severity.WARNING,
+        "An empty success says in text that the query ran and matched nothing.",
+        _CONTRACT,
+    ),
+    Rule(
+        "ME014",
+        "call-timeout",
+        Severity.ERROR,
+        "Every tools/call is answered within the per-call timeout.",
+        "MCP spec, Basic protocol > Lifecycle > Timeouts",
+    ),
+    Rule(
+        "ME015",
+        "server-unavailable",
+        Severity.ERROR,
+        "The server starts, completes the handshake and lists its tools within the timeout.",
+        "MCP spec, Basic protocol > Lifecycle",
+    ),
+    Rule(
+        "ME016",
+        "server-crashed",
+        Severity.ERROR,
+        "The server stays up while its tools are called, including with bad arguments.",
+        "MCP spec, Basic protocol > Lifecycle",
+    ),
+    Rule(
+        "ME017",
+        "check-incomplete",
+        Severity.ERROR,
+        "The whole check finishes within the total timeout.",
+        "mcp-errors check",
+    ),
+    Rule(
+        "ME018",
+        "failure-as-protocol-error",
+        Severity.WARNING,
+        "A tool failure on valid arguments is an isError result the model can see, not a JSON-RPC error.",
+        f"{_SPEC_TOOLS_ERRORS}; SEP-2145 (proposed)",
+    ),
+    Rule(
+        "ME019",
+        "success-breaks-output-schema",
+        Severity.ERROR,
+        "A successful result's structuredContent matches the tool's outputSchema.",
+        "MCP spec, Tools > Output schema (servers MUST provide conforming structured results)",
+    ),
+)
+
+RULES: Final[dict[str, Rule]] = {rule.id: rule for rule in _ALL}
+"""Every rule by id, in id order."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One failed rule, for one tool (or for the whole server when `tool` is `None`)."""
+
+    rule: str
+    tool: str | None
+    message: str
+
+    @property
+    def severity(self) -> Severity:
+        return RULES[self.rule].severity
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"rule": self.rule, "severity": self.severity.value, "tool": self.tool, "message": self.message}

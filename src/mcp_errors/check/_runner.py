@@ -1,0 +1,276 @@
+"""Connect to a server, call each tool with probes, and collect findings; never hang.
+
+Every await on the server is bounded: the handshake and `tools/list` by the per-call timeout,
+each `tools/call` by the per-call timeout, and the whole run by a deadline. A server that
+hangs, crashes or speaks no contract at all ends as findings in the report.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import tempfile
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import IO, Any, Final, Literal
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.server import Server
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, CallToolResult, Tool
+
+from mcp_errors.check._judge import judge_call, judge_output_mismatch
+from mcp_errors.check._probes import Probe, invalid_probes, valid_arguments
+from mcp_errors.check._report import CheckReport
+from mcp_errors.check._rules import Finding
+
+__all__ = ["CheckOptions", "Target", "check_server"]
+
+Target = str | Sequence[str] | StdioServerParameters | Server[Any] | MCPServer
+"""A streamable HTTP URL, a command line, stdio parameters, or an in-process server."""
+
+_MAX_PAGES: Final = 100
+_TEARDOWN_GRACE: Final = 5.0
+_STDERR_TAIL: Final = 300
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOptions:
+    """How far `check_server` goes and how long it may take."""
+
+    call_valid: bool = False
+    """Also make one schema-valid call per tool, to check success and empty results."""
+    allow_destructive: bool = False
+    """Call tools annotated `destructiveHint: true` too (they are skipped otherwise)."""
+    timeout: float = 10.0
+    """Seconds for each `tools/call`."""
+    connect_timeout: float | None = None
+    """Seconds to start the server, complete the handshake and list tools (`timeout` when `None`)."""
+    total_timeout: float = 120.0
+    """Seconds for the whole run; what is left unchecked then becomes a finding."""
+    mode: Literal["auto", "legacy"] = "auto"
+    """Protocol negotiation: `auto` tries the 2026 revision first, `legacy` speaks 2025-11-25."""
+    probes_per_tool: int = 12
+    """The most invalid-argument probes sent to one tool."""
+
+
+@dataclass(slots=True)
+class _Run:
+    options: CheckOptions
+    deadline: float
+    findings: dict[tuple[str, str | None], tuple[str, int]] = field(default_factory=dict)
+    checked: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    calls: int = 0
+    unchecked: list[str] = field(default_factory=list)
+    stopped: bool = False
+    server_info: dict[str, str | None] = field(default_factory=dict)
+
+    def add(self, rule: str, tool: str | None, message: str) -> None:
+        key = (rule, tool)
+        first, count = self.findings.get(key, (message, 0))
+        self.findings[key] = (first, count + 1)
+
+    def remaining(self) -> float:
+        return self.deadline - anyio.current_time()
+
+
+async def check_server(target: Target, options: CheckOptions | None = None) -> CheckReport:
+    """Check every tool of a server against the rules and return the report.
+
+    Args:
+        target: A streamable HTTP URL (`http://host:port/mcp`), a command line that starts a
+            stdio server (`["python", "server.py"]`), `StdioServerParameters`, or an
+            in-process `MCPServer` / low-level `Server`.
+        options: Probes, timeouts and safety switches; defaults to `CheckOptions()`.
+
+    Returns:
+        The report, unfiltered: apply `--select`, `--ignore` and a baseline with
+        `CheckReport.filtered`.
+
+    Example:
+        ```python
+        import anyio
+        from mcp.server.mcpserver import MCPServer
+        from mcp_errors import install
+        from mcp_errors.check import check_server
+
+        server = install(MCPServer("demo"))
+
+        @server.tool()
+        def double(n: int) -> int:
+            return 2 * n
+
+        report = anyio.run(check_server, server)
+        assert not report.failed
+        ```
+    """
+    options = options or CheckOptions()
+    started = anyio.current_time()
+    run = _Run(options=options, deadline=started + options.total_timeout)
+    label = _label(target)
+    with anyio.move_on_after(options.total_timeout + _TEARDOWN_GRACE) as hard_stop:
+        await _check(target, run)
+    if hard_stop.cancelled_caught or run.stopped:
+        run.add("ME017", None, f"the run stopped at the total timeout of {options.total_timeout:g}s")
+    findings = [Finding(rule, tool, _counted(text, count)) for (rule, tool), (text, count) in run.findings.items()]
+    findings.sort(key=lambda f: (f.tool or "", f.rule))
+    return CheckReport(
+        server={"target": label, **run.server_info},
+        findings=findings,
+        tools_checked=run.checked,
+        tools_skipped=run.skipped,
+        tools_unchecked=run.unchecked,
+        calls=run.calls,
+        duration_seconds=round(anyio.current_time() - started, 3),
+    )
+
+
+async def _check(target: Target, run: _Run) -> None:
+    options = run.options
+    async with AsyncExitStack() as stack:
+        errlog: IO[str] | None = None
+        server: Any = target
+        if isinstance(target, str) and not target.startswith(("http://", "https://")):
+            target = shlex.split(target)
+        if not isinstance(target, str | StdioServerParameters | Server | MCPServer):
+            command = list(target)
+            target = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ), cwd=os.getcwd())
+        if isinstance(target, StdioServerParameters):
+            # The server's stderr is kept aside (not shown), to quote its last line in a finding.
+            errlog = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115
+            server = stdio_client(target, errlog=errlog)
+        else:
+            server = target
+        client = Client(server, mode=options.mode, cache=None)
+        # The scope wraps the whole `async with client` so that the client's task groups
+        # nest inside it; its deadline is the handshake's until tools are listed.
+        connect_timeout = options.connect_timeout if options.connect_timeout is not None else options.timeout
+        connect_budget = min(connect_timeout, max(run.remaining(), 0.01))
+        scope = anyio.CancelScope(deadline=anyio.current_time() + connect_budget)
+        connected = False
+        try:
+            with scope:
+                async with client:
+                    tools = await _list_tools(client)
+                    connected = True
+                    scope.deadline = run.deadline + _TEARDOWN_GRACE
+                    if client.server_info is not None:
+                        run.server_info = {"name": client.server_info.name, "version": client.server_info.version}
+                    for index, tool in enumerate(tools):
+                        if not await _check_tool(client, tool, run, errlog):
+                            run.unchecked = [t.name for t in tools[index + 1 :]]
+                            break
+        except Exception as exc:
+            if not connected:
+                run.add("ME015", None, f"could not connect: {_describe(exc)}{_tail(errlog)}")
+            # Once connected, the findings are complete; an error while closing is not one.
+        if scope.cancelled_caught:
+            if connected or connect_budget < connect_timeout:
+                run.stopped = True
+            else:
+                run.add("ME015", None, f"no handshake and tools/list within {connect_timeout:g}s{_tail(errlog)}")
+
+
+async def _list_tools(client: Client) -> list[Tool]:
+    tools: list[Tool] = []
+    cursor: str | None = None
+    for _ in range(_MAX_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return tools
+
+
+async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | None) -> bool:
+    """Probe one tool; `False` when the run must stop (crash or deadline)."""
+    options = run.options
+    annotations = tool.annotations
+    if annotations is not None and annotations.destructive_hint is True and not options.allow_destructive:
+        run.skipped[tool.name] = "annotated destructiveHint: pass --allow-destructive to call it"
+        return True
+    schema: dict[str, Any] = tool.input_schema if isinstance(tool.input_schema, dict) else {}
+    probes = invalid_probes(schema, limit=options.probes_per_tool)
+    if options.call_valid:
+        arguments = valid_arguments(schema)
+        if arguments is not None:
+            probes.append(Probe("valid", arguments, detail="valid call"))
+    run.checked.append(tool.name)
+    for probe in probes:
+        remaining = run.remaining()
+        if remaining <= 0:
+            run.stopped = True
+            return False
+        budget = min(options.timeout, remaining)
+        try:
+            with anyio.fail_after(budget):
+                outcome: CallToolResult | MCPError = await client.call_tool(tool.name, probe.arguments)
+        except TimeoutError:
+            if budget < options.timeout:
+                run.stopped = True
+                return False
+            run.add("ME014", tool.name, f"{probe.detail or 'call'}: no answer within {options.timeout:g}s")
+            # One hung call says enough about this tool; keep the budget for the others.
+            return True
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                run.add("ME016", tool.name, f"connection closed during {probe.detail or 'a call'}{_tail(errlog)}")
+                return False
+            outcome = exc
+        except RuntimeError as exc:
+            if "structured content" not in str(exc):
+                run.add("ME016", tool.name, f"{probe.detail or 'call'}: {_describe(exc)}{_tail(errlog)}")
+                return False
+            run.calls += 1
+            for rule, message in judge_output_mismatch(probe, str(exc)):
+                run.add(rule, tool.name, message)
+            continue
+        except Exception as exc:
+            run.add("ME016", tool.name, f"{probe.detail or 'call'}: {_describe(exc)}{_tail(errlog)}")
+            return False
+        run.calls += 1
+        for rule, message in judge_call(tool, probe, outcome):
+            run.add(rule, tool.name, message)
+    return True
+
+
+def _label(target: Target) -> str:
+    if isinstance(target, str):
+        return target
+    if isinstance(target, StdioServerParameters):
+        return shlex.join([target.command, *target.args])
+    if isinstance(target, MCPServer | Server):
+        return f"in-process server {target.name!r}"
+    return shlex.join(list(target))
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        return _describe(exc.exceptions[0])
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _tail(errlog: IO[str] | None) -> str:
+    if errlog is None:
+        return ""
+    try:
+        errlog.flush()
+        errlog.seek(0)
+        lines = [line.strip() for line in errlog.read().splitlines() if line.strip()]
+    except (OSError, ValueError):
+        return ""
+    if not lines:
+        return ""
+    last = lines[-1]
+    return f" (server stderr: {last[-_STDERR_TAIL:]})"
+
+
+def _counted(message: str, count: int) -> str:
+    return message if count == 1 else f"{message} (and {count - 1} more)"

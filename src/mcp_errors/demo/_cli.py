@@ -1,0 +1,71 @@
+"""The `serve` and `demo` commands. Heavy imports happen inside the commands."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import typer
+
+__all__ = ["demo_command", "serve_command"]
+
+
+def serve_command(
+    db: Annotated[
+        str | None,
+        typer.Option(help="SQLite file of the desk, or ':memory:'. Default: demo-desk.sqlite3 in your data dir."),
+    ] = None,
+    http: Annotated[
+        int | None, typer.Option("--http", metavar="PORT", help="Serve streamable HTTP on PORT instead of stdio.")
+    ] = None,
+    host: Annotated[str, typer.Option(help="Interface for --http. Keep 127.0.0.1 unless you mean it.")] = "127.0.0.1",
+    role: Annotated[str, typer.Option(help="'support', or 'finance' to allow get_financial_records.")] = "support",
+    seed: Annotated[int, typer.Option(help="Seeds the data and the injected faults (reproducible runs).")] = 7,
+    fault_rate: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Probability of a transient fault (timeout, database busy).")
+    ] = 0.0,
+    outage: Annotated[
+        list[str] | None,
+        typer.Option(help="A tool that always times out; search_knowledge:SOURCE takes down one source. Repeatable."),
+    ] = None,
+    latency: Annotated[float, typer.Option(min=0.0, metavar="MS", help="Latency added to every call.")] = 0.0,
+    commit_then_timeout: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Probability that a refund commits and then its answer is lost.")
+    ] = 0.0,
+    no_contract: Annotated[
+        bool, typer.Option("--no-contract", hidden=True, help="Serve without mcp_errors.install (benchmarks).")
+    ] = False,
+) -> None:
+    """Run the demo support desk as an MCP server (stdio by default)."""
+    from mcp_errors.demo._db import default_db_path
+    from mcp_errors.demo._faults import FaultConfig
+    from mcp_errors.demo._server import DeskConfig, build_server
+
+    if role not in ("support", "finance"):
+        raise typer.BadParameter("role must be 'support' or 'finance'", param_hint="--role")
+    desk_role: Literal["support", "finance"] = "finance" if role == "finance" else "support"
+    faults = FaultConfig.build(
+        fault_rate=fault_rate,
+        outages=outage or (),
+        latency_ms=latency,
+        commit_then_timeout=commit_then_timeout,
+        seed=seed,
+    )
+    config = DeskConfig(db=db or default_db_path(), role=desk_role, faults=faults, contract=not no_contract)
+    server = build_server(config)
+    if http is None:
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=host, port=http)
+
+
+def demo_command(
+    sweep: Annotated[int, typer.Option(min=0, help="Tasks in the transient-fault sweep.")] = 20,
+    seed: Annotated[int, typer.Option(help="Seeds the desk and its injected faults.")] = 7,
+    fault_rate: Annotated[float, typer.Option(min=0.0, max=0.95, help="Transient fault rate during the sweep.")] = 0.3,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
+) -> None:
+    """Run a naive and a structured agent through the support scenarios, side by side."""
+    from mcp_errors.demo._report import run_and_report
+
+    ok = run_and_report(sweep=sweep, seed=seed, fault_rate=fault_rate, as_json=as_json)
+    raise typer.Exit(0 if ok else 1)

@@ -1,0 +1,427 @@
+"""The scenario simulator: two scripted agents (no LLM) against the real demo desk.
+
+`run_demo` starts `mcp-errors serve` as a subprocess over stdio (via `sys.executable -m
+mcp_errors`, so no console script is needed on PATH) and runs each scenario twice:
+
+- the **naive** agent reads only the text: it resends any error or anything that reads
+  like an empty answer, up to 3 times, then escalates to a human;
+- the **structured** agent reads every result with `read_result`, resends only through
+  `call_tool_with_recovery` (a `RecoveryPolicy` with an idempotency key per operation) and
+  fans out searches collecting partial results.
+
+Every call goes through a recorder that counts calls and *wasted* calls: resends of a call
+whose previous answer was final (a valid empty result or a non-retryable error) or whose
+target was down for the whole scenario, i.e. resends that could not change the answer.
+Correctness is judged from outside the agents: from their final claim and, for refunds,
+from the desk's database.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager, closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp_types import CallToolResult, TextContent, Tool
+
+from mcp_errors._outcome import ToolOutcome, read_result
+from mcp_errors._policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
+from mcp_errors.demo._db import KNOWLEDGE_SOURCES
+
+__all__ = ["DEMO_POLICY", "AgentName", "Row", "run_demo"]
+
+AgentName = Literal["naive", "structured"]
+AGENTS: Final[tuple[AgentName, ...]] = ("naive", "structured")
+NAIVE_RESENDS: Final = 3
+
+DEMO_POLICY: Final = RecoveryPolicy(max_attempts=4, deadline=5.0, initial_wait=0.005, max_wait=0.05)
+"""The structured agent's policy. Its waits are shrunk to at most 50 ms so that the demo runs
+in seconds; a production policy waits longer. Its 5 s deadline is shorter than the 30 s a
+down source asks for, so the agent does not resend into an outage."""
+
+SEARCH_QUERY: Final = "refund"
+SEARCH_OUTAGES: Final = ("tickets", "community")
+UNKNOWN_EMAIL: Final = "john@example.com"
+BIG_REFUND_ORDER: Final = "#10002"
+TYPO_ORDER_ID: Final = "order-abc"
+CUSTOMER_REPLY_ORDER_ID: Final = "#10007"
+"""What the simulated customer answers when asked for the order id again."""
+
+_EMPTY_WORDS: Final = re.compile(r"\b(no|not found|nothing|none|empty|zero)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One agent's run of one scenario."""
+
+    scenario: str
+    agent: AgentName
+    calls: int
+    wasted_calls: int
+    escalated: bool
+    correct: bool
+    outcome: str
+    """The final outcome in a few words, for the table."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as the `--json` output's scenario object."""
+        return {
+            "scenario": self.scenario,
+            "agent": self.agent,
+            "calls": self.calls,
+            "wasted_calls": self.wasted_calls,
+            "escalated": self.escalated,
+            "correct": self.correct,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    key: str
+    title: str
+    right_answer: str
+    """What a correct agent does, shown above the table."""
+
+
+SCENARIOS: Final = (
+    Scenario("empty_lookup", "Customer lookup matches nobody", "Tell the customer no account matches; do not resend."),
+    Scenario(
+        "refund_over_limit",
+        "Refund of 750 (limit 500)",
+        "Escalate to a human with the details; never shrink the amount.",
+    ),
+    Scenario("bad_order_id", "Order id 'order-abc'", "Ask for an id like #12345, then look it up; no human needed."),
+    Scenario(
+        "partial_search",
+        "Search where 3 of 5 sources answer",
+        "Answer from the 3 sources that answered and name the 2 that timed out.",
+    ),
+    Scenario(
+        "no_finance_role",
+        "Financial records without the finance role",
+        "Escalate to someone with finance access; resending cannot help.",
+    ),
+)
+SWEEP: Final = Scenario(
+    "transient_sweep",
+    "Transient-fault sweep",
+    "Resend through the faults, and apply every refund exactly once.",
+)
+
+
+@dataclass
+class _Recorder:
+    """Counts the calls one agent makes in one scenario, and which were wasted."""
+
+    outages: frozenset[tuple[str, str | None]] = frozenset()
+    calls: int = 0
+    wasted: int = 0
+    _last: dict[str, ToolOutcome] = field(default_factory=dict[str, ToolOutcome])
+
+    def record(self, name: str, arguments: Mapping[str, Any], result: CallToolResult) -> None:
+        key = json.dumps([name, arguments], sort_keys=True, default=str)
+        previous = self._last.get(key)
+        self.calls += 1
+        if previous is not None and (_is_final(previous) or self._down(name, arguments)):
+            self.wasted += 1
+        self._last[key] = read_result(result)
+
+    def _down(self, name: str, arguments: Mapping[str, Any]) -> bool:
+        source = arguments.get("source")
+        return (name, None) in self.outages or (name, source if isinstance(source, str) else None) in self.outages
+
+
+def _is_final(outcome: ToolOutcome) -> bool:
+    return outcome.kind == "empty" or (outcome.kind == "error" and not outcome.is_retryable)
+
+
+class _Desk:
+    """A connection to one desk subprocess, with a recorder per scenario run."""
+
+    def __init__(self, client: Client, tools: Sequence[Tool], db_path: Path) -> None:
+        self.client = client
+        self.tools = tools
+        self.db_path = db_path
+        self.recorder = _Recorder()
+
+    def start(self, outages: frozenset[tuple[str, str | None]] = frozenset()) -> _Recorder:
+        self.recorder = _Recorder(outages)
+        return self.recorder
+
+    async def call(self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None) -> CallToolResult:
+        # The recovery policy calls through here too, so its resends are counted.
+        result = await self.client.call_tool(name, arguments, meta=meta)  # type: ignore[arg-type]  # open _meta map
+        self.recorder.record(name, arguments, result)
+        return result
+
+    def refunds(self, order_id: str) -> int:
+        """How many refunds the desk's database holds for an order (the auditor's view)."""
+        # Read-only and outside the server: the agents' claims are checked against the data.
+        with closing(sqlite3.connect(f"{self.db_path.as_uri()}?mode=ro", uri=True)) as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM refunds WHERE order_id = ?", (order_id,)).fetchone()[0])
+
+
+@asynccontextmanager
+async def _desk(db_path: Path, seed: int, extra_args: Sequence[str]) -> AsyncIterator[_Desk]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mcp_errors", "serve", "--db", str(db_path), "--seed", str(seed), *extra_args],
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    with open(os.devnull, "w") as errlog:  # noqa: ASYNC230  # opening /dev/null does not block
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            tools = (await client.list_tools()).tools
+            yield _Desk(client, tools, db_path)
+
+
+# -- the two agents ---------------------------------------------------------------------
+
+
+def _text(result: CallToolResult) -> str:
+    return next((block.text for block in result.content if isinstance(block, TextContent)), "")
+
+
+async def _naive_call(desk: _Desk, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+    """Call, and resend up to 3 times whatever is an error or reads like nothing came back."""
+    text = ""
+    for _ in range(1 + NAIVE_RESENDS):
+        result = await desk.call(name, arguments)
+        text = _text(result)
+        if not (result.is_error or not text or _EMPTY_WORDS.search(text)):
+            return True, text
+    return False, text
+
+
+async def _structured_call(desk: _Desk, name: str, arguments: dict[str, Any]) -> RecoveryReport:
+    return await call_tool_with_recovery(desk.call, name, arguments, policy=DEMO_POLICY, tools=desk.tools)
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    outcome: str
+    escalated: bool
+    correct: bool
+
+
+async def _empty_lookup(desk: _Desk, agent: AgentName) -> _Verdict:
+    args = {"email": UNKNOWN_EMAIL}
+    if agent == "naive":
+        ok, _ = await _naive_call(desk, "lookup_customer", args)
+        if ok:
+            return _Verdict("claimed a customer was found", False, False)
+        return _Verdict("escalated a customer that does not exist", True, False)
+    report = await _structured_call(desk, "lookup_customer", args)
+    if report.decision is Decision.DONE and report.outcome.kind == "empty":
+        return _Verdict("told the customer: no account with that email", False, True)
+    return _Verdict(f"unexpected: {report.decision.value}", report.decision is Decision.ESCALATE, False)
+
+
+async def _refund_over_limit(desk: _Desk, agent: AgentName) -> _Verdict:
+    args = {"order_id": BIG_REFUND_ORDER, "amount": 750.0, "reason": "arrived broken"}
+    if agent == "naive":
+        ok, _ = await _naive_call(desk, "process_refund", args)
+        escalated = not ok
+    else:
+        report = await _structured_call(desk, "process_refund", args)
+        escalated = report.decision is Decision.ESCALATE and report.reason == "business"
+    applied = desk.refunds(BIG_REFUND_ORDER)
+    if escalated and applied == 0:
+        return _Verdict("escalated to a human with the refund details", True, True)
+    return _Verdict(f"{applied} refund(s) applied without approval", escalated, False)
+
+
+async def _bad_order_id(desk: _Desk, agent: AgentName) -> _Verdict:
+    if agent == "naive":
+        ok, _ = await _naive_call(desk, "get_order", {"order_id": TYPO_ORDER_ID})
+        if ok:
+            return _Verdict("claimed the order was found", False, False)
+        return _Verdict("escalated a typo to a human", True, False)
+    report = await _structured_call(desk, "get_order", {"order_id": TYPO_ORDER_ID})
+    expected = next((error.expected for error in report.field_errors if error.field == "order_id"), None)
+    if report.decision is not Decision.FIX_INPUT or expected is None:
+        return _Verdict(f"unexpected: {report.decision.value}", report.decision is Decision.ESCALATE, False)
+    # The field error says what the id looks like: ask the customer for one in that format.
+    fixed = await _structured_call(desk, "get_order", {"order_id": CUSTOMER_REPLY_ORDER_ID})
+    if fixed.decision is Decision.DONE and fixed.outcome.kind == "success":
+        return _Verdict(f"asked for the id ({expected}), then found {CUSTOMER_REPLY_ORDER_ID}", False, True)
+    return _Verdict("could not find the corrected order", fixed.decision is Decision.ESCALATE, False)
+
+
+async def _partial_search(desk: _Desk, agent: AgentName) -> _Verdict:
+    if agent == "naive":
+        for source in KNOWLEDGE_SOURCES:
+            ok, _ = await _naive_call(desk, "search_knowledge", {"query": SEARCH_QUERY, "source": source})
+            if not ok:
+                return _Verdict(f"gave up at '{source}' and escalated the whole search", True, False)
+        return _Verdict("answered from all five sources", False, False)
+    reports = await _fan_out(desk, SEARCH_QUERY, KNOWLEDGE_SOURCES)
+    answered = sorted(source for source, report in reports.items() if report.decision is Decision.DONE)
+    failed = sorted(source for source, report in reports.items() if report.decision is not Decision.DONE)
+    correct = failed == sorted(SEARCH_OUTAGES) and len(answered) == len(KNOWLEDGE_SOURCES) - len(SEARCH_OUTAGES)
+    outcome = f"answered from {len(answered)} of {len(reports)}; named {', '.join(failed) or 'none'} as timed out"
+    return _Verdict(outcome, False, correct)
+
+
+async def _fan_out(desk: _Desk, query: str, sources: Sequence[str]) -> dict[str, RecoveryReport]:
+    # LOCAL FAN-OUT: stands in for `mcp_errors.gather_partial` (issue 4) until it lands.
+    # Each branch recovers on its own; a failed branch is reported, never fatal to the rest.
+    reports: dict[str, RecoveryReport] = {}
+
+    async def one(source: str) -> None:
+        reports[source] = await _structured_call(desk, "search_knowledge", {"query": query, "source": source})
+
+    async with anyio.create_task_group() as group:
+        for source in sources:
+            group.start_soon(one, source)
+    return reports
+
+
+async def _no_finance_role(desk: _Desk, agent: AgentName) -> _Verdict:
+    args = {"customer_id": "C-1003"}
+    if agent == "naive":
+        ok, _ = await _naive_call(desk, "get_financial_records", args)
+        if ok:
+            return _Verdict("read records it may not read", False, False)
+        return _Verdict("escalated to someone with finance access", True, True)
+    report = await _structured_call(desk, "get_financial_records", args)
+    if report.decision is Decision.ESCALATE and report.reason == "permission":
+        return _Verdict("escalated to someone with finance access", True, True)
+    return _Verdict(f"unexpected: {report.decision.value}", report.decision is Decision.ESCALATE, False)
+
+
+_RUNNERS: Final[dict[str, Callable[[_Desk, AgentName], Awaitable[_Verdict]]]] = {
+    "empty_lookup": _empty_lookup,
+    "refund_over_limit": _refund_over_limit,
+    "bad_order_id": _bad_order_id,
+    "partial_search": _partial_search,
+    "no_finance_role": _no_finance_role,
+}
+
+
+# -- the transient-fault sweep ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Task:
+    tool: str
+    arguments: dict[str, Any]
+
+
+def _sweep_tasks(size: int) -> list[_Task]:
+    tasks: list[_Task] = []
+    for index in range(size):
+        # Every other task is a small refund, spread over the orders so that doubles show.
+        if index % 2 == 0:
+            order = f"#{10001 + (index // 2) % 60:05d}"
+            tasks.append(_Task("process_refund", {"order_id": order, "amount": 5.0, "reason": "late delivery"}))
+        elif index % 4 == 1:
+            tasks.append(_Task("lookup_customer", {"email": "chidi.okafor@example.com"}))
+        else:
+            tasks.append(_Task("get_order", {"order_id": f"#{10001 + index % 60:05d}"}))
+    return tasks
+
+
+async def _sweep(desk: _Desk, agent: AgentName, size: int) -> _Verdict:
+    done = gave_up = wrong = doubles = 0
+    tasks = _sweep_tasks(size)
+    for task in tasks:
+        order = task.arguments.get("order_id", "")
+        before = desk.refunds(order) if task.tool == "process_refund" else 0
+        if agent == "naive":
+            ok, _ = await _naive_call(desk, task.tool, task.arguments)
+            claimed_done, honest_unknown = ok, False
+        else:
+            report = await _structured_call(desk, task.tool, task.arguments)
+            claimed_done = report.decision is Decision.DONE
+            # Giving up on a transient failure and saying so is a right answer, not a wrong one.
+            honest_unknown = report.reason in ("outcome_unknown", "retries_exhausted", "deadline", "retry_budget")
+        if task.tool == "process_refund":
+            applied = desk.refunds(order) - before
+            doubles += applied > 1
+            right = applied == 1 if claimed_done else (applied == 0 or honest_unknown)
+        else:
+            right = claimed_done or honest_unknown
+        done += claimed_done
+        gave_up += not claimed_done
+        wrong += not right
+    parts = [f"{done}/{len(tasks)} done"]
+    if gave_up:
+        parts.append(f"{gave_up} escalated")
+    parts.append(f"{doubles} double refund{'s' if doubles != 1 else ''}")
+    return _Verdict(", ".join(parts), gave_up > 0, wrong == 0 and doubles == 0)
+
+
+# -- running it all ---------------------------------------------------------------------
+
+ProgressFn = Callable[[str], None]
+
+
+async def run_demo(
+    *, sweep: int = 20, seed: int = 7, fault_rate: float = 0.3, progress: ProgressFn | None = None
+) -> list[Row]:
+    """Run both agents through every scenario against real desk subprocesses.
+
+    Args:
+        sweep: Tasks in the transient-fault sweep (0 skips it).
+        seed: Seeds the desk's data and its fault injection.
+        fault_rate: Transient fault rate of the sweep's desk (refund answers are lost at
+            the same rate, after the refund committed).
+        progress: Called with a short label after each scenario run.
+
+    Returns:
+        One row per scenario and agent, in order.
+    """
+    report = progress or (lambda _label: None)
+    rows: list[Row] = []
+    outages = [arg for source in SEARCH_OUTAGES for arg in ("--outage", f"search_knowledge:{source}")]
+    down = frozenset(("search_knowledge", source) for source in SEARCH_OUTAGES)
+    faults = ["--fault-rate", str(fault_rate), "--commit-then-timeout", str(fault_rate)]
+
+    async def scenarios(agent: AgentName, db_path: Path) -> None:
+        async with _desk(db_path, seed, outages) as desk:
+            for scenario in SCENARIOS:
+                recorder = desk.start(down if scenario.key == "partial_search" else frozenset())
+                verdict = await _RUNNERS[scenario.key](desk, agent)
+                rows.append(_row(scenario, agent, recorder, verdict))
+                report(f"{scenario.title} · {agent}")
+
+    async def sweep_run(agent: AgentName, db_path: Path) -> None:
+        async with _desk(db_path, seed, faults) as desk:
+            recorder = desk.start()
+            verdict = await _sweep(desk, agent, sweep)
+            rows.append(_row(SWEEP, agent, recorder, verdict))
+            report(f"{SWEEP.title} ({sweep} tasks) · {agent}")
+
+    with tempfile.TemporaryDirectory(prefix="mcp-errors-demo-") as tmp:
+        # Every agent gets its own desks (neither sees the other's refunds or fault draws),
+        # and all desks run at once: most of the wall time is starting the subprocesses.
+        async with anyio.create_task_group() as group:
+            for agent in AGENTS:
+                group.start_soon(scenarios, agent, Path(tmp) / f"{agent}.sqlite3")
+                if sweep:
+                    group.start_soon(sweep_run, agent, Path(tmp) / f"sweep-{agent}.sqlite3")
+    order = [s.key for s in (*SCENARIOS, SWEEP)]
+    return sorted(rows, key=lambda row: (order.index(row.scenario), AGENTS.index(row.agent)))
+
+
+def _row(scenario: Scenario, agent: AgentName, recorder: _Recorder, verdict: _Verdict) -> Row:
+    return Row(
+        scenario=scenario.key,
+        agent=agent,
+        calls=recorder.calls,
+        wasted_calls=recorder.wasted,
+        escalated=verdict.escalated,
+        correct=verdict.correct,
+        outcome=verdict.outcome,
+    )

@@ -1,0 +1,50 @@
+"""Stdio servers that misbehave at the process level: `hang`, `crash` or `silent`.
+
+`python misbehaving_server.py hang`: one tool never answers, one answers well.
+`python misbehaving_server.py crash`: the process exits in the middle of a tool call.
+`python misbehaving_server.py silent`: reads stdin and never answers, not even the handshake.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+
+from mcp_errors import install
+
+
+def build_server(behaviour: str) -> MCPServer:
+    server = install(MCPServer(f"misbehaving-{behaviour}"))
+
+    @server.tool()
+    async def lookup(customer_email: str) -> str:
+        """A tool that misbehaves."""
+        if behaviour == "crash":
+            sys.stderr.write("fatal: lookup backend gone\n")
+            sys.stderr.flush()
+            os._exit(3)
+        await anyio.sleep_forever()
+        return "unreachable"
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """A tool that behaves."""
+        return text
+
+    return server
+
+
+def main() -> None:
+    behaviour = sys.argv[1]
+    if behaviour == "silent":
+        for _ in sys.stdin:
+            pass
+        return
+    build_server(behaviour).run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""Assertions shared by the round-trip tests: what every error and success result must satisfy."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import jsonschema
+
+from mcp_errors import ENVELOPE_SCHEMA, is_error_envelope
+
+_TEXT_HEAD = re.compile(r"^\[(transient|validation|business|permission) error, (retryable|not retryable)[^\]]*\] ")
+
+
+def validate(instance: object, schema: Mapping[str, Any]) -> None:
+    """Validate as a strict client would (JSON Schema 2020-12, formats not asserted)."""
+    jsonschema.Draft202012Validator(dict(schema)).validate(instance)
+
+
+def check_error(result: Mapping[str, Any], output_schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Assert the whole contract on one error result (wire JSON) and return its envelope."""
+    assert result.get("isError") is True
+    envelope = result["structuredContent"]
+    validate(envelope, ENVELOPE_SCHEMA)
+    assert is_error_envelope(envelope)
+    if output_schema is not None:
+        validate(envelope, output_schema)
+    assert envelope["isRetryable"] is (envelope["errorCategory"] == "transient")
+    first = result["content"][0]
+    assert first["type"] == "text"
+    head = _TEXT_HEAD.match(first["text"])
+    assert head is not None, first["text"]
+    assert head.group(1) == envelope["errorCategory"]
+    assert (head.group(2) == "retryable") is envelope["isRetryable"]
+    assert envelope["description"] in first["text"]
+    assert re.fullmatch(r"[0-9a-f]{12}", envelope["errorId"])
+    assert f"errorId: {envelope['errorId']}" in first["text"]
+    return dict(envelope)
+
+
+def check_success(result: Mapping[str, Any], output_schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Assert a success result is not an error and matches the advertised schema."""
+    assert not result.get("isError")
+    structured = result["structuredContent"]
+    assert not is_error_envelope(structured)
+    if output_schema is not None:
+        validate(structured, output_schema)
+    return dict(structured)
+
+
+def assert_nothing_leaks(result: Mapping[str, Any], *needles: str) -> None:
+    """None of `needles` (planted secrets, paths) and no traceback appear anywhere in the result."""
+    wire = json.dumps(result)
+    for needle in needles:
+        assert needle not in wire
+    assert "Traceback" not in wire
+    assert 'File "' not in wire

@@ -1,0 +1,125 @@
+"""`mcp-errors check` on the command line: JSON report, exit codes, baseline, select, ignore, URL."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from mcp_errors._cli import app
+
+FIXTURES = Path(__file__).parent / "check_fixtures"
+DEFECTS = [sys.executable, str(FIXTURES / "defects_server.py")]
+GOOD = [sys.executable, str(FIXTURES / "good_server.py")]
+SLOW_START = ["--connect-timeout", "60"]
+
+runner = CliRunner()
+
+
+def check(*args: str) -> tuple[int, dict[str, Any]]:
+    result = runner.invoke(app, ["check", "--format", "json", *SLOW_START, *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_a_compliant_server_exits_zero_with_an_empty_json_report() -> None:
+    code, report = check("--call-valid", "--", *GOOD)
+
+    assert code == 0
+    assert report["findings"] == []
+    assert report["summary"]["passed"] is True
+    assert report["server"]["name"] == "good-orders"
+
+
+def test_error_findings_make_the_check_exit_non_zero() -> None:
+    code, report = check("--", *DEFECTS)
+
+    assert code == 1
+    assert {"ME001", "ME002", "ME006"} <= {finding["rule"] for finding in report["findings"]}
+    assert all(set(finding) == {"rule", "severity", "tool", "message"} for finding in report["findings"])
+
+
+def test_a_baseline_of_known_failures_makes_the_same_check_pass(tmp_path: Path) -> None:
+    _, first = check("--", *DEFECTS)
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps(first), encoding="utf-8")
+
+    code, report = check("--baseline", str(baseline), "--", *DEFECTS)
+
+    assert code == 0
+    assert report["findings"] == []
+    assert report["summary"]["suppressed"] == len(first["findings"])
+
+
+def test_warnings_alone_do_not_fail_the_check() -> None:
+    code, report = check("--select", "ME005,description-repeats-message", "--", *DEFECTS)
+
+    assert code == 0
+    assert {finding["rule"] for finding in report["findings"]} == {"ME005", "ME007"}
+    assert {finding["severity"] for finding in report["findings"]} == {"warning"}
+
+
+def test_ignored_rules_are_left_out() -> None:
+    _, full = check("--", *DEFECTS)
+
+    _, report = check("--ignore", "ME002", "--ignore", "generic-description", "--", *DEFECTS)
+
+    rules = {finding["rule"] for finding in report["findings"]}
+    assert rules == {finding["rule"] for finding in full["findings"]} - {"ME002", "ME006"}
+
+
+def test_an_unknown_rule_is_a_usage_error() -> None:
+    result = runner.invoke(app, ["check", "--select", "ME999", "--", *GOOD])
+
+    assert result.exit_code == 2
+
+
+def test_the_rich_report_groups_findings_by_tool() -> None:
+    result = runner.invoke(app, ["check", *SLOW_START, "--", *DEFECTS], env={"COLUMNS": "200"})
+
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    no_envelope = next(i for i, line in enumerate(lines) if line.strip().endswith("no_envelope"))
+    assert "ME002" in lines[no_envelope + 1]
+    assert any(line.strip() == "✓ well_behaved" for line in lines)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [*GOOD, "--http", str(port)], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
+    )
+    try:
+        assert process.stderr is not None
+        # uvicorn says when it listens; reading its log waits exactly as long as needed.
+        for line in process.stderr:
+            if "Uvicorn running on" in line:
+                break
+        else:
+            pytest.fail("the HTTP fixture server did not start")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_a_streamable_http_url_is_checked(http_server: str) -> None:
+    code, report = check("--call-valid", http_server)
+
+    assert code == 0
+    assert report["server"]["target"] == http_server
+    assert report["summary"]["toolsChecked"] == 3

@@ -1,0 +1,197 @@
+"""`check_server` end to end: compliant servers pass, each defect is flagged with its rule,
+and hanging, crashing or silent servers end in findings within the timeouts."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Literal
+
+import anyio
+import pytest
+from mcp import StdioServerParameters
+
+from check_fixtures import defects_server, good_server, misbehaving_server
+from mcp_errors.check import RULES, CheckOptions, CheckReport, check_server
+
+FIXTURES = Path(__file__).parent / "check_fixtures"
+PYTHON = sys.executable
+# Starting a Python server on a loaded 2-core machine can take seconds; calls are fast.
+SLOW_START = 60.0
+MODES: list[Literal["auto", "legacy"]] = ["auto", "legacy"]
+
+
+def rules_by_tool(report: CheckReport) -> dict[str | None, set[str]]:
+    found: dict[str | None, set[str]] = {}
+    for finding in report.findings:
+        found.setdefault(finding.tool, set()).add(finding.rule)
+    return found
+
+
+def assert_well_formed(report: CheckReport) -> None:
+    document = report.to_json()
+    assert set(document) == {"server", "findings", "summary"}
+    for finding in document["findings"]:
+        assert set(finding) == {"rule", "severity", "tool", "message"}
+        assert finding["rule"] in RULES
+        assert finding["severity"] == RULES[finding["rule"]].severity.value
+        assert finding["tool"] is None or finding["tool"] in report.tools_checked
+        assert isinstance(finding["message"], str)
+        assert finding["message"]
+    assert document["summary"]["passed"] is not report.failed
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_foundation_built_server_passes_every_rule(mode: Literal["auto", "legacy"]) -> None:
+    with anyio.fail_after(30):
+        report = await check_server(good_server.build_server(), CheckOptions(call_valid=True, mode=mode))
+
+    assert report.findings == []
+    assert sorted(report.tools_checked) == ["find_orders", "refund", "set_quantity"]
+    assert report.calls > len(report.tools_checked)
+
+
+@pytest.mark.anyio
+async def test_a_foundation_built_server_passes_every_rule_over_stdio() -> None:
+    params = StdioServerParameters(command=PYTHON, args=[str(FIXTURES / "good_server.py")])
+    with anyio.fail_after(SLOW_START + 30):
+        report = await check_server(params, CheckOptions(call_valid=True, connect_timeout=SLOW_START))
+
+    assert report.findings == []
+    assert report.server["name"] == "good-orders"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_each_defect_is_flagged_with_exactly_its_rule(mode: Literal["auto", "legacy"]) -> None:
+    with anyio.fail_after(30):
+        report = await check_server(defects_server.build_server(), CheckOptions(call_valid=True, mode=mode))
+
+    found = rules_by_tool(report)
+    expected = {name: ({rule} if rule else set()) for name, (rule, _, _) in defects_server.DEFECTS.items()}
+    assert {name: found.get(name, set()) for name in expected} == expected
+    assert None not in found
+    assert_well_formed(report)
+
+
+def test_every_envelope_rule_has_a_defect_fixture() -> None:
+    covered = {rule for rule, _, _ in defects_server.DEFECTS.values() if rule}
+    process_level = {"ME014", "ME015", "ME016", "ME017"}  # tested below with misbehaving servers
+
+    assert covered | process_level == set(RULES)
+
+
+@pytest.mark.anyio
+async def test_defects_are_flagged_over_stdio_too() -> None:
+    params = StdioServerParameters(command=PYTHON, args=[str(FIXTURES / "defects_server.py")])
+    with anyio.fail_after(SLOW_START + 30):
+        report = await check_server(params, CheckOptions(call_valid=True, connect_timeout=SLOW_START))
+
+    found = rules_by_tool(report)
+    assert found["no_envelope"] == {"ME002"}
+    assert found["validation_as_protocol_error"] == {"ME001"}
+    assert "well_behaved" not in found
+
+
+@pytest.mark.anyio
+async def test_empty_and_valid_call_rules_need_call_valid() -> None:
+    with anyio.fail_after(30):
+        report = await check_server(defects_server.build_server())
+
+    rules = {finding.rule for finding in report.findings}
+    assert rules.isdisjoint({"ME012", "ME013", "ME018", "ME019"})
+    assert "ME002" in rules
+
+
+@pytest.mark.anyio
+async def test_destructive_tools_are_called_only_when_allowed() -> None:
+    with anyio.fail_after(30):
+        cautious = await check_server(good_server.build_server())
+        allowed = await check_server(good_server.build_server(), CheckOptions(allow_destructive=True))
+
+    assert "purge_orders" in cautious.tools_skipped
+    assert "purge_orders" not in cautious.tools_checked
+    assert "purge_orders" in allowed.tools_checked
+    assert allowed.findings == []
+
+
+def misbehaving(behaviour: str) -> StdioServerParameters:
+    return StdioServerParameters(command=PYTHON, args=[str(FIXTURES / "misbehaving_server.py"), behaviour])
+
+
+@pytest.mark.anyio
+async def test_a_hanging_tool_ends_in_a_timeout_finding_and_the_other_tools_are_checked() -> None:
+    options = CheckOptions(call_valid=True, timeout=1.0, connect_timeout=SLOW_START)
+
+    with anyio.fail_after(SLOW_START + 20):
+        report = await check_server(misbehaving("hang"), options)
+
+    assert rules_by_tool(report) == {"lookup": {"ME014"}}
+    assert report.tools_checked == ["lookup", "echo"]
+    assert report.failed
+
+
+@pytest.mark.anyio
+async def test_a_crashing_server_ends_in_a_crash_finding_and_names_what_went_unchecked() -> None:
+    with anyio.fail_after(SLOW_START + 20):
+        report = await check_server(misbehaving("crash"), CheckOptions(call_valid=True, connect_timeout=SLOW_START))
+
+    assert rules_by_tool(report) == {"lookup": {"ME016"}}
+    assert report.tools_unchecked == ["echo"]
+    assert "lookup backend gone" in report.findings[0].message  # the server's last stderr line
+
+
+@pytest.mark.anyio
+async def test_a_server_that_never_answers_the_handshake_ends_in_a_finding() -> None:
+    with anyio.fail_after(20):
+        report = await check_server(misbehaving("silent"), CheckOptions(connect_timeout=3.0))
+
+    assert rules_by_tool(report) == {None: {"ME015"}}
+    assert report.tools_checked == []
+
+
+@pytest.mark.anyio
+async def test_a_command_that_cannot_start_ends_in_a_finding() -> None:
+    with anyio.fail_after(20):
+        report = await check_server([str(FIXTURES / "no-such-server")])
+
+    assert rules_by_tool(report) == {None: {"ME015"}}
+
+
+@pytest.mark.anyio
+async def test_the_total_timeout_stops_the_run_with_a_finding() -> None:
+    # The per-call timeout outlasts the run, so only the total timeout can end the hung call.
+    options = CheckOptions(call_valid=True, timeout=30.0, total_timeout=1.0)
+
+    with anyio.fail_after(15):
+        report = await check_server(misbehaving_server.build_server("hang"), options)
+
+    assert rules_by_tool(report) == {None: {"ME017"}}
+    assert report.tools_unchecked == ["echo"]
+
+
+@pytest.mark.anyio
+async def test_a_third_party_server_from_pypi_is_checked_end_to_end() -> None:
+    params = StdioServerParameters(command=PYTHON, args=["-m", "mcp_server_time", "--local-timezone", "UTC"])
+
+    with anyio.fail_after(SLOW_START + 60):
+        report = await check_server(params, CheckOptions(call_valid=True, connect_timeout=SLOW_START))
+
+    assert sorted(report.tools_checked) == ["convert_time", "get_current_time"]
+    assert report.calls > 0
+    assert_well_formed(report)
+    assert {f.rule for f in report.findings}.isdisjoint({"ME014", "ME015", "ME016", "ME017"})
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_demo_server_passes_every_rule(mode: Literal["auto", "legacy"]) -> None:
+    from mcp_errors.demo import build_server
+
+    options = CheckOptions(call_valid=True, allow_destructive=True, mode=mode)
+    with anyio.fail_after(30):
+        report = await check_server(build_server(), options)
+
+    assert report.findings == []
+    assert "process_refund" in report.tools_checked

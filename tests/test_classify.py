@@ -1,0 +1,355 @@
+"""The classifier: which category each kind of failure gets, and that its texts are safe."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from leak_strategies import FILLER, a_traceback, texts_with_a_path, texts_with_a_secret
+from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
+from pydantic import BaseModel, Field
+
+from mcp_errors import (
+    ENVELOPE_SCHEMA,
+    AccessDeniedError,
+    BusinessRuleError,
+    FieldError,
+    InputValidationError,
+    ToolError,
+    TransientError,
+    register_exception,
+)
+from mcp_errors._classify import classify_arguments, classify_failure
+from mcp_errors._envelope import FailureDetails
+
+HTTP_MODULES = [httpx, httpx2]
+
+
+@pytest.fixture(autouse=True)
+def empty_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("mcp_errors._classify._registry", {})
+
+
+def raised(make: Callable[[], BaseException]) -> BaseException:
+    """The exception with a real traceback, as a tool would raise it."""
+    try:
+        raise make()
+    except BaseException as exc:
+        return exc
+
+
+def as_wire(details: FailureDetails) -> str:
+    return details.to_text() + json.dumps(details.to_structured())
+
+
+def check(details: FailureDetails, category: str, code: str) -> dict[str, Any]:
+    envelope = details.to_structured()
+    jsonschema.validate(envelope, ENVELOPE_SCHEMA)
+    assert (envelope["errorCategory"], envelope.get("code")) == (category, code)
+    return envelope
+
+
+def http_status_error(module: Any, status: int, headers: dict[str, str] | None = None) -> BaseException:
+    request = module.Request("GET", "https://api.example.com/orders")
+    response = module.Response(status, headers=headers or {}, request=request)
+    return module.HTTPStatusError(f"HTTP {status}", request=request, response=response)
+
+
+async def anyio_timeout() -> BaseException:
+    try:
+        with anyio.fail_after(0):
+            await anyio.sleep_forever()
+    except TimeoutError as exc:
+        return exc
+    raise AssertionError("fail_after did not time out")
+
+
+async def asyncio_timeout() -> BaseException:
+    try:
+        await asyncio.wait_for(asyncio.Event().wait(), timeout=0)
+    except asyncio.TimeoutError as exc:
+        return exc
+    raise AssertionError("wait_for did not time out")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("make", [anyio_timeout, asyncio_timeout])
+async def test_async_timeouts_are_transient_with_unknown_outcome(make: Callable[[], Any]) -> None:
+    envelope = check(classify_failure(await make()), "transient", "UPSTREAM_TIMEOUT")
+    assert envelope["isRetryable"] is True
+    assert envelope["executionState"] == "outcome_unknown"
+
+
+@pytest.mark.parametrize(
+    ("make", "code", "state"),
+    [
+        (lambda: TimeoutError("read timed out"), "UPSTREAM_TIMEOUT", "outcome_unknown"),
+        (lambda: ConnectionRefusedError(111, "Connection refused"), "UPSTREAM_UNAVAILABLE", "not_executed"),
+        (lambda: ConnectionResetError(104, "Connection reset by peer"), "UPSTREAM_CONNECTION_LOST", "outcome_unknown"),
+    ],
+    ids=["TimeoutError", "ConnectionRefusedError", "ConnectionResetError"],
+)
+def test_builtin_timeouts_and_connection_errors_are_transient(
+    make: Callable[[], BaseException], code: str, state: str
+) -> None:
+    envelope = check(classify_failure(raised(make)), "transient", code)
+    assert envelope["executionState"] == state
+
+
+@pytest.mark.parametrize("module", HTTP_MODULES, ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    ("name", "code", "state"),
+    [
+        ("ConnectError", "UPSTREAM_UNAVAILABLE", "not_executed"),
+        ("ConnectTimeout", "UPSTREAM_TIMEOUT", "not_executed"),
+        ("ReadTimeout", "UPSTREAM_TIMEOUT", "outcome_unknown"),
+        ("RemoteProtocolError", "UPSTREAM_CONNECTION_LOST", "outcome_unknown"),
+    ],
+)
+def test_httpx_transport_errors_are_transient(module: Any, name: str, code: str, state: str) -> None:
+    request = module.Request("POST", "https://api.example.com/refunds")
+    exc = raised(lambda: getattr(module, name)("boom", request=request))
+    envelope = check(classify_failure(exc), "transient", code)
+    assert envelope["executionState"] == state
+
+
+@pytest.mark.parametrize("module", HTTP_MODULES, ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    ("status", "category", "code"),
+    [
+        (408, "transient", "UPSTREAM_UNAVAILABLE"),
+        (429, "transient", "UPSTREAM_RATE_LIMITED"),
+        (502, "transient", "UPSTREAM_UNAVAILABLE"),
+        (503, "transient", "UPSTREAM_UNAVAILABLE"),
+        (504, "transient", "UPSTREAM_UNAVAILABLE"),
+        (401, "permission", "UPSTREAM_UNAUTHORIZED"),
+        (403, "permission", "UPSTREAM_FORBIDDEN"),
+        (400, "validation", "UPSTREAM_REJECTED_INPUT"),
+        (422, "validation", "UPSTREAM_REJECTED_INPUT"),
+        (409, "business", "UPSTREAM_CONFLICT"),
+        (412, "business", "UPSTREAM_CONFLICT"),
+    ],
+)
+def test_http_statuses_map_to_their_category(module: Any, status: int, category: str, code: str) -> None:
+    envelope = check(classify_failure(http_status_error(module, status)), category, code)
+    assert envelope["isRetryable"] is (category == "transient")
+
+
+@pytest.mark.parametrize("module", HTTP_MODULES, ids=lambda m: m.__name__)
+def test_retry_after_in_seconds_becomes_retry_after_seconds(module: Any) -> None:
+    details = classify_failure(http_status_error(module, 429, {"Retry-After": "30"}))
+    assert details.to_structured()["retryAfterSeconds"] == 30
+    assert "after 30s" in details.to_text()
+
+
+@pytest.mark.parametrize("module", HTTP_MODULES, ids=lambda m: m.__name__)
+def test_retry_after_as_an_http_date_becomes_seconds_from_now(module: Any) -> None:
+    when = email.utils.formatdate(time.time() + 120, usegmt=True)
+    seconds = classify_failure(http_status_error(module, 503, {"Retry-After": when})).retry_after_seconds
+    assert seconds is not None
+    assert 100 <= seconds <= 121
+
+
+@pytest.mark.parametrize("value", ["soon", "-5", ""])
+def test_an_unreadable_retry_after_is_left_out(value: str) -> None:
+    assert classify_failure(http_status_error(httpx, 503, {"Retry-After": value})).retry_after_seconds is None
+
+
+def test_an_unmapped_http_status_is_an_internal_error() -> None:
+    check(classify_failure(http_status_error(httpx, 500)), "business", "INTERNAL_ERROR")
+
+
+@pytest.fixture
+def locked_database(tmp_path: Path) -> Iterator[sqlite3.Connection]:
+    path = tmp_path / "shop.db"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("CREATE TABLE orders (id TEXT)")
+    holder.execute("BEGIN EXCLUSIVE")
+    other = sqlite3.connect(path, timeout=0)
+    yield other
+    other.close()
+    holder.execute("ROLLBACK")
+    holder.close()
+
+
+def test_a_locked_sqlite_database_is_transient(locked_database: sqlite3.Connection) -> None:
+    with pytest.raises(sqlite3.OperationalError) as caught:
+        locked_database.execute("INSERT INTO orders VALUES ('#12345')")
+    envelope = check(classify_failure(caught.value), "transient", "DATABASE_BUSY")
+    assert envelope["executionState"] == "not_executed"
+
+
+def test_other_sqlite_errors_are_internal() -> None:
+    with pytest.raises(sqlite3.OperationalError) as caught:
+        sqlite3.connect(":memory:").execute("SELECT * FROM missing")
+    check(classify_failure(caught.value), "business", "INTERNAL_ERROR")
+
+
+def test_the_builtin_permission_error_is_permission(tmp_path: Path) -> None:
+    exc = raised(lambda: PermissionError(13, "Permission denied", str(tmp_path / "salaries.csv")))
+    details = classify_failure(exc)
+    check(details, "permission", "ACCESS_DENIED")
+    assert str(tmp_path) not in as_wire(details)
+
+
+def test_a_tool_error_keeps_what_the_tool_said() -> None:
+    error = TransientError(
+        "Inventory busy",
+        description="Resend in 5 seconds.",
+        code="INVENTORY_BUSY",
+        retry_after_seconds=5,
+        execution_state="not_executed",
+        extra={"service": "inventory"},
+    )
+    envelope = check(classify_failure(raised(lambda: error)), "transient", "INVENTORY_BUSY")
+    assert envelope == {
+        "errorCategory": "transient",
+        "isRetryable": True,
+        "description": "Resend in 5 seconds.",
+        "code": "INVENTORY_BUSY",
+        "retryAfterSeconds": 5,
+        "executionState": "not_executed",
+        "errorId": envelope["errorId"],
+        "service": "inventory",
+    }
+
+
+def test_sdk_wrappers_and_single_exception_groups_are_looked_through() -> None:
+    inner = raised(lambda: BusinessRuleError("Over limit", description="Escalate.", code="OVER_LIMIT"))
+    wrapper = SDKToolError("Error executing tool refund: Over limit")
+    wrapper.__cause__ = inner
+    check(classify_failure(wrapper), "business", "OVER_LIMIT")
+    check(classify_failure(ExceptionGroup("tg", [TimeoutError()])), "transient", "UPSTREAM_TIMEOUT")
+
+
+class QuotaExceededError(Exception):
+    pass
+
+
+class MonthlyQuotaExceededError(QuotaExceededError):
+    pass
+
+
+def quota_handler(category: str) -> Callable[[BaseException], ToolError]:
+    return lambda exc: ToolError("Quota used up", category=category, description="Ask a human.", code="QUOTA")
+
+
+def test_a_registered_type_and_its_subclasses_use_the_handler() -> None:
+    register_exception(QuotaExceededError, quota_handler("business"))
+    check(classify_failure(raised(QuotaExceededError)), "business", "QUOTA")
+    check(classify_failure(raised(MonthlyQuotaExceededError)), "business", "QUOTA")
+
+
+def test_the_most_specific_registration_wins_whatever_the_order() -> None:
+    register_exception(MonthlyQuotaExceededError, quota_handler("permission"))
+    register_exception(QuotaExceededError, quota_handler("business"))
+    check(classify_failure(raised(MonthlyQuotaExceededError)), "permission", "QUOTA")
+    check(classify_failure(raised(QuotaExceededError)), "business", "QUOTA")
+
+
+def test_a_registration_overrides_the_built_in_mapping() -> None:
+    register_exception(
+        TimeoutError, lambda exc: BusinessRuleError("Report too large", description="Ask for a smaller range.")
+    )
+    check(classify_failure(raised(TimeoutError)), "business", None)  # type: ignore[arg-type]
+
+
+def test_a_broken_handler_degrades_to_an_internal_error(caplog: pytest.LogCaptureFixture) -> None:
+    def broken(exc: BaseException) -> ToolError:
+        raise KeyError("oops")
+
+    register_exception(QuotaExceededError, broken)
+    check(classify_failure(raised(QuotaExceededError)), "business", "INTERNAL_ERROR")
+    assert any("register_exception handler" in record.getMessage() for record in caplog.records)
+
+
+def test_unclassified_exceptions_get_a_fixed_text_and_a_logged_error_id(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_errors")
+    details = classify_failure(raised(lambda: KeyError("customer_42")), tool_name="lookup")
+    envelope = check(details, "business", "INTERNAL_ERROR")
+    assert envelope["executionState"] == "outcome_unknown"
+    assert "customer_42" not in as_wire(details)
+    (record,) = caplog.records
+    assert record.levelno == logging.ERROR
+    assert envelope["errorId"] in record.getMessage()
+    assert record.error_id == envelope["errorId"]  # type: ignore[attr-defined]
+
+
+class Refund(BaseModel):
+    order_id: str = Field(pattern=r"^#\d{5}$")
+    amount: float = Field(gt=0)
+    api_key: str = Field(min_length=40)
+
+
+def test_argument_errors_name_each_field_and_redact_secret_values() -> None:
+    with pytest.raises(Exception) as caught:
+        Refund.model_validate({"order_id": "order-abc", "api_key": "sk-live-short"})
+    schema = Refund.model_json_schema()
+    details = classify_arguments(caught.value, tool_name="refund", input_schema=schema)  # type: ignore[arg-type]
+    envelope = check(details, "validation", "INVALID_ARGUMENTS")
+    fields = {error["field"]: error for error in envelope["fieldErrors"]}
+    assert set(fields) == {"order_id", "amount", "api_key"}
+    assert "received" not in fields["amount"]
+    assert fields["api_key"]["received"] == "[REDACTED]"
+    assert "sk-live-short" not in as_wire(details)
+    assert fields["order_id"]["expected"] == "a string matching ^#\\d{5}$"
+
+
+# Generated inputs: whatever a tool puts into its error, or whatever an exception says,
+# no secret, absolute path or traceback reaches the agent.
+
+leaky_texts = st.one_of(
+    texts_with_a_secret().map(lambda case: (case[0], [case[1]])),
+    texts_with_a_path().map(lambda case: (case[0], [case[1]])),
+    FILLER.map(lambda text: (a_traceback(text), ["Traceback", 'File "', __file__])),
+)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow], max_examples=60)
+@given(leaky_texts, leaky_texts, leaky_texts, st.sampled_from([TransientError, BusinessRuleError, AccessDeniedError]))
+def test_nothing_secret_reaches_the_agent_from_a_tool_error(
+    message: tuple[str, list[str]],
+    description: tuple[str, list[str]],
+    field: tuple[str, list[str]],
+    klass: type[ToolError],
+) -> None:
+    details = classify_failure(klass(message[0], description=description[0]))
+    validation = classify_failure(
+        InputValidationError(
+            "Bad input",
+            description="Fix it.",
+            field_errors=[FieldError("query", field[0], expected=field[0], received=field[0])],
+        )
+    )
+    jsonschema.validate(details.to_structured(), ENVELOPE_SCHEMA)
+    wire = as_wire(details) + as_wire(validation)
+    everything = message[0] + description[0] + field[0]
+    for _, needles in (message, description, field):
+        for needle in needles:
+            # A planted secret that the free text around it repeats is no longer a secret.
+            assume(everything.count(needle) == 1 or needle in ("Traceback", 'File "', __file__))
+            assert needle not in wire
+
+
+@given(texts_with_a_secret(), st.sampled_from([RuntimeError, ValueError, KeyError, OSError, LookupError]))
+def test_unclassified_exception_text_never_reaches_the_agent(
+    case: tuple[str, str], klass: type[Exception]
+) -> None:
+    text, secret = case
+    details = classify_failure(raised(lambda: klass(text)))
+    assert secret not in as_wire(details)
+    assert details.code == "INTERNAL_ERROR"

@@ -1,0 +1,99 @@
+"""The simulator end to end: real desk subprocesses, both agents, every scenario, and `--json`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+from typer.testing import CliRunner
+
+from mcp_errors._cli import app
+from mcp_errors.demo._report import build_json
+from mcp_errors.demo._simulator import SCENARIOS, SWEEP, Row, run_demo
+
+SWEEP_TASKS = 12
+
+
+@pytest.fixture(scope="module")
+def rows() -> dict[tuple[str, str], Row]:
+    async def run() -> list[Row]:
+        with anyio.fail_after(120):
+            return await run_demo(sweep=SWEEP_TASKS, seed=7, fault_rate=0.4)
+
+    return {(row.scenario, row.agent): row for row in anyio.run(run)}
+
+
+def test_every_scenario_runs_once_per_agent(rows: dict[tuple[str, str], Row]) -> None:
+    expected = {(s.key, agent) for s in (*SCENARIOS, SWEEP) for agent in ("naive", "structured")}
+    assert set(rows) == expected
+
+
+def test_structured_agent_is_right_everywhere_without_wasting_a_call(rows: dict[tuple[str, str], Row]) -> None:
+    structured = [row for row in rows.values() if row.agent == "structured"]
+    assert all(row.correct for row in structured)
+    assert sum(row.wasted_calls for row in structured) == 0
+
+
+def test_empty_lookup_naive_resends_and_escalates_structured_answers_in_one_call(
+    rows: dict[tuple[str, str], Row],
+) -> None:
+    naive, structured = rows["empty_lookup", "naive"], rows["empty_lookup", "structured"]
+    assert (naive.calls, naive.wasted_calls, naive.escalated, naive.correct) == (4, 3, True, False)
+    assert (structured.calls, structured.escalated, structured.correct) == (1, False, True)
+
+
+def test_refund_over_limit_both_escalate_but_naive_wastes_three_resends(rows: dict[tuple[str, str], Row]) -> None:
+    naive, structured = rows["refund_over_limit", "naive"], rows["refund_over_limit", "structured"]
+    assert (naive.calls, naive.wasted_calls, naive.escalated, naive.correct) == (4, 3, True, True)
+    assert (structured.calls, structured.escalated, structured.correct) == (1, True, True)
+
+
+def test_bad_order_id_structured_fixes_the_input_naive_escalates_a_typo(rows: dict[tuple[str, str], Row]) -> None:
+    naive, structured = rows["bad_order_id", "naive"], rows["bad_order_id", "structured"]
+    assert (naive.wasted_calls, naive.escalated, naive.correct) == (3, True, False)
+    # One rejected call, one corrected call: nothing resent unchanged.
+    assert (structured.calls, structured.escalated, structured.correct) == (2, False, True)
+
+
+def test_partial_search_structured_answers_from_three_sources(rows: dict[tuple[str, str], Row]) -> None:
+    naive, structured = rows["partial_search", "naive"], rows["partial_search", "structured"]
+    assert (naive.escalated, naive.correct) == (True, False)
+    assert naive.wasted_calls >= 3
+    # Five sources, one call each: a down source asks for 30 s, past the agent's deadline.
+    assert (structured.calls, structured.escalated, structured.correct) == (5, False, True)
+    assert "3 of 5" in structured.outcome
+
+
+def test_no_finance_role_both_escalate_but_naive_wastes_three_resends(rows: dict[tuple[str, str], Row]) -> None:
+    naive, structured = rows["no_finance_role", "naive"], rows["no_finance_role", "structured"]
+    assert (naive.calls, naive.wasted_calls, naive.correct) == (4, 3, True)
+    assert (structured.calls, structured.escalated, structured.correct) == (1, True, True)
+
+
+def test_sweep_naive_refunds_twice_structured_never_does(rows: dict[tuple[str, str], Row]) -> None:
+    naive, structured = rows["transient_sweep", "naive"], rows["transient_sweep", "structured"]
+    assert structured.correct
+    assert "0 double refunds" in structured.outcome
+    assert structured.calls > SWEEP_TASKS  # the faults were real and were resent through
+    assert not naive.correct
+    assert "0 double refunds" not in naive.outcome
+
+
+def test_json_output_has_exactly_the_documented_shape(rows: dict[tuple[str, str], Row]) -> None:
+    data = build_json(list(rows.values()), seed=7, sweep=SWEEP_TASKS, fault_rate=0.4)
+    assert set(data) == {"scenarios", "summary"}
+    for entry in data["scenarios"]:
+        assert set(entry) == {"scenario", "agent", "calls", "wasted_calls", "escalated", "correct"}
+    assert data["summary"]["structured_all_correct"] is True
+    naive = data["summary"]["agents"]["naive"]
+    assert naive["wasted_calls"] == sum(row.wasted_calls for row in rows.values() if row.agent == "naive")
+
+
+def test_demo_command_prints_json_and_exits_zero_when_the_structured_agent_is_right() -> None:
+    result = CliRunner().invoke(app, ["demo", "--json", "--sweep", "0"])
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    assert {entry["scenario"] for entry in data["scenarios"]} == {s.key for s in SCENARIOS}
+    assert data["summary"]["structured_all_correct"] is True

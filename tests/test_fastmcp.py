@@ -1,0 +1,132 @@
+"""`install` on a fastmcp server, end to end through fastmcp's in-memory client."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from fastmcp import Client, FastMCP
+from mcp_types import CallToolResult, TextContent
+
+from mcp_errors import BusinessRuleError, install
+from servers.checks import assert_nothing_leaks, check_error, check_success
+from servers.contract_fastmcp import build_fastmcp_server
+from servers.contract_server import CASES, CRASH_TEXT, LEAKED_PATH, LEAKED_SECRET, Case
+
+
+def wire(result: CallToolResult) -> dict[str, Any]:
+    return result.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+async def output_schemas(client: Client[Any]) -> dict[str, dict[str, Any] | None]:
+    return {tool.name: tool.output_schema for tool in await client.list_tools()}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.tool)
+async def test_every_failure_reaches_the_fastmcp_client_as_a_schema_valid_envelope(case: Case) -> None:
+    async with Client(build_fastmcp_server()) as client:
+        schemas = await output_schemas(client)
+        result = wire(await client.call_tool_mcp(case.tool, case.arguments))
+    envelope = check_error(result, schemas.get(case.tool))
+    assert (envelope["errorCategory"], envelope["code"], envelope["isRetryable"]) == (
+        case.category,
+        case.code,
+        case.retryable,
+    )
+    assert_nothing_leaks(result, LEAKED_SECRET, LEAKED_PATH, CRASH_TEXT)
+
+
+@pytest.mark.anyio
+async def test_fastmcp_client_keeps_the_envelope_when_told_not_to_raise() -> None:
+    async with Client(build_fastmcp_server()) as client:
+        result = await client.call_tool("refund", {"order_id": "#12345", "amount": 900}, raise_on_error=False)
+    assert result.is_error
+    assert result.structured_content is not None
+    assert result.structured_content["errorCategory"] == "business"
+    first = result.content[0]
+    assert isinstance(first, TextContent)
+    assert first.text.startswith("[business error, not retryable]")
+
+
+@pytest.mark.anyio
+async def test_fastmcp_success_and_empty_results_validate_against_the_widened_schema() -> None:
+    async with Client(build_fastmcp_server()) as client:
+        schemas = await output_schemas(client)
+        ok = wire(await client.call_tool_mcp("get_order", {"order_id": "#12345"}))
+        empty = wire(await client.call_tool_mcp("search_orders", {"customer": "ada@example.com"}))
+    schema = schemas["get_order"]
+    assert schema is not None
+    assert schema["type"] == "object"
+    assert len(schema["anyOf"]) == 2
+    assert check_success(ok, schema) == {"order_id": "#12345", "status": "shipped"}
+    assert check_success(empty, schemas["search_orders"]) == {"orders": [], "resultCount": 0}
+    assert "ada@example.com" in empty["content"][0]["text"]
+
+
+@pytest.mark.anyio
+async def test_fastmcp_argument_validation_names_each_bad_argument() -> None:
+    async with Client(build_fastmcp_server()) as client:
+        result = wire(await client.call_tool_mcp("get_order", {"order_id": "order-abc", "quantity": 0}))
+    fields = {error["field"]: error for error in result["structuredContent"]["fieldErrors"]}
+    assert set(fields) == {"order_id", "quantity"}
+    assert fields["order_id"]["received"] == '"order-abc"'
+    assert ">= 1" in fields["quantity"]["expected"]
+
+
+@pytest.mark.anyio
+async def test_fastmcp_unclassified_crash_logs_the_error_id_with_the_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_errors")
+    async with Client(build_fastmcp_server()) as client:
+        result = wire(await client.call_tool_mcp("crash", {}))
+    error_id = result["structuredContent"]["errorId"]
+    (record,) = [r for r in caplog.records if r.name == "mcp_errors" and error_id in r.getMessage()]
+    assert record.levelno == logging.ERROR
+    assert record.exc_info is not None
+    assert str(record.exc_info[1]) == CRASH_TEXT
+
+
+@pytest.mark.anyio
+async def test_fastmcp_meta_stamped_by_the_server_survives_on_error_results() -> None:
+    async with Client(build_fastmcp_server()) as client:
+        result = await client.call_tool_mcp("read_salaries", {})
+    assert result.meta is not None
+    assert result.meta["io.modelcontextprotocol/serverInfo"]["name"] == "contract-fastmcp"
+
+
+@pytest.mark.anyio
+async def test_installing_twice_on_fastmcp_adds_one_middleware(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_errors")
+    server: FastMCP[Any] = install(FastMCP("twice"))
+    middleware_count = len(server.middleware)
+    assert install(server) is server
+    assert len(server.middleware) == middleware_count
+
+    @server.tool
+    def refund() -> str:
+        raise BusinessRuleError("Refund exceeds policy limit", description="Escalate to a human.")
+
+    async with Client(server) as client:
+        result = wire(await client.call_tool_mcp("refund", {}))
+    check_error(result, None)
+    assert len([r for r in caplog.records if r.name == "mcp_errors"]) == 1
+
+
+@pytest.mark.anyio
+async def test_fastmcp_own_tool_error_keeps_its_message_as_an_uncategorised_business_error() -> None:
+    from fastmcp.exceptions import ToolError as FastMCPToolError
+
+    server: FastMCP[Any] = install(FastMCP("plain"))
+
+    @server.tool
+    def lookup(order_id: str) -> str:
+        raise FastMCPToolError(f"Order {order_id} is archived")
+
+    async with Client(server) as client:
+        result = wire(await client.call_tool_mcp("lookup", {"order_id": "#12345"}))
+    envelope = check_error(result, None)
+    assert (envelope["errorCategory"], envelope["code"]) == ("business", "TOOL_ERROR")
+    assert "Order #12345 is archived" in result["content"][0]["text"]

@@ -1,0 +1,299 @@
+"""`install` on MCPServer and `to_error_result` on the low-level server, end to end through `mcp.Client`."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.server import Server
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, TextContent, Tool
+from pydantic import BaseModel
+
+from mcp_errors import ENVELOPE_SCHEMA, BusinessRuleError, install, to_error_result
+from servers.checks import assert_nothing_leaks, check_error, check_success, validate
+from servers.contract_server import CASES, CRASH_TEXT, LEAKED_PATH, LEAKED_SECRET, Case, build_server
+
+MODES = ["legacy", "auto"]
+CONTRACT_SERVER = Path(__file__).parent / "servers" / "contract_server.py"
+SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
+
+
+def wire(result: CallToolResult) -> dict[str, Any]:
+    return result.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+async def output_schemas(client: Client) -> dict[str, dict[str, Any] | None]:
+    return {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+
+
+def check_case(case: Case, result: dict[str, Any], schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    envelope = check_error(result, schema)
+    assert (envelope["errorCategory"], envelope["code"], envelope["isRetryable"]) == (
+        case.category,
+        case.code,
+        case.retryable,
+    )
+    assert_nothing_leaks(result, LEAKED_SECRET, LEAKED_PATH, CRASH_TEXT)
+    return envelope
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.tool)
+async def test_every_failure_reaches_the_client_as_a_schema_valid_envelope(mode: str, case: Case) -> None:
+    async with Client(build_server(), mode=mode) as client:
+        schemas = await output_schemas(client)
+        with anyio.fail_after(10):
+            result = await client.call_tool(case.tool, case.arguments)
+    check_case(case, wire(result), schemas.get(case.tool))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_success_results_still_validate_against_the_widened_output_schema(mode: str) -> None:
+    async with Client(build_server(), mode=mode) as client:
+        schemas = await output_schemas(client)
+        result = await client.call_tool("get_order", {"order_id": "#12345", "quantity": 2})
+    schema = schemas["get_order"]
+    assert schema is not None
+    assert schema["type"] == "object"
+    assert len(schema["anyOf"]) == 2
+    assert check_success(wire(result), schema) == {"order_id": "#12345", "status": "shipped"}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_tools_registered_before_and_after_install_both_advertise_the_envelope(mode: str) -> None:
+    # check_stock is registered before install(), refund after it.
+    async with Client(build_server(), mode=mode) as client:
+        schemas = await output_schemas(client)
+    envelope = {"errorCategory": "business", "isRetryable": False, "description": "Escalate."}
+    for name in ("check_stock", "refund", "search_orders"):
+        schema = schemas[name]
+        assert schema is not None
+        validate(envelope, schema)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_empty_result_is_a_success_that_says_the_query_ran(mode: str) -> None:
+    async with Client(build_server(), mode=mode) as client:
+        schemas = await output_schemas(client)
+        result = await client.call_tool("search_orders", {"customer": "ada@example.com"})
+    structured = check_success(wire(result), schemas["search_orders"])
+    assert structured == {"orders": [], "resultCount": 0}
+    assert result.content
+    first = result.content[0]
+    assert isinstance(first, TextContent)
+    assert "ada@example.com" in first.text
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_unclassified_crash_shows_no_exception_text_and_logs_the_same_error_id(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_errors")
+    async with Client(build_server(), mode=mode) as client:
+        result = await client.call_tool("crash", {})
+    envelope = check_case(CASES[4], wire(result), None)
+    assert envelope["executionState"] == "outcome_unknown"
+    logged = [record for record in caplog.records if record.name == "mcp_errors" and record.levelno == logging.ERROR]
+    assert len(logged) == 1
+    assert envelope["errorId"] in logged[0].getMessage()
+    assert logged[0].exc_info is not None
+    assert str(logged[0].exc_info[1]) == CRASH_TEXT
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_classified_failures_log_their_error_id_without_a_traceback(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_errors")
+    async with Client(build_server(), mode=mode) as client:
+        result = await client.call_tool("refund", {"order_id": "#12345", "amount": 900})
+    error_id = wire(result)["structuredContent"]["errorId"]
+    (record,) = [r for r in caplog.records if r.name == "mcp_errors" and error_id in r.getMessage()]
+    assert record.levelno == logging.INFO
+    assert record.exc_info is None
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_argument_validation_names_each_bad_argument(mode: str) -> None:
+    async with Client(build_server(), mode=mode) as client:
+        result = await client.call_tool("get_order", {"order_id": "order-abc", "quantity": 0, "colour": "x" * 500})
+    envelope = wire(result)["structuredContent"]
+    assert envelope["executionState"] == "not_executed"
+    by_field = {error["field"]: error for error in envelope["fieldErrors"]}
+    assert {"order_id", "quantity"} <= set(by_field)
+    assert by_field["order_id"]["received"] == '"order-abc"'
+    assert "#" in by_field["order_id"]["expected"]
+    assert ">= 1" in by_field["quantity"]["expected"]
+    for error in envelope["fieldErrors"]:
+        assert len(error.get("received", "")) <= 80
+    assert "order_id" in envelope["description"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_missing_argument_is_named_without_a_received_value(mode: str) -> None:
+    async with Client(build_server(), mode=mode) as client:
+        result = await client.call_tool("refund", {"order_id": "#12345"})
+    (error,) = wire(result)["structuredContent"]["fieldErrors"]
+    assert error["field"] == "amount"
+    assert "received" not in error
+
+
+@pytest.mark.anyio
+async def test_the_sdk_stamped_meta_survives_on_error_results() -> None:
+    async with Client(build_server()) as client:
+        result = await client.call_tool("refund", {"order_id": "#12345", "amount": 900})
+    assert result.meta is not None
+    assert result.meta[SERVER_INFO_META]["name"] == "contract"
+
+
+@pytest.mark.anyio
+async def test_every_case_round_trips_over_stdio_with_a_subprocess_server() -> None:
+    params = StdioServerParameters(command=sys.executable, args=[str(CONTRACT_SERVER)])
+    with anyio.fail_after(60):
+        async with Client(params) as client:
+            schemas = await output_schemas(client)
+            for case in CASES:
+                check_case(case, wire(await client.call_tool(case.tool, case.arguments)), schemas.get(case.tool))
+            ok = await client.call_tool("get_order", {"order_id": "#12345"})
+            check_success(wire(ok), schemas["get_order"])
+            empty = await client.call_tool("search_orders", {"customer": "nobody"})
+            assert check_success(wire(empty), schemas["search_orders"])["resultCount"] == 0
+
+
+@pytest.mark.anyio
+async def test_installing_twice_widens_once_and_reports_once(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_errors")
+    server = build_server()
+    assert install(server) is server
+    async with Client(server, mode="legacy") as client:
+        schemas = await output_schemas(client)
+        result = await client.call_tool("refund", {"order_id": "#12345", "amount": 900})
+    schema = schemas["refund"]
+    assert schema is not None
+    assert len(schema["anyOf"]) == 2
+    assert "anyOf" not in schema["anyOf"][0]
+    check_error(wire(result), schema)
+    assert len([r for r in caplog.records if r.name == "mcp_errors"]) == 1
+
+
+@pytest.mark.anyio
+async def test_a_server_without_install_keeps_the_sdk_behaviour() -> None:
+    # The contract's ToolError subclasses the SDK's, so an un-installed server still shows the message.
+    server = MCPServer("plain")
+
+    @server.tool()
+    def refund() -> str:
+        raise BusinessRuleError("Refund exceeds policy limit", description="Escalate.")
+
+    async with Client(server, mode="legacy") as client:
+        result = await client.call_tool("refund", {})
+    assert result.is_error
+    assert result.structured_content is None
+    first = result.content[0]
+    assert isinstance(first, TextContent)
+    assert "Refund exceeds policy limit" in first.text
+
+
+def test_install_refuses_an_object_that_is_not_a_server() -> None:
+    with pytest.raises(TypeError):
+        install(object())
+
+
+class Weather(BaseModel):
+    city: str
+    celsius: float
+
+
+def low_level_server() -> Server[Any]:
+    """A low-level server whose handler uses `to_error_result`, as the docs show."""
+
+    async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
+        schema = Weather.model_json_schema()
+        return ListToolsResult(
+            tools=[Tool(name="weather", input_schema={"type": "object"}, output_schema=schema)],
+        )
+
+    async def on_call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
+        try:
+            city = str((params.arguments or {})["city"])
+            if city == "Atlantis":
+                raise ConnectionRefusedError(f"{LEAKED_PATH}: refused")
+            if city == "Nowhere":
+                Weather.model_validate({"city": city, "celsius": "hot"})
+            weather = Weather(city=city, celsius=21.5)
+            return CallToolResult(
+                content=[TextContent(type="text", text=weather.model_dump_json())],
+                structured_content=weather.model_dump(),
+            )
+        except Exception as exc:
+            return to_error_result(exc, tool_name=params.name, meta={"example.com/trace": "t-1"})
+
+    return Server("low-level", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("city", "category", "code"),
+    [("Atlantis", "transient", "UPSTREAM_UNAVAILABLE"), ("Nowhere", "validation", "INVALID_ARGUMENTS")],
+)
+async def test_to_error_result_speaks_the_contract_inside_a_low_level_server(
+    mode: str, city: str, category: str, code: str
+) -> None:
+    async with Client(low_level_server(), mode=mode) as client:
+        result = await client.call_tool("weather", {"city": city})
+        ok = await client.call_tool("weather", {"city": "Oslo"})
+    data = wire(result)
+    envelope = check_error(data, ENVELOPE_SCHEMA)
+    assert (envelope["errorCategory"], envelope["code"]) == (category, code)
+    assert_nothing_leaks(data, LEAKED_PATH)
+    assert data["_meta"]["example.com/trace"] == "t-1"
+    if mode == "auto":
+        assert SERVER_INFO_META in data["_meta"]
+    assert not ok.is_error
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_sdk_tool_error_keeps_its_message_as_an_uncategorised_business_error(mode: str) -> None:
+    from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
+
+    server = install(MCPServer("plain-errors"))
+
+    @server.tool()
+    def lookup(order_id: str) -> str:
+        raise SDKToolError(f"Order {order_id} is archived; ask for the archive export")
+
+    async with Client(server, mode=mode) as client:
+        result = wire(await client.call_tool("lookup", {"order_id": "#12345"}))
+    envelope = check_error(result, None)
+    assert (envelope["errorCategory"], envelope["code"]) == ("business", "TOOL_ERROR")
+    assert "Order #12345 is archived" in result["content"][0]["text"]
+
+
+@pytest.mark.anyio
+async def test_a_pydantic_error_raised_inside_the_tool_body_is_a_crash_not_bad_arguments() -> None:
+    server = install(MCPServer("body-validation"))
+
+    @server.tool()
+    def parse(payload: str) -> str:
+        return str(Weather.model_validate_json(payload))
+
+    async with Client(server, mode="legacy") as client:
+        result = wire(await client.call_tool("parse", {"payload": "{}"}))
+    assert check_error(result, None)["code"] == "INTERNAL_ERROR"

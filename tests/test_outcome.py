@@ -1,0 +1,180 @@
+"""`read_result` reads every kind of answer, from any server, into a `ToolOutcome`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, INVALID_PARAMS, REQUEST_TIMEOUT, CallToolResult, TextContent
+
+from mcp_errors import ErrorCategory, ExecutionState, TransientError, empty_result, install, read_result
+
+MODES = ["legacy", "auto"]
+
+
+def text_error(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_our_envelope_is_read_with_every_optional_field(mode: str) -> None:
+    server = install(MCPServer("s"))
+
+    @server.tool()
+    def busy() -> str:
+        raise TransientError(
+            "Busy", description="Resend later.", code="BUSY", retry_after_seconds=2, execution_state="not_executed"
+        )
+
+    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        outcome = read_result(await client.call_tool("busy", {}))
+    assert (outcome.kind, outcome.category, outcome.is_retryable, outcome.source) == (
+        "error",
+        ErrorCategory.TRANSIENT,
+        True,
+        "envelope",
+    )
+    assert (outcome.code, outcome.retry_after_seconds, outcome.execution_state) == (
+        "BUSY",
+        2,
+        ExecutionState.NOT_EXECUTED,
+    )
+    assert outcome.error_id
+    assert not outcome.category_inferred
+
+
+def test_an_envelope_whose_flag_denies_retrying_is_not_retryable() -> None:
+    result = CallToolResult(
+        content=[],
+        is_error=True,
+        structured_content={"errorCategory": "transient", "isRetryable": False, "description": "x"},
+    )
+    assert not read_result(result).is_retryable
+
+
+def test_the_proposed_tool_failure_meta_is_read_leniently() -> None:
+    result = CallToolResult.model_validate(
+        {
+            "content": [{"type": "text", "text": "rate limited"}],
+            "isError": True,
+            "_meta": {
+                "io.modelcontextprotocol/toolFailure": {
+                    "class": "RateLimited",
+                    "code": "RATE",
+                    "retryable": True,
+                    "retryNotBefore": 3,
+                    "correlationId": "c-1",
+                    "agentGuidance": "Wait 3 seconds.",
+                }
+            },
+        }
+    )
+    outcome = read_result(result)
+    assert (outcome.category, outcome.is_retryable, outcome.retry_after_seconds) == (ErrorCategory.TRANSIENT, True, 3)
+    assert (outcome.error_id, outcome.description, outcome.source) == ("c-1", "Wait 3 seconds.", "tool_failure_meta")
+
+
+def test_a_tool_failure_meta_with_an_unknown_class_and_no_retry_flag_has_no_category() -> None:
+    result = CallToolResult.model_validate(
+        {"content": [], "isError": True, "_meta": {"io.modelcontextprotocol/toolFailure": {"class": "Weird"}}}
+    )
+    outcome = read_result(result)
+    assert (outcome.category, outcome.is_retryable) == (None, False)
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("Error executing tool x: Service temporarily unavailable", ErrorCategory.TRANSIENT),
+        ("Permission denied for user bob", ErrorCategory.PERMISSION),
+        ("1 validation error for arguments", ErrorCategory.VALIDATION),
+        ("Error executing tool x", None),
+    ],
+)
+def test_text_only_errors_get_an_inferred_category_and_are_never_retryable(
+    text: str, category: ErrorCategory | None
+) -> None:
+    outcome = read_result(text_error(text))
+    assert (outcome.category, outcome.category_inferred, outcome.is_retryable) == (category, True, False)
+
+
+def test_the_contract_text_block_alone_still_carries_the_verdict() -> None:
+    outcome = read_result(text_error("[transient error, retryable after 2s] Busy. Resend later. (errorId: abc)"))
+    assert (outcome.category, outcome.is_retryable, outcome.retry_after_seconds, outcome.error_id) == (
+        ErrorCategory.TRANSIENT,
+        True,
+        2.0,
+        "abc",
+    )
+    assert not outcome.category_inferred
+
+
+@pytest.mark.parametrize(
+    ("exc", "category", "state", "retryable"),
+    [
+        (ConnectionRefusedError(), ErrorCategory.TRANSIENT, ExecutionState.NOT_EXECUTED, True),
+        (TimeoutError(), ErrorCategory.TRANSIENT, ExecutionState.OUTCOME_UNKNOWN, True),
+        (ConnectionResetError(), ErrorCategory.TRANSIENT, ExecutionState.OUTCOME_UNKNOWN, True),
+        (MCPError(REQUEST_TIMEOUT, "timed out"), ErrorCategory.TRANSIENT, ExecutionState.OUTCOME_UNKNOWN, True),
+        (MCPError(CONNECTION_CLOSED, "closed"), ErrorCategory.TRANSIENT, ExecutionState.OUTCOME_UNKNOWN, True),
+        (MCPError(INVALID_PARAMS, "bad"), ErrorCategory.VALIDATION, ExecutionState.NOT_EXECUTED, False),
+        (MCPError(INTERNAL_ERROR, "boom"), None, ExecutionState.OUTCOME_UNKNOWN, False),
+    ],
+)
+def test_failures_without_a_result_are_read_from_the_exception(
+    exc: BaseException, category: ErrorCategory | None, state: ExecutionState, retryable: bool
+) -> None:
+    outcome = read_result(exc)
+    assert (outcome.kind, outcome.category, outcome.execution_state, outcome.is_retryable) == (
+        "error",
+        category,
+        state,
+        retryable,
+    )
+    assert outcome.category_inferred
+    assert outcome.result is None
+
+
+@pytest.mark.parametrize(
+    ("result", "kind"),
+    [
+        (empty_result("Nothing matched; the search ran."), "empty"),
+        (CallToolResult(content=[]), "empty"),
+        (CallToolResult(content=[], structured_content={}), "empty"),
+        (CallToolResult(content=[TextContent(type="text", text="0")]), "success"),
+        (CallToolResult(content=[], structured_content={"resultCount": 2}), "success"),
+        (CallToolResult(content=[], structured_content={"result": []}), "empty"),
+        (CallToolResult(content=[], structured_content={"result": [1]}), "success"),
+    ],
+)
+def test_the_empty_rule(result: CallToolResult, kind: str) -> None:
+    assert read_result(result).kind == kind
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_tool_returning_nothing_reads_as_empty_not_as_an_error(mode: str) -> None:
+    server: MCPServer[Any] = MCPServer("s")
+
+    @server.tool()
+    def nothing() -> list[str]:
+        return []
+
+    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        result = await client.call_tool("nothing", {})
+    assert read_result(result).kind == "empty"
+
+
+def test_wire_json_is_accepted_as_well() -> None:
+    outcome = read_result(
+        {
+            "content": [],
+            "isError": True,
+            "structuredContent": {"errorCategory": "business", "isRetryable": False, "description": "d"},
+        }
+    )
+    assert (outcome.category, outcome.description) == (ErrorCategory.BUSINESS, "d")

@@ -1,0 +1,312 @@
+"""Multi-agent propagation, end to end: coordinator -> subagent MCP server -> source MCP server."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
+
+import anyio
+import jsonschema
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import BaseModel
+
+from mcp_errors import (
+    ENVELOPE_SCHEMA,
+    AccessDeniedError,
+    ErrorCategory,
+    FailedCall,
+    PartialReport,
+    RecoveryPolicy,
+    ToolCall,
+    gather_partial,
+    install,
+    plan_next_step,
+    read_partial,
+    read_result,
+)
+from mcp_errors.testing import set_testing
+
+pytestmark = pytest.mark.anyio
+
+ATTEMPTS = 3
+ALL_SOURCES = [1, 2, 3, 4, 5]
+
+
+class Hits(BaseModel):
+    source: int
+    resultCount: int  # noqa: N815  # the wire name of the contract's empty-result field
+    hits: list[str]
+
+
+def make_source_server(behaviour: Callable[[int], None], calls: Counter[int]) -> MCPServer[Any]:
+    """Five knowledge sources behind one read-only tool; `behaviour` decides who fails."""
+    server = install(MCPServer("sources"))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def search_source(source: int, query: str) -> Hits:
+        calls[source] += 1
+        behaviour(source)
+        return Hits(source=source, resultCount=1, hits=[f"{query} in source {source}"])
+
+    return server
+
+
+def sources_4_and_5_time_out(source: int) -> None:
+    if source >= 4:
+        raise TimeoutError
+
+
+def make_subagent(sources: MCPServer[Any]) -> MCPServer[Any]:
+    """A subagent whose one tool fans out over the source server through a real client."""
+    # One long-lived policy, as a real subagent keeps: its retry budget spans both runs.
+    policy = RecoveryPolicy(max_attempts=ATTEMPTS)
+    subagent = install(MCPServer("research-subagent"))
+
+    @subagent.tool(annotations=ToolAnnotations(read_only_hint=True))
+    async def research(query: str, sources_to_search: list[int] = ALL_SOURCES) -> CallToolResult:
+        async with Client(sources) as client:
+            calls = {
+                f"source_{n}": ToolCall(client, "search_source", {"source": n, "query": query})
+                for n in sources_to_search
+            }
+            report = await gather_partial(calls, policy=policy)
+        return report.to_tool_result()
+
+    return subagent
+
+
+@pytest.fixture(autouse=True)
+def zero_wait() -> Any:
+    with set_testing():
+        yield
+
+
+@pytest.fixture(params=["legacy", "auto"])
+def mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@asynccontextmanager
+async def coordinator(subagent: MCPServer[Any], mode: str) -> AsyncIterator[Client]:
+    async with Client(subagent, mode=mode) as client:  # type: ignore[arg-type]  # mode is a checked literal
+        yield client
+
+
+async def test_coordinator_receives_partial_answer_and_reruns_only_failed_sources(mode: str) -> None:
+    calls: Counter[int] = Counter()
+    subagent = make_subagent(make_source_server(sources_4_and_5_time_out, calls))
+    with anyio.fail_after(20):
+        async with coordinator(subagent, mode) as client:
+            result = await client.call_tool("research", {"query": "refund policy"})
+            outcome = read_result(result)
+            report = outcome.partial
+
+            assert outcome.kind == "success"
+            assert report is not None
+            assert not report.complete
+            assert sorted(report.succeeded) == ["source_1", "source_2", "source_3"]
+            assert sorted(report.failed) == ["source_4", "source_5"]
+            for failure in report.failed.values():
+                assert failure.category is ErrorCategory.TRANSIENT
+                assert failure.is_retryable
+                assert failure.attempts == ATTEMPTS
+            assert result.structured_content is not None
+            assert result.structured_content["partial"] is True
+            assert "3 of 5" in outcome.message
+            assert calls == Counter({1: 1, 2: 1, 3: 1, 4: 3, 5: 3})
+
+            step = plan_next_step(outcome)
+            assert step.action == "rerun_failed"
+            assert step.rerun == ("source_4", "source_5")
+
+            rerun_sources = [int(name.removeprefix("source_")) for name in step.rerun]
+            await client.call_tool("research", {"query": "refund policy", "sources_to_search": rerun_sources})
+
+    assert [calls[n] for n in (1, 2, 3)] == [1, 1, 1], "sources that answered are never called again"
+    assert calls[4] > ATTEMPTS
+    assert calls[5] > ATTEMPTS
+
+
+async def test_enough_answers_let_the_coordinator_proceed(mode: str) -> None:
+    subagent = make_subagent(make_source_server(sources_4_and_5_time_out, Counter()))
+    with anyio.fail_after(20):
+        async with coordinator(subagent, mode) as client:
+            outcome = read_result(await client.call_tool("research", {"query": "q"}))
+    assert plan_next_step(outcome, min_answered=3).action == "proceed"
+
+
+async def test_all_sources_failing_is_an_error_never_an_empty_success(mode: str) -> None:
+    def all_time_out(source: int) -> None:
+        raise TimeoutError
+
+    subagent = make_subagent(make_source_server(all_time_out, Counter()))
+    with anyio.fail_after(20):
+        async with coordinator(subagent, mode) as client:
+            result = await client.call_tool("research", {"query": "q"})
+
+    assert result.is_error
+    jsonschema.validate(result.structured_content, ENVELOPE_SCHEMA)
+    outcome = read_result(result)
+    assert outcome.category is ErrorCategory.TRANSIENT
+    assert outcome.is_retryable
+    assert result.structured_content is not None
+    assert result.structured_content["answered"] == 0
+    assert sorted(result.structured_content["failed"]) == [f"source_{n}" for n in ALL_SOURCES]
+    assert plan_next_step(outcome).action == "rerun_failed"
+
+
+async def test_all_sources_answering_is_a_complete_success(mode: str) -> None:
+    subagent = make_subagent(make_source_server(lambda source: None, Counter()))
+    with anyio.fail_after(20):
+        async with coordinator(subagent, mode) as client:
+            result = await client.call_tool("research", {"query": "q"})
+
+    assert not result.is_error
+    report = read_partial(result)
+    assert report is not None
+    assert report.complete
+    assert result.structured_content is not None
+    assert result.structured_content["partial"] is False
+    assert result.structured_content["resultCount"] == 5
+    assert plan_next_step(report).action == "proceed"
+
+
+async def test_mixed_categories_escalate_what_a_rerun_cannot_fix(mode: str) -> None:
+    def mixed(source: int) -> None:
+        if source == 4:
+            raise TimeoutError
+        if source == 5:
+            raise AccessDeniedError("No access", description="This source needs the research role. Escalate.")
+
+    calls: Counter[int] = Counter()
+    subagent = make_subagent(make_source_server(mixed, calls))
+    with anyio.fail_after(20):
+        async with coordinator(subagent, mode) as client:
+            outcome = read_result(await client.call_tool("research", {"query": "q"}))
+
+    report = read_partial(outcome)
+    assert report is not None
+    assert report.failed["source_5"].category is ErrorCategory.PERMISSION
+    assert report.failed["source_5"].attempts == 1, "a permission error is never resent"
+    assert calls[5] == 1
+    step = plan_next_step(outcome)
+    assert step.action == "rerun_failed"
+    assert step.rerun == ("source_4",), "only the transient failure is worth re-running"
+
+
+def failed(category: ErrorCategory | None) -> FailedCall:
+    retryable = category is ErrorCategory.TRANSIENT
+    return FailedCall(category=category, is_retryable=retryable, attempts=1, description="d")
+
+
+@pytest.mark.parametrize(
+    ("categories", "expected"),
+    [
+        ([ErrorCategory.TRANSIENT, ErrorCategory.TRANSIENT], ErrorCategory.TRANSIENT),
+        ([ErrorCategory.TRANSIENT, ErrorCategory.VALIDATION], ErrorCategory.VALIDATION),
+        ([ErrorCategory.VALIDATION, ErrorCategory.BUSINESS], ErrorCategory.BUSINESS),
+        ([ErrorCategory.BUSINESS, ErrorCategory.PERMISSION, ErrorCategory.TRANSIENT], ErrorCategory.PERMISSION),
+        ([None, ErrorCategory.TRANSIENT], ErrorCategory.BUSINESS),
+    ],
+)
+def test_all_failed_category_is_the_one_whose_recovery_comes_first(
+    categories: list[ErrorCategory | None], expected: ErrorCategory
+) -> None:
+    report = PartialReport(succeeded={}, failed={f"s{i}": failed(c) for i, c in enumerate(categories)})
+    assert report.aggregated_category() is expected
+    result = report.to_tool_result()
+    assert result.is_error
+    assert result.structured_content is not None
+    assert result.structured_content["errorCategory"] == expected.value
+    jsonschema.validate(result.structured_content, ENVELOPE_SCHEMA)
+
+
+async def test_factories_run_beside_tool_calls_and_failures_do_not_cancel_siblings() -> None:
+    async def answers() -> dict[str, int]:
+        return {"resultCount": 2}
+
+    async def crashes() -> object:
+        raise ConnectionRefusedError
+
+    with anyio.fail_after(10):
+        report = await gather_partial({"good": answers, "bad": crashes}, policy=RecoveryPolicy(max_attempts=ATTEMPTS))
+    assert report.succeeded["good"].structured == {"resultCount": 2}
+    assert report.failed["bad"].category is ErrorCategory.TRANSIENT
+    assert report.failed["bad"].attempts == ATTEMPTS, "connection refused means not executed: resent"
+
+
+async def test_cancelling_the_coordinator_leaves_no_orphaned_sub_calls() -> None:
+    started = 0
+    finished_by_cancel = 0
+    all_started = anyio.Event()
+
+    async def hangs() -> object:
+        nonlocal started, finished_by_cancel
+        started += 1
+        if started == 3:
+            all_started.set()
+        try:
+            await anyio.Event().wait()
+        finally:
+            finished_by_cancel += 1
+        return None  # pragma: no cover - never reached
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(partial(gather_partial, {"a": hangs, "b": hangs, "c": hangs}, policy=RecoveryPolicy()))
+            await all_started.wait()
+            group.cancel_scope.cancel()
+
+    assert finished_by_cancel == 3
+
+
+async def test_partial_results_survive_a_stdio_hop(tmp_path: Any) -> None:
+    """The subagent runs as a real subprocess; the coordinator reads it over stdio."""
+    from mcp import StdioServerParameters
+
+    script = tmp_path / "subagent.py"
+    script.write_text(SUBAGENT_SCRIPT)
+    params = StdioServerParameters(command=sys.executable, args=[str(script)])
+    with anyio.fail_after(60):
+        async with Client(params) as client:
+            outcome = read_result(await client.call_tool("research", {"query": "q"}))
+    report = read_partial(outcome)
+    assert report is not None
+    assert sorted(report.failed) == ["source_4", "source_5"]
+    assert plan_next_step(outcome).rerun == ("source_4", "source_5")
+
+
+SUBAGENT_SCRIPT = """
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult, ToolAnnotations
+from mcp_errors import RecoveryPolicy, ToolCall, gather_partial, install
+from mcp_errors.testing import set_testing
+
+set_testing()
+sources = install(MCPServer("sources"))
+
+@sources.tool(annotations=ToolAnnotations(read_only_hint=True))
+def search_source(source: int, query: str) -> str:
+    if source >= 4:
+        raise TimeoutError
+    return f"{query} in {source}"
+
+subagent = install(MCPServer("subagent"))
+
+@subagent.tool()
+async def research(query: str) -> CallToolResult:
+    async with Client(sources) as client:
+        calls = {f"source_{n}": ToolCall(client, "search_source", {"source": n, "query": query}) for n in range(1, 6)}
+        report = await gather_partial(calls, policy=RecoveryPolicy(max_attempts=2))
+    return report.to_tool_result()
+
+subagent.run()
+"""

@@ -1,0 +1,353 @@
+"""`call_tool_with_recovery` end to end against real servers: in memory (both modes) and over stdio."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp import Client, StdioServerParameters
+from mcp_types import CallToolResult, TextContent, Tool, ToolAnnotations
+
+from mcp_errors import (
+    Decision,
+    ErrorCategory,
+    ExecutionState,
+    RecoveryPolicy,
+    RetryBudget,
+    call_tool_with_recovery,
+)
+from mcp_errors._envelope import FailureDetails, error_result
+from mcp_errors.testing import drop_answers, set_testing
+from recovery_servers.shop import build_shop, build_third_party
+
+SHOP = Path(__file__).parent / "recovery_servers" / "shop.py"
+TRANSPORTS = ["legacy", "auto", "stdio"]
+
+Connect = Callable[..., AbstractAsyncContextManager[Client]]
+
+
+@pytest.fixture(autouse=True)
+def zero_wait() -> Any:
+    with set_testing():
+        yield
+
+
+@pytest.fixture(params=TRANSPORTS)
+def connect(request: pytest.FixtureRequest) -> Connect:
+    transport: str = request.param
+
+    @asynccontextmanager
+    async def open_client(
+        *, idempotency: bool = False, role: str = "support", third_party: bool = False
+    ) -> AsyncIterator[Client]:
+        if transport == "stdio":
+            args = [str(SHOP), "--role", role]
+            args += ["--idempotency"] if idempotency else []
+            args += ["--third-party"] if third_party else []
+            target: Any = StdioServerParameters(command=sys.executable, args=args)
+            async with Client(target) as client:
+                yield client
+        else:
+            server = build_third_party() if third_party else build_shop(idempotency=idempotency, role=role)
+            async with Client(server, mode=transport) as client:  # type: ignore[arg-type]
+                yield client
+
+    return open_client
+
+
+async def charges_made(client: Client) -> int:
+    result = await client.call_tool("charges_made", {})
+    assert result.structured_content is not None
+    return int(result.structured_content["result"])
+
+
+@pytest.mark.anyio
+async def test_a_read_only_tool_that_fails_twice_is_resent_until_it_succeeds(connect: Connect) -> None:
+    with anyio.fail_after(30):
+        async with connect() as client:
+            report = await call_tool_with_recovery(client, "search_orders", {}, policy=RecoveryPolicy(max_attempts=3))
+    assert report.decision is Decision.DONE
+    assert [a.outcome.category for a in report.attempts] == [ErrorCategory.TRANSIENT, ErrorCategory.TRANSIENT, None]
+    assert report.attempts[0].wait_before == 0
+    assert report.outcome.kind == "success"
+
+
+@pytest.mark.anyio
+async def test_a_permanent_outage_escalates_after_max_attempts(connect: Connect) -> None:
+    with anyio.fail_after(30):
+        async with connect() as client:
+            report = await call_tool_with_recovery(
+                client, "inventory_status", {}, policy=RecoveryPolicy(max_attempts=4)
+            )
+    assert (report.decision, report.reason) == (Decision.ESCALATE, "retries_exhausted")
+    assert len(report.attempts) == 4
+
+
+@pytest.mark.anyio
+async def test_a_write_that_timed_out_is_not_resent_without_an_honoured_key(connect: Connect) -> None:
+    with anyio.fail_after(30):
+        async with connect() as client:
+            report = await call_tool_with_recovery(client, "charge_slow_upstream", {"amount": 10})
+            applied = await charges_made(client)
+    assert (report.decision, report.reason) == (Decision.ESCALATE, "outcome_unknown")
+    assert report.outcome.execution_state is ExecutionState.OUTCOME_UNKNOWN
+    assert len(report.attempts) == 1
+    assert applied == 1
+
+
+@pytest.mark.anyio
+async def test_a_lost_answer_of_a_write_is_not_resent_when_the_server_does_not_replay(connect: Connect) -> None:
+    with anyio.fail_after(30):
+        async with connect() as client:
+            tools = (await client.list_tools()).tools
+            report = await call_tool_with_recovery(drop_answers(client), "charge", {"amount": 10}, tools=tools)
+            applied = await charges_made(client)
+    assert (report.decision, report.reason) == (Decision.ESCALATE, "outcome_unknown")
+    assert applied == 1
+
+
+@pytest.mark.anyio
+async def test_a_lost_answer_of_a_write_is_resent_with_its_key_and_applied_once(connect: Connect) -> None:
+    with anyio.fail_after(30):
+        async with connect(idempotency=True) as client:
+            tools = (await client.list_tools()).tools
+            lossy = drop_answers(client, times=2)
+            report = await call_tool_with_recovery(lossy, "charge", {"amount": 10}, tools=tools)
+            applied = await charges_made(client)
+    assert report.decision is Decision.DONE
+    assert len(report.attempts) == 3
+    assert applied == 1
+    assert report.outcome.message.startswith("charged 10; 1 charge(s)")
+
+
+@pytest.mark.anyio
+async def test_a_write_timed_out_upstream_is_resent_with_its_key_and_never_applied_twice(connect: Connect) -> None:
+    with anyio.fail_after(30):
+        async with connect(idempotency=True) as client:
+            report = await call_tool_with_recovery(client, "charge_slow_upstream", {"amount": 10})
+            applied = await charges_made(client)
+    # The server replays the first (unknown) outcome: resends are safe but cannot learn more.
+    assert (report.decision, report.reason) == (Decision.ESCALATE, "retries_exhausted")
+    assert len(report.attempts) == 3
+    assert {a.outcome.error_id for a in report.attempts} == {report.attempts[0].outcome.error_id}
+    assert applied == 1
+
+
+@pytest.mark.anyio
+async def test_validation_errors_are_never_resent_and_carry_field_errors(connect: Connect) -> None:
+    with anyio.fail_after(30):
+        async with connect() as client:
+            report = await call_tool_with_recovery(client, "refund", {"order_id": "#1", "amount": "lots"})
+    assert (report.decision, report.reason) == (Decision.FIX_INPUT, "validation")
+    assert len(report.attempts) == 1
+    assert [fe.field for fe in report.field_errors] == ["amount"]
+
+
+@pytest.mark.anyio
+async def test_business_errors_are_never_resent(connect: Connect) -> None:
+    with anyio.fail_after(30):
+        async with connect() as client:
+            report = await call_tool_with_recovery(client, "refund", {"order_id": "#1", "amount": 900})
+    assert (report.decision, report.reason) == (Decision.ESCALATE, "business")
+    assert report.outcome.code == "REFUND_LIMIT_EXCEEDED"
+    assert len(report.attempts) == 1
+
+
+@pytest.mark.anyio
+async def test_permission_errors_escalate_without_a_hook(connect: Connect) -> None:
+    with anyio.fail_after(30):
+        async with connect() as client:
+            report = await call_tool_with_recovery(client, "delete_account", {"customer_id": "c1"})
+    assert (report.decision, report.reason) == (Decision.ESCALATE, "permission")
+    assert len(report.attempts) == 1
+
+
+@pytest.mark.anyio
+async def test_the_permission_hook_retries_once_as_another_principal(connect: Connect) -> None:
+    with anyio.fail_after(30):
+        async with connect() as support, connect(role="admin") as admin:
+            seen: list[str] = []
+
+            async def as_admin(tool: str, outcome: Any) -> Client:
+                seen.append(f"{tool}:{outcome.category}")
+                return admin
+
+            policy = RecoveryPolicy(on_permission_denied=as_admin)
+            report = await call_tool_with_recovery(support, "delete_account", {"customer_id": "c1"}, policy=policy)
+    assert report.decision is Decision.DONE
+    assert seen == ["delete_account:permission"]
+    assert [a.principal_changed for a in report.attempts] == [False, True]
+
+
+@pytest.mark.anyio
+async def test_an_empty_result_is_done_and_never_resent(connect: Connect) -> None:
+    with anyio.fail_after(30):
+        async with connect() as client:
+            report = await call_tool_with_recovery(client, "find_customer", {"email": "a@b.c"})
+    assert report.decision is Decision.DONE
+    assert report.outcome.kind == "empty"
+    assert len(report.attempts) == 1
+
+
+@pytest.mark.anyio
+async def test_a_third_party_text_only_error_is_not_resent_from_prose(connect: Connect) -> None:
+    with anyio.fail_after(30):
+        async with connect(third_party=True) as client:
+            report = await call_tool_with_recovery(client, "weather", {"city": "Hanoi"})
+            ran = (await client.call_tool("weather_calls", {})).structured_content
+            crash = await call_tool_with_recovery(client, "crash", {})
+    assert report.outcome.category is ErrorCategory.TRANSIENT
+    assert report.outcome.category_inferred
+    assert (report.decision, report.reason) == (Decision.ESCALATE, "not_retryable")
+    assert ran == {"result": 1}
+    assert (crash.outcome.category, crash.decision, crash.reason) == (None, Decision.ESCALATE, "unclassified")
+
+
+@pytest.mark.anyio
+async def test_every_resend_of_an_operation_carries_the_same_idempotency_key() -> None:
+    seen: list[Any] = []
+
+    async def flaky(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
+        seen.append(meta)
+        return error_result(_transient(ExecutionState.NOT_EXECUTED))
+
+    report = await call_tool_with_recovery(flaky, "write", {}, policy=RecoveryPolicy(max_attempts=3))
+    assert len(seen) == 3
+    assert all(meta == {"mcp-errors/idempotencyKey": report.idempotency_key} for meta in seen)
+    assert report.idempotency_key
+
+
+@pytest.mark.anyio
+async def test_a_retry_after_beyond_the_deadline_escalates_at_once() -> None:
+    async def busy(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
+        return error_result(_transient(ExecutionState.NOT_EXECUTED, retry_after=60))
+
+    report = await call_tool_with_recovery(busy, "write", {}, policy=RecoveryPolicy(deadline=10))
+    assert (report.decision, report.reason) == (Decision.ESCALATE, "deadline")
+    assert len(report.attempts) == 1
+
+
+@pytest.mark.anyio
+async def test_retry_after_is_a_floor_for_the_wait() -> None:
+    async def busy(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
+        return error_result(_transient(ExecutionState.NOT_EXECUTED, retry_after=5))
+
+    policy = RecoveryPolicy(max_attempts=3, deadline=100, initial_wait=0.1, max_wait=1)
+    report = await call_tool_with_recovery(busy, "write", {}, policy=policy)
+    assert [a.wait_before for a in report.attempts] == [0, 5, 5]
+
+
+@pytest.mark.anyio
+async def test_a_spent_retry_budget_stops_resends_but_not_first_attempts() -> None:
+    calls: list[str] = []
+
+    async def down(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
+        calls.append(name)
+        return error_result(_transient(ExecutionState.NOT_EXECUTED))
+
+    budget = RetryBudget(max_tokens=4, token_ratio=1)
+    first = await call_tool_with_recovery(down, "read", {}, budget=budget, policy=RecoveryPolicy(max_attempts=5))
+    second = await call_tool_with_recovery(down, "read", {}, budget=budget, policy=RecoveryPolicy(max_attempts=5))
+    assert (len(first.attempts), first.reason) == (2, "retry_budget")
+    assert (len(second.attempts), second.reason) == (1, "retry_budget")
+
+
+@pytest.mark.anyio
+async def test_an_annotation_makes_an_unknown_outcome_safe_to_resend_unless_annotations_are_distrusted() -> None:
+    async def flaky(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
+        return error_result(_transient(ExecutionState.OUTCOME_UNKNOWN))
+
+    tools = [Tool(name="put", input_schema={"type": "object"}, annotations=ToolAnnotations(idempotent_hint=True))]
+    trusted = await call_tool_with_recovery(flaky, "put", {}, tools=tools, policy=RecoveryPolicy(max_attempts=2))
+    distrusted = await call_tool_with_recovery(
+        flaky, "put", {}, tools=tools, policy=RecoveryPolicy(max_attempts=2, trust_annotations=False)
+    )
+    assert (len(trusted.attempts), trusted.reason) == (2, "retries_exhausted")
+    assert (len(distrusted.attempts), distrusted.reason) == (1, "outcome_unknown")
+
+
+@pytest.mark.anyio
+async def test_a_connection_failure_is_resent_because_nothing_ran() -> None:
+    outcomes = [ConnectionRefusedError(), None]
+
+    async def unreachable(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
+        failure = outcomes.pop(0)
+        if failure is not None:
+            raise failure
+        return CallToolResult(content=[TextContent(type="text", text="ok")])
+
+    report = await call_tool_with_recovery(unreachable, "write", {})
+    assert report.decision is Decision.DONE
+    assert report.attempts[0].outcome.execution_state is ExecutionState.NOT_EXECUTED
+
+
+@pytest.mark.anyio
+async def test_a_call_slower_than_the_attempt_timeout_counts_as_an_unknown_outcome() -> None:
+    async def hangs(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
+        await anyio.Event().wait()
+        raise AssertionError("unreachable")
+
+    with anyio.fail_after(10):
+        report = await call_tool_with_recovery(hangs, "write", {}, policy=RecoveryPolicy(attempt_timeout=0.05))
+    assert (report.decision, report.reason) == (Decision.ESCALATE, "outcome_unknown")
+    assert report.outcome.category is ErrorCategory.TRANSIENT
+
+
+@pytest.mark.anyio
+async def test_every_attempt_logs_a_structured_event(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_errors.recovery")
+
+    async def down(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
+        return error_result(_transient(ExecutionState.NOT_EXECUTED))
+
+    await call_tool_with_recovery(down, "read", {}, policy=RecoveryPolicy(max_attempts=2))
+    events = [(r.tool, r.attempt, r.category, r.decision) for r in caplog.records if r.name == "mcp_errors.recovery"]  # type: ignore[attr-defined]
+    assert events == [("read", 1, "transient", "retry"), ("read", 2, "transient", "escalate")]
+    assert caplog.records[-1].wait is None  # type: ignore[attr-defined]
+
+
+@given(
+    max_attempts=st.integers(1, 6),
+    deadline=st.floats(0.5, 60),
+    initial=st.floats(0.01, 5),
+    cap=st.floats(0.01, 30),
+    floor=st.one_of(st.none(), st.floats(0, 20)),
+)
+@settings(max_examples=60, deadline=None)
+def test_waits_stay_between_the_floor_and_the_cap_and_within_the_deadline(
+    max_attempts: int, deadline: float, initial: float, cap: float, floor: float | None
+) -> None:
+    async def down(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
+        return error_result(_transient(ExecutionState.NOT_EXECUTED, retry_after=floor))
+
+    policy = RecoveryPolicy(max_attempts=max_attempts, deadline=deadline, initial_wait=initial, max_wait=cap)
+
+    async def run() -> Any:
+        with set_testing():
+            return await call_tool_with_recovery(down, "read", {}, policy=policy, budget=RetryBudget(max_tokens=100))
+
+    report = anyio.run(run)
+    assert 1 <= len(report.attempts) <= max_attempts
+    for attempt in report.attempts[1:]:
+        assert (floor or 0) <= attempt.wait_before <= max(cap, floor or 0)
+    assert report.total_wait < deadline
+    assert report.attempts[-1].elapsed < deadline
+
+
+def _transient(state: ExecutionState, retry_after: float | None = None) -> FailureDetails:
+    return FailureDetails(
+        message="Busy",
+        category=ErrorCategory.TRANSIENT,
+        description="Busy; resend later.",
+        code="BUSY",
+        retry_after_seconds=retry_after,
+        execution_state=state,
+    )

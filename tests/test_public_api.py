@@ -1,0 +1,68 @@
+"""The public API: `mcp_errors.__all__` is sorted, complete, and every name in it imports."""
+
+from __future__ import annotations
+
+import __future__
+import importlib
+import subprocess
+import sys
+import types
+
+import mcp_errors
+
+
+def isort_key(name: str) -> tuple[int, str]:
+    # ruff's RUF022 order: CONSTANTS, then Classes, then functions.
+    group = 0 if name.isupper() else 1 if name[:1].isupper() else 2
+    return group, name
+
+
+def public_names() -> set[str]:
+    return {
+        name
+        for name, value in vars(mcp_errors).items()
+        if not name.startswith("_")
+        and not isinstance(value, types.ModuleType | __future__._Feature)  # submodules are not API
+    }
+
+
+def test_all_is_sorted() -> None:
+    assert mcp_errors.__all__ == sorted(mcp_errors.__all__, key=isort_key)
+
+
+def test_all_lists_exactly_the_public_names() -> None:
+    assert len(set(mcp_errors.__all__)) == len(mcp_errors.__all__)
+    assert set(mcp_errors.__all__) == public_names()
+
+
+def test_every_listed_name_imports_in_a_fresh_interpreter() -> None:
+    names = ", ".join(mcp_errors.__all__)
+    subprocess.run([sys.executable, "-c", f"from mcp_errors import {names}"], check=True)
+
+
+def test_the_foundation_names_other_code_relies_on_are_public() -> None:
+    for name in (
+        "ErrorCategory",
+        "ToolError",
+        "TransientError",
+        "InputValidationError",
+        "BusinessRuleError",
+        "AccessDeniedError",
+        "empty_result",
+        "install",
+        "to_error_result",
+        "register_exception",
+        "ENVELOPE_SCHEMA",
+    ):
+        assert name in mcp_errors.__all__
+        assert getattr(importlib.import_module("mcp_errors"), name) is not None
+
+
+def test_error_category_is_a_str_enum_of_the_four_values() -> None:
+    assert [category.value for category in mcp_errors.ErrorCategory] == [
+        "transient",
+        "validation",
+        "business",
+        "permission",
+    ]
+    assert mcp_errors.ErrorCategory("transient") == "transient"

@@ -1,0 +1,153 @@
+"""Idempotency keys on the server: replay the first result, reject a reused key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+from mcp_types import ToolAnnotations
+
+from mcp_errors import IdempotencyStore, install
+from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META
+from mcp_errors._replay import StoredResult
+
+MODES = ["legacy", "auto"]
+
+
+def build(store: IdempotencyStore) -> tuple[MCPServer[Any], list[int]]:
+    server: MCPServer[Any] = MCPServer("pay")
+    install(server, idempotency=store)
+    charges: list[int] = []
+
+    @server.tool()
+    def charge(amount: int) -> str:
+        charges.append(amount)
+        return f"charge #{len(charges)}"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def balance() -> int:
+        return sum(charges)
+
+    @server.tool()
+    def flaky_write(amount: int) -> str:
+        charges.append(amount)
+        if len(charges) == 1:
+            from mcp_errors import TransientError
+
+            raise TransientError("Busy", description="Not applied; resend.", execution_state="not_executed")
+        return "ok"
+
+    return server, charges
+
+
+def key(value: str) -> dict[str, Any]:
+    return {IDEMPOTENCY_KEY_META: value}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_repeated_key_replays_the_first_result_without_running_again(mode: str) -> None:
+    server, charges = build(IdempotencyStore())
+    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        first = await client.call_tool("charge", {"amount": 5}, meta=key("k1"))  # type: ignore[arg-type]
+        again = await client.call_tool("charge", {"amount": 5}, meta=key("k1"))  # type: ignore[arg-type]
+        other = await client.call_tool("charge", {"amount": 5}, meta=key("k2"))  # type: ignore[arg-type]
+        unkeyed = await client.call_tool("charge", {"amount": 5})
+    assert first.content == again.content
+    assert other.content != first.content
+    assert unkeyed.content != first.content
+    assert charges == [5, 5, 5]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_key_reused_with_other_arguments_is_a_validation_error(mode: str) -> None:
+    server, charges = build(IdempotencyStore())
+    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        await client.call_tool("charge", {"amount": 5}, meta=key("k1"))  # type: ignore[arg-type]
+        reused = await client.call_tool("charge", {"amount": 6}, meta=key("k1"))  # type: ignore[arg-type]
+    assert reused.is_error
+    assert reused.structured_content is not None
+    assert (reused.structured_content["errorCategory"], reused.structured_content["code"]) == (
+        "validation",
+        "IDEMPOTENCY_KEY_REUSED",
+    )
+    assert charges == [5]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_only_tools_that_write_advertise_honouring_keys(mode: str) -> None:
+    server, _ = build(IdempotencyStore())
+    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        tools = {
+            tool.name: (tool.meta or {}).get(HONOURS_IDEMPOTENCY_META) for tool in (await client.list_tools()).tools
+        }
+    assert tools == {"charge": True, "balance": None, "flaky_write": True}
+
+
+@pytest.mark.anyio
+async def test_an_error_that_did_not_execute_is_not_stored_so_the_resend_runs() -> None:
+    server, charges = build(IdempotencyStore())
+    async with Client(server) as client:
+        first = await client.call_tool("flaky_write", {"amount": 1}, meta=key("k"))  # type: ignore[arg-type]
+        second = await client.call_tool("flaky_write", {"amount": 1}, meta=key("k"))  # type: ignore[arg-type]
+        third = await client.call_tool("flaky_write", {"amount": 1}, meta=key("k"))  # type: ignore[arg-type]
+    assert first.is_error
+    assert not second.is_error
+    assert third.content == second.content
+    assert len(charges) == 2
+
+
+@pytest.mark.anyio
+async def test_a_resend_during_the_first_call_waits_for_its_result() -> None:
+    server: MCPServer[Any] = MCPServer("slow")
+    install(server, idempotency=IdempotencyStore())
+    release = anyio.Event()
+    runs: list[int] = []
+
+    @server.tool()
+    async def write() -> str:
+        runs.append(1)
+        await release.wait()
+        return f"run {len(runs)}"
+
+    results: list[Any] = []
+    async with Client(server) as client:
+
+        async def send() -> None:
+            results.append(await client.call_tool("write", {}, meta=key("k")))  # type: ignore[arg-type]
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(send)
+                tg.start_soon(send)
+                while not runs:
+                    await anyio.lowlevel.checkpoint()
+                release.set()
+    assert len(runs) == 1
+    assert results[0].content == results[1].content
+
+
+@pytest.mark.anyio
+async def test_the_memory_store_is_bounded_in_size_and_age() -> None:
+    store = IdempotencyStore(max_entries=2, ttl_seconds=3600)
+    for name in ("a", "b", "c"):
+        await store.put(name, StoredResult(fingerprint=name, result={"content": []}))
+    assert len(store) == 2
+    assert await store.get("a") is None
+    assert await store.get("c") is not None
+    expired = IdempotencyStore(ttl_seconds=1e-9)
+    await expired.put("a", StoredResult(fingerprint="a", result={"content": []}))
+    await anyio.lowlevel.checkpoint()
+    assert await expired.get("a") is None
+
+
+def test_replay_refuses_servers_it_cannot_wrap() -> None:
+    from mcp_errors._replay import enable_replay
+
+    with pytest.raises(TypeError):
+        enable_replay(object(), IdempotencyStore())  # type: ignore[arg-type]
