@@ -4,7 +4,8 @@ Both servers have one trivial tool that succeeds and one that fails (raw: the SD
 ToolError; installed: mcp_errors' ToolError, which becomes a full envelope). Runs are
 interleaved (raw, installed, installed, raw, ...) so that machine noise hits both alike; the
 figure for each is the median of the runs, in CPU time per call (client and server share the
-process), next to the median of the paired per-run ratios and the wall-clock ratio. Run: `uv run python benchmarks/overhead.py`.
+process), next to the median of the paired per-run ratios and the wall-clock ratio.
+Run: `uv run python benchmarks/overhead.py [--mode legacy]`.
 """
 
 from __future__ import annotations

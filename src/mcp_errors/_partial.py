@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 import anyio
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult, TextContent, Tool
 
 from mcp_errors._envelope import ErrorCategory
 from mcp_errors._outcome import ToolOutcome, read_result
@@ -51,11 +51,14 @@ class ToolCall:
             meta) -> CallToolResult` function.
         tool: The tool's name.
         arguments: Its arguments.
+        tools: The server's tool list, when `client` is a call function: its annotations
+            tell the policy which resends are safe (a client's list is fetched itself).
     """
 
     client: object
     tool: str
     arguments: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    tools: Sequence[Tool] | None = None
 
 
 SubCall = ToolCall | Callable[[], Awaitable[object]]
@@ -283,7 +286,7 @@ async def gather_partial(
 
 async def _run_sub_call(name: str, call: SubCall, policy: RecoveryPolicy) -> RecoveryReport:
     if isinstance(call, ToolCall):
-        return await call_tool_with_recovery(call.client, call.tool, call.arguments, policy=policy)
+        return await call_tool_with_recovery(call.client, call.tool, call.arguments, policy=policy, tools=call.tools)
     factory = call
 
     async def call_factory(_tool: str, _arguments: dict[str, Any], _meta: dict[str, Any] | None) -> CallToolResult:
@@ -321,7 +324,7 @@ def plan_next_step(outcome: ToolOutcome | PartialReport, *, min_answered: int | 
     Example:
         ```python
         from mcp_errors import FailedCall, PartialReport, plan_next_step, read_result
-        from mcp_types import CallToolResult, TextContent
+        from mcp_types import CallToolResult, TextContent, Tool
 
         ok = read_result(CallToolResult(content=[TextContent(type="text", text="hits")]))
         report = PartialReport(

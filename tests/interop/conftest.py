@@ -61,10 +61,10 @@ def _install() -> None:
         _unavailable(f"`npm ci` in {INTEROP_DIR} took over {_INSTALL_TIMEOUT_S}s: is registry.npmjs.org reachable?")
         return
     if done.returncode != 0:
-        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
+        head = "\n".join((done.stderr or done.stdout).strip().splitlines()[:8])
         _unavailable(
             f"`npm ci` in {INTEROP_DIR} failed (exit {done.returncode}); the interop tests need the npm "
-            f"registry (registry.npmjs.org) to install Node 22 and the MCP peers.\n{tail}"
+            f"registry (registry.npmjs.org) to install Node 22 and the MCP peers.\n{head}"
         )
         return
     _STAMP.write_text(_lock_digest())
@@ -75,7 +75,8 @@ def node() -> Path:
     """Node >= 22 from node_modules, installing the pinned packages first when needed."""
     if not _up_to_date():
         # Parallel pytest runs share the folder: one installs, the others wait and reuse it.
-        lock_path = Path(tempfile.gettempdir()) / f"mcp-errors-npm-{hashlib.sha256(bytes(INTEROP_DIR)).hexdigest()[:12]}"
+        digest = hashlib.sha256(bytes(INTEROP_DIR)).hexdigest()[:12]
+        lock_path = Path(tempfile.gettempdir()) / f"mcp-errors-npm-{digest}.lock"
         with lock_path.open("w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not _up_to_date():
@@ -99,11 +100,11 @@ def run_node(node: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
         "FORCE_COLOR": "0",
     }
 
-    def run(script: str, *args: str, cwd: Path | None = None) -> NodeRun:
+    def run(script: str, *args: str) -> NodeRun:
         path = INTEROP_DIR / script if (INTEROP_DIR / script).is_file() else NODE_MODULES / script
         done = subprocess.run(
             [str(node), str(path), *args],
-            cwd=cwd or INTEROP_DIR,
+            cwd=INTEROP_DIR,
             env=env,
             capture_output=True,
             text=True,

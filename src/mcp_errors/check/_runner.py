@@ -224,7 +224,9 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
                 return False
             outcome = exc
         except RuntimeError as exc:
-            if "structured content" not in str(exc):
+            # The SDK client raises RuntimeError when a success breaks the outputSchema (or the
+            # schema cannot be used); any other RuntimeError means the session is unusable.
+            if "structured content" not in str(exc) and "schema" not in str(exc):
                 run.add("ME016", tool.name, f"{probe.detail or 'call'}: {_describe(exc)}{_tail(errlog)}")
                 return False
             run.calls += 1

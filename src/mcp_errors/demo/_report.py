@@ -94,12 +94,11 @@ def _why(summary: dict[str, Any]) -> Text:
     text = Text()
     text.append("Why the structured agent wins: ", style="bold")
     text.append(
-        "the naive agent sees only text, so an empty answer, a typo, a policy limit and a timeout all look like "
-        f"'try again': it made {naive['wasted_calls']} resends that could not change the answer and was right "
-        f"{naive['correct']}/{naive['scenarios']} times. The structured agent reads errorCategory, isRetryable and "
-        "executionState: it resends only transient failures (with an idempotency key, so no refund lands twice), "
-        f"fixes input, escalates or answers in part as each category says, and was right "
-        f"{structured['correct']}/{structured['scenarios']} times."
+        "it reads errorCategory, isRetryable and executionState, so it resends only transient failures (with an "
+        "idempotency key: no refund lands twice) and otherwise answers, fixes the input or escalates at once "
+        f"(right {structured['correct']}/{structured['scenarios']}, {structured['wasted_calls']} wasted calls). "
+        "The naive agent sees only text, where an empty answer, a typo and a policy limit all read as 'try again' "
+        f"(right {naive['correct']}/{naive['scenarios']}, {naive['wasted_calls']} wasted calls)."
     )
     return text
 
@@ -122,8 +121,7 @@ def render(console: Console, rows: Sequence[Row], *, seed: int, sweep: int, faul
     console.print(
         Text(
             f"wasted = a resend that could not change the answer (the previous one was final, or its source was down). "
-            f"Seed {seed}. Recovery waits are shrunk to ≤ 50 ms so the demo runs in seconds. "
-            "The 3-of-5 search uses a local fan-out standing in for gather_partial.",
+            f"Seed {seed}. Recovery waits are shrunk to ≤ 50 ms so the demo runs in seconds.",
             style="dim",
         )
     )

@@ -36,6 +36,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult, TextContent, Tool
 
 from mcp_errors._outcome import ToolOutcome, read_result
+from mcp_errors._partial import ToolCall, gather_partial
 from mcp_errors._policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
 from mcp_errors.demo._db import KNOWLEDGE_SOURCES
 
@@ -265,26 +266,16 @@ async def _partial_search(desk: _Desk, agent: AgentName) -> _Verdict:
             if not ok:
                 return _Verdict(f"gave up at '{source}' and escalated the whole search", True, False)
         return _Verdict("answered from all five sources", False, False)
-    reports = await _fan_out(desk, SEARCH_QUERY, KNOWLEDGE_SOURCES)
-    answered = sorted(source for source, report in reports.items() if report.decision is Decision.DONE)
-    failed = sorted(source for source, report in reports.items() if report.decision is not Decision.DONE)
-    correct = failed == sorted(SEARCH_OUTAGES) and len(answered) == len(KNOWLEDGE_SOURCES) - len(SEARCH_OUTAGES)
-    outcome = f"answered from {len(answered)} of {len(reports)}; named {', '.join(failed) or 'none'} as timed out"
-    return _Verdict(outcome, False, correct)
-
-
-async def _fan_out(desk: _Desk, query: str, sources: Sequence[str]) -> dict[str, RecoveryReport]:
-    # LOCAL FAN-OUT: stands in for `mcp_errors.gather_partial` (issue 4) until it lands.
-    # Each branch recovers on its own; a failed branch is reported, never fatal to the rest.
-    reports: dict[str, RecoveryReport] = {}
-
-    async def one(source: str) -> None:
-        reports[source] = await _structured_call(desk, "search_knowledge", {"query": query, "source": source})
-
-    async with anyio.create_task_group() as group:
-        for source in sources:
-            group.start_soon(one, source)
-    return reports
+    calls = {
+        source: ToolCall(desk.call, "search_knowledge", {"query": SEARCH_QUERY, "source": source}, tools=desk.tools)
+        for source in KNOWLEDGE_SOURCES
+    }
+    report = await gather_partial(calls, policy=DEMO_POLICY)
+    correct = sorted(report.failed) == sorted(SEARCH_OUTAGES) and len(report.succeeded) == len(KNOWLEDGE_SOURCES) - len(
+        SEARCH_OUTAGES
+    )
+    # The coordinator gets the summary sentence, e.g. "3 of 5 sources answered; ...".
+    return _Verdict(report.summary().removesuffix(" Partial results follow."), False, correct)
 
 
 async def _no_finance_role(desk: _Desk, agent: AgentName) -> _Verdict:
