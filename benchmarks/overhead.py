@@ -29,11 +29,11 @@ def build(installed: bool) -> MCPServer:
     server = MCPServer("bench")
 
     @server.tool()
-    def echo(text: str) -> str:
+    async def echo(text: str) -> str:
         return text
 
     @server.tool()
-    def refuse(text: str) -> str:
+    async def refuse(text: str) -> str:
         if installed:
             raise BusinessRuleError("Refused", description="Take another path.", code="REFUSED")
         raise SDKToolError("Refused")

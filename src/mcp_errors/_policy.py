@@ -49,6 +49,7 @@ from tenacity.wait import wait_base
 from mcp_errors._budget import RetryBudget
 from mcp_errors._envelope import ErrorCategory, FieldError
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META
+from mcp_errors._listing import list_all_tools
 from mcp_errors._outcome import ToolOutcome, read_result
 
 __all__ = [
@@ -326,14 +327,7 @@ def _adapt(client: object) -> tuple[CallFn, ToolsFn | None, str]:
             return await mcp_client.call_tool(name, arguments, meta=cast(Any, meta))
 
         async def list_mcp() -> Sequence[Tool]:
-            tools: list[Tool] = []
-            cursor: str | None = None
-            while True:
-                page = await mcp_client.list_tools(cursor=cursor)
-                tools.extend(page.tools)
-                cursor = page.next_cursor
-                if not cursor:
-                    return tools
+            return await list_all_tools(mcp_client)
 
         info = mcp_client.server_info
         return call_mcp, list_mcp, info.name if info is not None else "default"

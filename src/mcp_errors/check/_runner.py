@@ -23,6 +23,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, CallToolResult, Tool
 
+from mcp_errors._listing import list_all_tools
 from mcp_errors.check._judge import judge_call, judge_output_mismatch
 from mcp_errors.check._probes import Probe, invalid_probes, valid_arguments
 from mcp_errors.check._report import CheckReport
@@ -33,7 +34,6 @@ __all__ = ["CheckOptions", "Target", "check_server"]
 Target = str | Sequence[str] | StdioServerParameters | Server[Any] | MCPServer
 """A streamable HTTP URL, a command line, stdio parameters, or an in-process server."""
 
-_MAX_PAGES: Final = 100
 _TEARDOWN_GRACE: Final = 5.0
 _STDERR_TAIL: Final = 300
 
@@ -156,7 +156,7 @@ async def _check(target: Target, run: _Run) -> None:
         try:
             with scope:
                 async with client:
-                    tools = await _list_tools(client)
+                    tools = await list_all_tools(client)
                     connected = True
                     scope.deadline = run.deadline + _TEARDOWN_GRACE
                     if client.server_info is not None:
@@ -174,18 +174,6 @@ async def _check(target: Target, run: _Run) -> None:
                 run.stopped = True
             else:
                 run.add("ME015", None, f"no handshake and tools/list within {connect_timeout:g}s{_tail(errlog)}")
-
-
-async def _list_tools(client: Client) -> list[Tool]:
-    tools: list[Tool] = []
-    cursor: str | None = None
-    for _ in range(_MAX_PAGES):
-        page = await client.list_tools(cursor=cursor)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if cursor is None:
-            break
-    return tools
 
 
 async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | None) -> bool:

@@ -23,6 +23,7 @@ from typing import Any
 from mcp import Client
 from mcp_types import TextContent, Tool
 
+from mcp_errors._listing import list_all_tools
 from mcp_errors._outcome import ToolOutcome
 from mcp_errors._policy import RecoveryPolicy, RecoveryReport, call_tool_with_recovery
 from mcp_errors._render import outcome_text
@@ -85,14 +86,7 @@ async def load_mcp_tools(client: Client, *, policy: RecoveryPolicy | None = None
         anyio.run(main)
         ```
     """
-    tools: list[Tool] = []
-    cursor: str | None = None
-    while True:
-        page = await client.list_tools(cursor=cursor)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            break
+    tools = await list_all_tools(client)
     return [mcp_tool(client, tool, policy=policy, tools=tools) for tool in tools]
 
 
