@@ -43,7 +43,7 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
-import secrets
+import random
 import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -101,7 +101,12 @@ def register_exception(exc_type: type[BaseException], handler: ExceptionHandler)
 
 def new_error_id() -> str:
     """A short random id that ties an error result to the server's log line."""
-    return secrets.token_hex(6)
+    return f"{_ids.getrandbits(48):012x}"
+
+
+# An id correlates, it does not authenticate, so it needs no CSPRNG; a private generator
+# (seeded from the OS) keeps it off the global `random` state that users may seed.
+_ids: Final = random.Random()
 
 
 def classify_failure(exc: BaseException, *, tool_name: str | None = None) -> FailureDetails:
@@ -225,9 +230,8 @@ def unknown_tool(name: str) -> FailureDetails:
 
 
 def _unwrap(exc: BaseException) -> BaseException:
-    seen: set[int] = set()
-    while id(exc) not in seen:
-        seen.add(id(exc))
+    # Bounded, because a hand-made `__cause__` cycle must not hang the error path.
+    for _ in range(_MAX_UNWRAP):
         if isinstance(exc, ToolError):
             return exc
         if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
@@ -238,6 +242,9 @@ def _unwrap(exc: BaseException) -> BaseException:
             return exc
         exc = cause
     return exc
+
+
+_MAX_UNWRAP: Final = 16
 
 
 def _is_sdk_wrapper(exc: BaseException) -> bool:

@@ -97,13 +97,15 @@ class FailureDetails:
     field_errors: tuple[FieldError, ...] = ()
     execution_state: ExecutionState | None = None
     error_id: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     def to_structured(self) -> dict[str, Any]:
         """The `structuredContent` object of the error result."""
         data: dict[str, Any] = {
-            "errorCategory": self.category.value,
-            "isRetryable": self.category.is_retryable,
+            # `_value_` is a plain attribute; `.value` is a descriptor, measurably slower on
+            # the error path (docs/performance.md).
+            "errorCategory": self.category._value_,
+            "isRetryable": self.category is ErrorCategory.TRANSIENT,
             "description": self.description,
         }
         if self.code is not None:
@@ -113,7 +115,7 @@ class FailureDetails:
         if self.field_errors:
             data["fieldErrors"] = [error.to_json() for error in self.field_errors]
         if self.execution_state is not None:
-            data["executionState"] = self.execution_state.value
+            data["executionState"] = self.execution_state._value_
         if self.error_id is not None:
             data["errorId"] = self.error_id
         for key, value in self.extra.items():
@@ -122,13 +124,13 @@ class FailureDetails:
 
     def to_text(self) -> str:
         """The first text block: enough on its own for hosts that show only text."""
-        if self.category.is_retryable:
+        if self.category is ErrorCategory.TRANSIENT:
             verdict = "retryable"
             if self.retry_after_seconds is not None:
                 verdict += f" after {self.retry_after_seconds:g}s"
         else:
             verdict = "not retryable"
-        text = f"[{self.category.value} error, {verdict}] {_sentence(self.message)} {self.description}"
+        text = f"[{self.category._value_} error, {verdict}] {_sentence(self.message)} {self.description}"
         if self.error_id is not None:
             text += f" (errorId: {self.error_id})"
         return text

@@ -22,6 +22,15 @@ __all__ = [
 _CODE: Final = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
+# Calling an enum class is slow next to a type check; a tool may raise these in a hot loop.
+def _category(value: ErrorCategory | str) -> ErrorCategory:
+    return value if type(value) is ErrorCategory else ErrorCategory(value)
+
+
+def _state(value: ExecutionState | str) -> ExecutionState:
+    return value if type(value) is ExecutionState else ExecutionState(value)
+
+
 class ToolError(_SDKToolError):
     """A tool failure that tells the agent what went wrong and what to do next.
 
@@ -71,32 +80,29 @@ class ToolError(_SDKToolError):
         extra: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
-        if (
-            category is not None
-            and self.default_category is not None
-            and ErrorCategory(category) is not self.default_category
-        ):
-            raise TypeError(f"{type(self).__name__} is always {self.default_category.value}")
-        resolved = category if category is not None else self.default_category
+        resolved = _category(category) if category is not None else self.default_category
         if resolved is None:
             raise TypeError("ToolError needs a category")
+        if self.default_category is not None and resolved is not self.default_category:
+            raise TypeError(f"{type(self).__name__} is always {self.default_category.value}")
         self.message = message
-        self.category = ErrorCategory(resolved)
+        self.category = resolved
         self.description = description
         self.code = code
         self.retry_after_seconds = retry_after_seconds
         self.field_errors = tuple(field_errors)
-        self.execution_state = ExecutionState(execution_state) if execution_state is not None else None
-        self.extra: Mapping[str, Any] = dict(extra or {})
-        if retry_after_seconds is not None and self.category is not ErrorCategory.TRANSIENT:
-            raise ValueError("retry_after_seconds only applies to transient errors")
-        # The published schema requires both; failing here names the tool's bug instead of
-        # sending a result that strict clients reject.
-        if retry_after_seconds is not None and not (0 <= retry_after_seconds < math.inf):
-            raise ValueError("retry_after_seconds must be a finite number >= 0")
+        self.execution_state = _state(execution_state) if execution_state is not None else None
+        self.extra: Mapping[str, Any] = dict(extra) if extra else {}
+        if retry_after_seconds is not None:
+            if resolved is not ErrorCategory.TRANSIENT:
+                raise ValueError("retry_after_seconds only applies to transient errors")
+            # The published schema requires both; failing here names the tool's bug instead
+            # of sending a result that strict clients reject.
+            if not (0 <= retry_after_seconds < math.inf):
+                raise ValueError("retry_after_seconds must be a finite number >= 0")
         if code is not None and not _CODE.fullmatch(code):
             raise ValueError(f"code must be UPPER_SNAKE, e.g. REFUND_LIMIT_EXCEEDED, not {code!r}")
-        if self.field_errors and self.category is not ErrorCategory.VALIDATION:
+        if self.field_errors and resolved is not ErrorCategory.VALIDATION:
             raise ValueError("field_errors only apply to validation errors")
 
     def __repr__(self) -> str:
