@@ -8,8 +8,10 @@ import traceback
 from hypothesis import strategies as st
 
 # token68-like characters: what bearer tokens, API keys and generated passwords are made of.
+# A digit and an upper-case letter keep a generated secret from spelling a word of the fixed
+# output ("fieldErrors") or a lower-case hex errorId by chance.
 SECRET_VALUES = st.text(alphabet=string.ascii_letters + string.digits + "-_.~", min_size=10, max_size=32).filter(
-    lambda value: any(char.isalnum() for char in value)
+    lambda value: any(char.isdigit() for char in value) and any(char.isupper() for char in value)
 )
 
 SECRET_TEMPLATES = (

@@ -1,8 +1,8 @@
 """The public API: `mcp_errors.__all__` is sorted, complete, and every name in it imports."""
 
 from __future__ import annotations
-
 import __future__
+
 import importlib
 import subprocess
 import sys

@@ -7,8 +7,8 @@ import unicodedata
 import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
-from leak_strategies import FILLER, a_traceback, texts_with_a_path, texts_with_a_secret
 
+from leak_strategies import FILLER, a_traceback, texts_with_a_path, texts_with_a_secret
 from mcp_errors._sanitize import REDACTED, is_secret_name, sanitize_text
 
 

@@ -143,10 +143,10 @@ def classify_failure(exc: BaseException, *, tool_name: str | None = None) -> Fai
     logger.info(
         "tool %r failed: %s %s (errorId=%s)",
         tool_name,
-        details.category.value,
+        details.category._value_,
         details.code or "",
         error_id,
-        extra={"tool": tool_name, "error_id": error_id, "error_category": details.category.value},
+        extra={"tool": tool_name, "error_id": error_id, "error_category": details.category._value_},
     )
     return details
 
