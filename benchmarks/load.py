@@ -1,19 +1,24 @@
 """Load on the demo desk over streamable HTTP: with the error contract and without it.
 
 Starts `mcp-errors serve --http` twice on 127.0.0.1 (with `install`, and with the hidden
-`--no-contract` flag), both with 30% injected transient faults, and drives each with N
-concurrent clients for a bounded time, alternating rounds so both see the same machine
-state. Prints throughput, p50/p99 latency, malformed responses (must be 0 for the contract
-server), CPU per call of the server process and of the clients, and the contract/baseline
-ratios.
+`--no-contract` flag), both with the same injected transient faults (30% by default, same
+seed), and drives each with N concurrent clients. Prints throughput, p50/p99 latency,
+malformed responses (must be 0 for the contract server), CPU per call of the server process
+and of the clients, and the contract/baseline ratios.
 
-Each client connects and warms up (one call of each entry of CALLS) before the timed window
-opens: the Python client lists the tools and compiles a `jsonschema` validator per tool on
-the first success it sees, once per session. That one-off cost is reported apart (median
-per client session), since timing it inside a few seconds of load made it look like a
-per-call cost of the contract (the widened outputSchemas take ~4x longer to compile).
+How it stays fair on a shared machine:
 
-    uv run python benchmarks/load.py --clients 8 --seconds 6
+- Both sets of clients connect and warm up (one call of each entry of CALLS) before any
+  window is timed, and stay connected. The Python client lists the tools and compiles a
+  `jsonschema` validator per tool on the first success it sees, once per session; the
+  contract's widened outputSchemas take ~4x longer to compile, and timing that inside a few
+  seconds of load made a one-off cost look like a per-call one. It is reported apart
+  (median per client session).
+- The timed load is cut into many short windows, alternated ABBA (baseline, contract,
+  contract, baseline, ...), so both servers see the same machine state; the ratio of each
+  adjacent pair is reported too, and its median is the figure least disturbed by other jobs.
+
+    uv run python benchmarks/load.py --clients 8 --seconds 6 --rounds 12
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +63,8 @@ class Stats:
     server_cpu: float = 0.0
     client_cpu: float = 0.0
     warmups: list[float] = field(default_factory=list)
+    windows: list[float] = field(default_factory=list)
+    """Throughput of each timed window, in calls per second."""
 
     @property
     def calls(self) -> int:
@@ -130,54 +137,64 @@ def serve(port: int, *, contract: bool, fault_rate: float) -> Iterator[Server]:
         process.wait(10)
 
 
-async def drive(server: Server, clients: int, seconds: float, contract: bool, stats: Stats) -> None:
-    """Connect and warm up every client first, then call for `seconds`: only that window is timed."""
-    connected = 0
-    finished = 0
-    go = anyio.Event()
-    window: dict[str, float] = {}
+async def warm_up(client: Client, stats: Stats) -> None:
+    started = time.perf_counter()
+    for name, arguments in CALLS:
+        await client.call_tool(name, arguments)
+    stats.warmups.append(time.perf_counter() - started)
 
-    async def one(index: int) -> None:
-        nonlocal connected, finished
-        async with Client(server.url) as client:
-            started = time.perf_counter()
-            for name, arguments in CALLS:
-                await client.call_tool(name, arguments)
-            stats.warmups.append(time.perf_counter() - started)
-            connected += 1
-            if connected == clients:
-                window["start"] = time.monotonic()
-                window["stop"] = window["start"] + seconds
-                window["server_cpu"] = process_cpu(server.pid)
-                window["client_cpu"] = time.process_time()
-                go.set()
-            await go.wait()
-            n = index
-            while time.monotonic() < window["stop"]:
-                name, arguments = CALLS[n % len(CALLS)]
-                n += 1
-                started = time.perf_counter()
-                result = await client.call_tool(name, arguments)
-                stats.latencies.append(time.perf_counter() - started)
-                stats.errors += bool(result.is_error)
-                stats.malformed += not well_formed(result, contract)
-            window["end"] = max(window.get("end", 0.0), time.monotonic())
-            finished += 1
-            if finished == clients:  # before the sessions close: closing is not timed either
-                stats.server_cpu += process_cpu(server.pid) - window["server_cpu"]
-                stats.client_cpu += time.process_time() - window["client_cpu"]
+
+async def window(server: Server, clients: list[Client], seconds: float, contract: bool, stats: Stats) -> None:
+    """Every client of one server calls for `seconds`; latencies, results and CPU are recorded."""
+    stop = time.monotonic() + seconds
+    calls_before = stats.calls
+    server_cpu, client_cpu = process_cpu(server.pid), time.process_time()
+    started = time.monotonic()
+
+    async def one(index: int, client: Client) -> None:
+        n = index + stats.calls  # rotate the mix so every window starts elsewhere in it
+        while time.monotonic() < stop:
+            name, arguments = CALLS[n % len(CALLS)]
+            n += 1
+            began = time.perf_counter()
+            result = await client.call_tool(name, arguments)
+            stats.latencies.append(time.perf_counter() - began)
+            stats.errors += bool(result.is_error)
+            stats.malformed += not well_formed(result, contract)
 
     async with anyio.create_task_group() as group:
-        for index in range(clients):
-            group.start_soon(one, index)
-    stats.seconds += window["end"] - window["start"]
+        for index, client in enumerate(clients):
+            group.start_soon(one, index, client)
+    elapsed = time.monotonic() - started
+    stats.server_cpu += process_cpu(server.pid) - server_cpu
+    stats.client_cpu += time.process_time() - client_cpu
+    stats.seconds += elapsed
+    stats.windows.append((stats.calls - calls_before) / elapsed)
+
+
+async def drive(
+    servers: dict[str, Server], clients: int, seconds: float, rounds: int, results: dict[str, Stats]
+) -> None:
+    """Connect and warm up all clients of both servers, then alternate timed windows ABBA."""
+    async with AsyncExitStack() as stack:
+        pools: dict[str, list[Client]] = {}
+        for name, server in servers.items():
+            pools[name] = [await stack.enter_async_context(Client(server.url)) for _ in range(clients)]
+            async with anyio.create_task_group() as group:
+                for client in pools[name]:
+                    group.start_soon(warm_up, client, results[name])
+        slice_seconds = seconds / rounds
+        for index in range(rounds):
+            order = ("baseline", "contract") if index % 2 == 0 else ("contract", "baseline")
+            for name in order:
+                await window(servers[name], pools[name], slice_seconds, name == "contract", results[name])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=6.0, help="per server, split over the rounds")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=12, help="timed windows per server, alternated ABBA")
     parser.add_argument("--fault-rate", type=float, default=0.3)
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args()
@@ -188,11 +205,8 @@ def main() -> None:
         serve(ports["contract"], contract=True, fault_rate=options.fault_rate) as contract_server,
         serve(ports["baseline"], contract=False, fault_rate=options.fault_rate) as baseline_server,
     ):
-        servers = {"contract": contract_server, "baseline": baseline_server}
-        for _ in range(options.rounds):
-            for name in ("baseline", "contract"):
-                slice_seconds = options.seconds / options.rounds
-                anyio.run(drive, servers[name], options.clients, slice_seconds, name == "contract", results[name])
+        servers = {"baseline": baseline_server, "contract": contract_server}
+        anyio.run(drive, servers, options.clients, options.seconds, options.rounds, results)
 
     rows = {}
     for name, stats in results.items():
@@ -207,18 +221,20 @@ def main() -> None:
             "client_cpu_ms_per_call": round(stats.client_cpu / stats.calls * 1000, 2),
             "warmup_ms_per_session": round(statistics.median(stats.warmups) * 1000, 1),
         }
+    pairs = [c / b for c, b in zip(results["contract"].windows, results["baseline"].windows, strict=True)]
     ratio = {
         "throughput": round(rows["contract"]["throughput_per_s"] / rows["baseline"]["throughput_per_s"], 3),
         "p50": round(rows["contract"]["p50_ms"] / rows["baseline"]["p50_ms"], 3),
         "p99": round(rows["contract"]["p99_ms"] / rows["baseline"]["p99_ms"], 3),
         "server_cpu": round(rows["contract"]["server_cpu_ms_per_call"] / rows["baseline"]["server_cpu_ms_per_call"], 3),
         "client_cpu": round(rows["contract"]["client_cpu_ms_per_call"] / rows["baseline"]["client_cpu_ms_per_call"], 3),
+        "throughput_median_of_pairs": round(statistics.median(pairs), 3),
     }
     if options.json:
         print(json.dumps({"servers": rows, "contract_over_baseline": ratio}, indent=2))
     else:
         print(
-            f"{options.clients} clients, {options.seconds:g} s per server in {options.rounds} alternating rounds, "
+            f"{options.clients} clients, {options.seconds:g} s per server in {options.rounds} ABBA windows, "
             f"{options.fault_rate:.0%} injected transient faults, streamable HTTP on 127.0.0.1"
         )
         print(
@@ -235,6 +251,7 @@ def main() -> None:
             f"contract / baseline: throughput x{ratio['throughput']}, p50 x{ratio['p50']}, p99 x{ratio['p99']}, "
             f"server CPU per call x{ratio['server_cpu']}, client CPU per call x{ratio['client_cpu']}"
         )
+        print(f"median of the per-window throughput ratios: x{ratio['throughput_median_of_pairs']}")
         print("(CPU columns: ms per timed call; warm-up: median per client session, one call of each kind)")
     if rows["contract"]["malformed"]:
         raise SystemExit("malformed responses from the contract server")
