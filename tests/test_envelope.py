@@ -170,7 +170,11 @@ def test_a_widened_schema_admits_the_envelope_and_still_resolves_the_success_ref
     validator.validate({"lines": [{"sku": "A1"}]})
     validator.validate({"errorCategory": "validation", "isRetryable": False, "description": "Fix sku."})
     assert not validator.is_valid({"lines": [{"sku": 1}]})
-    assert not validator.is_valid({"errorCategory": "validation", "isRetryable": True, "description": "x"})
+    # Admission is deliberately looser than the contract: a strict client that rejected an
+    # inconsistent envelope would hide the error from the model. The checker enforces it.
+    inconsistent = {"errorCategory": "validation", "isRetryable": True, "description": "x"}
+    assert validator.is_valid(inconsistent)
+    assert not jsonschema.Draft202012Validator(ENVELOPE_SCHEMA).is_valid(inconsistent)
 
 
 def test_widening_is_idempotent_and_leaves_the_input_alone() -> None:
@@ -188,3 +192,17 @@ def test_the_embedded_envelope_branch_carries_no_id_so_many_tools_can_embed_it()
     assert "$id" not in branch
     assert "$schema" not in branch
     jsonschema.Draft202012Validator.check_schema(ENVELOPE_SCHEMA)
+
+
+def test_every_contract_envelope_passes_the_embedded_branch() -> None:
+    """The branch only admits; whatever the full schema accepts, it accepts too."""
+    widened = admit_error_envelope({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
+    assert widened is not None
+    for category in ErrorCategory:
+        envelope = FailureDetails(
+            message="m", category=category, description="d", code="C", error_id="e", field_errors=()
+        ).to_structured()
+        jsonschema.validate(envelope, ENVELOPE_SCHEMA)
+        jsonschema.validate(envelope, widened)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"errorCategory": "oops", "isRetryable": False, "description": "d"}, widened)

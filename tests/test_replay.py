@@ -151,3 +151,15 @@ def test_replay_refuses_servers_it_cannot_wrap() -> None:
 
     with pytest.raises(TypeError):
         enable_replay(object(), IdempotencyStore())  # type: ignore[arg-type]
+
+
+def test_idempotency_on_a_fastmcp_server_is_refused_before_anything_changes() -> None:
+    from fastmcp import FastMCP
+
+    from mcp_errors import install
+
+    server = FastMCP("not-supported")
+    middleware_before = list(server.middleware)
+    with pytest.raises(TypeError):
+        install(server, idempotency=IdempotencyStore())
+    assert list(server.middleware) == middleware_before

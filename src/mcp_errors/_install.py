@@ -49,7 +49,8 @@ def install(server: _ServerT, *, idempotency: IdempotencyStore | None = None) ->
         The same server, for chaining.
 
     Raises:
-        TypeError: If `server` is neither an `MCPServer` nor a `FastMCP`.
+        TypeError: If `server` is neither an `MCPServer` nor a `FastMCP`, or `idempotency`
+            is given for a server other than an `MCPServer` (nothing is changed then).
 
     Example:
         ```python
@@ -68,24 +69,22 @@ def install(server: _ServerT, *, idempotency: IdempotencyStore | None = None) ->
             return "refunded"
         ```
     """
-    if idempotency is not None:
+    if idempotency is not None and not isinstance(server, MCPServer):
+        raise TypeError("install(idempotency=...) supports MCPServer only")
+    if not getattr(server, _INSTALLED, False):
+        if isinstance(server, MCPServer):
+            _install_on_mcpserver(server)
+        elif _is_fastmcp(server):
+            from mcp_errors._fastmcp import install_on_fastmcp
+
+            install_on_fastmcp(server)  # type: ignore[arg-type]  # narrowed by _is_fastmcp
+        else:
+            raise TypeError(f"install() takes an MCPServer or a fastmcp FastMCP, not {type(server).__name__}")
+        setattr(server, _INSTALLED, True)
+    if idempotency is not None and isinstance(server, MCPServer):  # checked above; narrows the type
         from mcp_errors._replay import enable_replay
 
-        if not getattr(server, _INSTALLED, False):
-            install(server)
-        enable_replay(server, idempotency)  # type: ignore[arg-type]  # enable_replay checks the type
-        return server
-    if getattr(server, _INSTALLED, False):
-        return server
-    if isinstance(server, MCPServer):
-        _install_on_mcpserver(server)
-    elif _is_fastmcp(server):
-        from mcp_errors._fastmcp import install_on_fastmcp
-
-        install_on_fastmcp(server)  # type: ignore[arg-type]  # narrowed by _is_fastmcp
-    else:
-        raise TypeError(f"install() takes an MCPServer or a fastmcp FastMCP, not {type(server).__name__}")
-    setattr(server, _INSTALLED, True)
+        enable_replay(server, idempotency)
     return server
 
 
