@@ -206,3 +206,18 @@ def test_every_contract_envelope_passes_the_embedded_branch() -> None:
         jsonschema.validate(envelope, widened)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"errorCategory": "oops", "isRetryable": False, "description": "d"}, widened)
+
+
+def test_the_text_block_spells_out_each_field_error_for_text_only_hosts() -> None:
+    details = FailureDetails(
+        message="Invalid arguments",
+        category=ErrorCategory.VALIDATION,
+        description="Correct each one as described and call again.",
+        field_errors=(
+            FieldError("order_id", "does not match", expected="#NNNNN", received="'order-abc'"),
+            FieldError("amount", "required argument is missing"),
+        ),
+    )
+    text = details.to_text()
+    assert "order_id: does not match (expected #NNNNN; received 'order-abc')" in text
+    assert "amount: required argument is missing" in text

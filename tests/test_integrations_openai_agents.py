@@ -62,15 +62,15 @@ async def recovering() -> AsyncIterator[tuple[RecoveringMCPServer, dict[str, Fun
             yield server, await _tools(server)
 
 
-async def test_alone_the_sdk_shows_the_text_block_so_the_category_arrives_but_field_errors_do_not(
+async def test_alone_the_sdk_shows_the_text_block_so_the_category_and_field_errors_arrive(
     plain: dict[str, FunctionTool],
 ) -> None:
     for name, args, category in FAILING_CALLS:
         text = await _model_sees(plain[name], args)
         print(f"openai-agents default, {name}: {text}")
         assert text.startswith(f"[{category} error,"), text
-    # fieldErrors live only in structuredContent, which the SDK drops on errors.
-    assert "#NNNNN" not in await _model_sees(plain["cancel_order"], {"order_id": "abc"})
+    # The SDK drops structuredContent on errors; the text block spells out each field error.
+    assert "#NNNNN" in await _model_sees(plain["cancel_order"], {"order_id": "abc"})
 
 
 async def test_alone_the_sdk_leaves_a_transient_failure_to_the_model(plain: dict[str, FunctionTool]) -> None:
