@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
@@ -178,3 +179,20 @@ def test_wire_json_is_accepted_as_well() -> None:
         }
     )
     assert (outcome.category, outcome.description) == (ErrorCategory.BUSINESS, "d")
+
+
+@pytest.mark.parametrize(
+    ("exc", "state"),
+    [
+        (httpx.ConnectError("refused"), ExecutionState.NOT_EXECUTED),
+        (httpx.ReadTimeout("slow"), ExecutionState.OUTCOME_UNKNOWN),
+        (httpx.ReadError("reset"), ExecutionState.OUTCOME_UNKNOWN),
+        (httpx.RemoteProtocolError("closed mid-answer"), ExecutionState.OUTCOME_UNKNOWN),
+    ],
+)
+def test_httpx_transport_failures_are_transient_with_the_right_execution_state(
+    exc: Exception, state: ExecutionState
+) -> None:
+    outcome = read_result(exc)
+    assert outcome.category is ErrorCategory.TRANSIENT
+    assert outcome.execution_state is state

@@ -65,7 +65,14 @@ from mcp_errors._sanitize import (
     sanitize_text,
 )
 
-__all__ = ["classify_arguments", "classify_failure", "new_error_id", "register_exception", "unknown_tool"]
+__all__ = [
+    "classify_arguments",
+    "classify_failure",
+    "is_httpx",
+    "new_error_id",
+    "register_exception",
+    "unknown_tool",
+]
 
 logger = logging.getLogger("mcp_errors")
 
@@ -319,8 +326,8 @@ def _from_known_types(exc: BaseException) -> ToolError | None:
     status = _http_status(exc)
     if status is not None:
         return _from_http_status(status, _retry_after(exc))
-    if isinstance(exc, TimeoutError) or _is_httpx(exc, "TimeoutException"):
-        connect_phase = _is_httpx(exc, "ConnectTimeout") or _is_httpx(exc, "PoolTimeout")
+    if isinstance(exc, TimeoutError) or is_httpx(exc, "TimeoutException"):
+        connect_phase = is_httpx(exc, "ConnectTimeout", "PoolTimeout")
         return ToolError(
             "Upstream timeout",
             category=ErrorCategory.TRANSIENT,
@@ -328,7 +335,7 @@ def _from_known_types(exc: BaseException) -> ToolError | None:
             code="UPSTREAM_TIMEOUT",
             execution_state=ExecutionState.NOT_EXECUTED if connect_phase else ExecutionState.OUTCOME_UNKNOWN,
         )
-    if isinstance(exc, ConnectionRefusedError) or _is_httpx(exc, "ConnectError"):
+    if isinstance(exc, ConnectionRefusedError) or is_httpx(exc, "ConnectError"):
         return ToolError(
             "Upstream service unreachable",
             category=ErrorCategory.TRANSIENT,
@@ -337,7 +344,7 @@ def _from_known_types(exc: BaseException) -> ToolError | None:
             code="UPSTREAM_UNAVAILABLE",
             execution_state=ExecutionState.NOT_EXECUTED,
         )
-    if isinstance(exc, ConnectionError) or _is_httpx(exc, "TransportError"):
+    if isinstance(exc, ConnectionError) or is_httpx(exc, "TransportError"):
         return ToolError(
             "Upstream connection failed",
             category=ErrorCategory.TRANSIENT,
@@ -415,9 +422,10 @@ def _from_http_status(status: int, retry_after: float | None) -> ToolError | Non
     return None
 
 
-def _is_httpx(exc: BaseException, name: str) -> bool:
-    # httpx comes with mcp, but checking by name avoids importing it on every failure.
-    return any(klass.__name__ == name and klass.__module__.startswith("httpx") for klass in type(exc).__mro__)
+def is_httpx(exc: BaseException, *names: str) -> bool:
+    """Whether `exc` is (a subclass of) one of httpx's exception classes named `names`."""
+    # By name: httpx comes with mcp (as `httpx` or `httpx2`), and this avoids importing it.
+    return any(klass.__name__ in names and klass.__module__.startswith("httpx") for klass in type(exc).__mro__)
 
 
 def _http_status(exc: BaseException) -> int | None:

@@ -41,9 +41,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, METHOD_NOT_FOUND, REQUEST_TIMEOUT, CallToolResult
 
+from mcp_errors._classify import is_httpx
 from mcp_errors._envelope import ErrorCategory, ExecutionState, FieldError
 
 if TYPE_CHECKING:
@@ -282,13 +284,13 @@ def _read_exception(exc: BaseException) -> ToolOutcome:
     if isinstance(exc, MCPError):
         return _from_jsonrpc(exc)
     name = type(exc).__name__
-    if isinstance(exc, ConnectionRefusedError) or _is_httpx(exc, ("ConnectError", "ConnectTimeout")):
+    if isinstance(exc, ConnectionRefusedError) or is_httpx(exc, "ConnectError", "ConnectTimeout"):
         return _transport(
             "Could not reach the server",
             "The server could not be reached, so the call did not run. Resend it after a short wait.",
             ExecutionState.NOT_EXECUTED,
         )
-    if isinstance(exc, TimeoutError) or _is_httpx(exc, ("TimeoutException",)):
+    if isinstance(exc, TimeoutError) or is_httpx(exc, "TimeoutException"):
         return _transport(
             "No answer before the timeout",
             "The server did not answer in time. The call may or may not have run; resend it only "
@@ -366,15 +368,9 @@ def _transport(
     )
 
 
-def _is_httpx(exc: BaseException, names: Sequence[str]) -> bool:
-    return any(klass.__name__ in names and klass.__module__.startswith("httpx") for klass in type(exc).__mro__)
-
-
 def _is_transport_error(exc: BaseException) -> bool:
-    import anyio
-
-    return isinstance(exc, anyio.BrokenResourceError | anyio.ClosedResourceError | anyio.EndOfStream) or _is_httpx(
-        exc, ("TransportError",)
+    return isinstance(exc, anyio.BrokenResourceError | anyio.ClosedResourceError | anyio.EndOfStream) or is_httpx(
+        exc, "TransportError"
     )
 
 

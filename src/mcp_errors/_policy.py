@@ -47,6 +47,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_result, wait_random
 from tenacity.wait import wait_base
 
 from mcp_errors._budget import RetryBudget
+from mcp_errors._classify import is_httpx
 from mcp_errors._envelope import ErrorCategory, FieldError
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META
 from mcp_errors._listing import list_all_tools
@@ -366,7 +367,7 @@ def _is_call_failure(exc: BaseException) -> bool:
         | anyio.EndOfStream,
     ):
         return True
-    return any(k.__module__.startswith("httpx") and k.__name__ == "HTTPError" for k in type(exc).__mro__)
+    return is_httpx(exc, "HTTPError")
 
 
 class _WaitAtLeastRetryAfter(wait_base):
