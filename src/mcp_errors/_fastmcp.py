@@ -13,7 +13,8 @@ from fastmcp.tools import Tool, ToolResult
 from mcp_types import CallToolRequestParams, ListToolsRequest, TextContent
 
 from mcp_errors._classify import classify_arguments, classify_failure, unknown_tool
-from mcp_errors._envelope import FailureDetails, admit_error_envelope
+from mcp_errors._envelope import FailureDetails
+from mcp_errors._install import WideningCache
 
 __all__ = ["install_on_fastmcp"]
 
@@ -26,6 +27,9 @@ def install_on_fastmcp(server: FastMCP[Any]) -> None:
 
 
 class _ErrorContractMiddleware(Middleware):
+    def __init__(self) -> None:
+        self._widening = WideningCache()
+
     async def on_call_tool(
         self,
         context: MiddlewareContext[CallToolRequestParams],
@@ -48,7 +52,7 @@ class _ErrorContractMiddleware(Middleware):
     ) -> Sequence[Tool]:
         tools = await call_next(context)
         return [
-            tool.model_copy(update={"output_schema": admit_error_envelope(tool.output_schema)})
+            tool.model_copy(update={"output_schema": self._widening.widen(tool)})
             if tool.output_schema is not None
             else tool
             for tool in tools

@@ -135,7 +135,7 @@ def _install_on_mcpserver(server: MCPServer[Any]) -> None:
     # the only point where the cause is still known. Middleware sees only converted text.
     original_call_tool = server.call_tool
     original_list_tools = server.list_tools
-    widened: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
+    widening = WideningCache()
 
     async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
@@ -147,21 +147,33 @@ def _install_on_mcpserver(server: MCPServer[Any]) -> None:
 
     async def list_tools() -> list[Tool]:
         tools = await original_list_tools()
-        return [_widen(tool, widened) for tool in tools]
+        return [
+            tool if tool.output_schema is None else tool.model_copy(update={"output_schema": widening.widen(tool)})
+            for tool in tools
+        ]
 
     server.call_tool = call_tool  # type: ignore[method-assign]  # instance-level wrap, see above
     server.list_tools = list_tools  # type: ignore[method-assign]
 
 
-def _widen(tool: Tool, cache: dict[str, tuple[dict[str, Any], dict[str, Any] | None]]) -> Tool:
-    schema = tool.output_schema
-    if schema is None:
-        return tool
-    hit = cache.get(tool.name)
-    if hit is None or hit[0] is not schema:
-        hit = (schema, admit_error_envelope(schema))
-        cache[tool.name] = hit
-    return tool.model_copy(update={"output_schema": hit[1]})
+class WideningCache:
+    """`admit_error_envelope` per tool, redone only when a tool's schema object changes.
+
+    tools/list is asked for on every new session; a tool's schema object stays the same
+    between calls, so identity is enough to know that the widened copy is still right.
+    """
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, tuple[object, dict[str, Any] | None]] = {}
+
+    def widen(self, tool: Any) -> dict[str, Any] | None:
+        """The widened outputSchema of `tool` (an MCP or fastmcp `Tool`)."""
+        schema = tool.output_schema
+        hit = self._by_name.get(tool.name)
+        if hit is None or hit[0] is not schema:
+            hit = (schema, admit_error_envelope(schema))
+            self._by_name[tool.name] = hit
+        return hit[1]
 
 
 def _failure_on_mcpserver(server: MCPServer[Any], name: str, exc: Exception) -> FailureDetails:
