@@ -98,11 +98,13 @@ async def test_async_timeouts_are_transient_with_unknown_outcome(make: Callable[
     ("make", "code", "state"),
     [
         (lambda: TimeoutError("read timed out"), "UPSTREAM_TIMEOUT", "outcome_unknown"),
-        (lambda: ConnectionRefusedError(111, "Connection refused"), "UPSTREAM_UNAVAILABLE", "not_executed"),
+        (lambda: ConnectionRefusedError(111, "Connection refused"), "UPSTREAM_UNAVAILABLE", "outcome_unknown"),
         (lambda: ConnectionResetError(104, "Connection reset by peer"), "UPSTREAM_CONNECTION_LOST", "outcome_unknown"),
     ],
     ids=["TimeoutError", "ConnectionRefusedError", "ConnectionResetError"],
 )
+# Every exception the tool did not classify leaves the outcome unknown, whatever failed: the
+# tool may have written before it (only the tool's own ToolError can say "not executed").
 def test_builtin_timeouts_and_connection_errors_are_transient(
     make: Callable[[], BaseException], code: str, state: str
 ) -> None:
@@ -114,8 +116,8 @@ def test_builtin_timeouts_and_connection_errors_are_transient(
 @pytest.mark.parametrize(
     ("name", "code", "state"),
     [
-        ("ConnectError", "UPSTREAM_UNAVAILABLE", "not_executed"),
-        ("ConnectTimeout", "UPSTREAM_TIMEOUT", "not_executed"),
+        ("ConnectError", "UPSTREAM_UNAVAILABLE", "outcome_unknown"),
+        ("ConnectTimeout", "UPSTREAM_TIMEOUT", "outcome_unknown"),
         ("ReadTimeout", "UPSTREAM_TIMEOUT", "outcome_unknown"),
         ("RemoteProtocolError", "UPSTREAM_CONNECTION_LOST", "outcome_unknown"),
     ],
@@ -190,7 +192,7 @@ def test_a_locked_sqlite_database_is_transient(locked_database: sqlite3.Connecti
     with pytest.raises(sqlite3.OperationalError) as caught:
         locked_database.execute("INSERT INTO orders VALUES ('#12345')")
     envelope = check(classify_failure(caught.value), "transient", "DATABASE_BUSY")
-    assert envelope["executionState"] == "not_executed"
+    assert envelope["executionState"] == "outcome_unknown"
 
 
 def test_other_sqlite_errors_are_internal() -> None:
@@ -351,3 +353,14 @@ def test_unclassified_exception_text_never_reaches_the_agent(case: tuple[str, st
     details = classify_failure(raised(lambda: klass(text)))
     assert secret not in as_wire(details)
     assert details.code == "INTERNAL_ERROR"
+
+
+def test_extra_fields_are_sanitised_like_any_text_that_reaches_the_agent() -> None:
+    error = TransientError(
+        "Inventory busy",
+        description="Resend shortly.",
+        extra={"upstream": {"dsn": "postgres://app:hunter2@db/prod", "log": ["/srv/app/inventory/worker.py"]}},
+    )
+    wire = as_wire(classify_failure(raised(lambda: error)))
+    assert "hunter2" not in wire
+    assert "/srv/app" not in wire

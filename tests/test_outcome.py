@@ -103,15 +103,12 @@ def test_text_only_errors_get_an_inferred_category_and_are_never_retryable(
     assert (outcome.category, outcome.category_inferred, outcome.is_retryable) == (category, True, False)
 
 
-def test_the_contract_text_block_alone_still_carries_the_verdict() -> None:
+def test_the_contract_text_block_alone_gives_the_category_but_never_a_retry() -> None:
+    """Prose is not a promise: without the envelope, nothing is resent on the text's word."""
     outcome = read_result(text_error("[transient error, retryable after 2s] Busy. Resend later. (errorId: abc)"))
-    assert (outcome.category, outcome.is_retryable, outcome.retry_after_seconds, outcome.error_id) == (
-        ErrorCategory.TRANSIENT,
-        True,
-        2.0,
-        "abc",
-    )
-    assert not outcome.category_inferred
+    assert (outcome.category, outcome.retry_after_seconds, outcome.error_id) == (ErrorCategory.TRANSIENT, 2.0, "abc")
+    assert outcome.category_inferred
+    assert not outcome.is_retryable
 
 
 @pytest.mark.parametrize(

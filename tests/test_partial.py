@@ -310,3 +310,56 @@ async def research(query: str) -> CallToolResult:
 
 subagent.run()
 """
+
+
+async def test_a_sub_call_that_crashes_is_reported_and_never_cancels_its_siblings() -> None:
+    async def answers() -> dict[str, int]:
+        return {"resultCount": 1}
+
+    async def has_a_bug() -> object:
+        raise ValueError("secret=hunter2 in /srv/app/tool.py")
+
+    with anyio.fail_after(10):
+        report = await gather_partial({"good": answers, "buggy": has_a_bug}, policy=RecoveryPolicy())
+    assert report.succeeded["good"].structured == {"resultCount": 1}
+    failure = report.failed["buggy"]
+    assert (failure.code, failure.is_retryable) == ("INTERNAL_ERROR", False)
+    text = report.to_tool_result().model_dump_json()
+    assert "hunter2" not in text
+    assert "/srv/app" not in text
+
+
+async def test_a_write_with_an_unknown_outcome_is_escalated_not_rerun(mode: str) -> None:
+    sources = install(MCPServer("writes"))
+    writes: Counter[int] = Counter()
+
+    @sources.tool()
+    def publish(source: int) -> str:
+        writes[source] += 1
+        if source == 2:
+            raise TimeoutError  # after the write: it may have landed
+        return "published"
+
+    with anyio.fail_after(20):
+        async with Client(sources, mode=mode) as client:  # type: ignore[arg-type]  # mode is a checked literal
+            calls = {f"target_{n}": ToolCall(client, "publish", {"source": n}) for n in (1, 2)}
+            report = await gather_partial(calls, policy=RecoveryPolicy())
+    outcome = read_result(report.to_tool_result())
+    assert outcome.partial is not None
+    assert outcome.partial.failed["target_2"].reason == "outcome_unknown"
+    assert writes[2] == 1, "a non-idempotent write is not resent locally"
+    assert plan_next_step(outcome).action == "escalate", "nor re-run by the coordinator"
+
+
+async def test_a_fan_out_where_every_source_found_nothing_is_a_valid_empty_result() -> None:
+    async def nothing() -> dict[str, int]:
+        return {"resultCount": 0}
+
+    with anyio.fail_after(10):
+        report = await gather_partial({"a": nothing, "b": nothing}, policy=RecoveryPolicy())
+    result = report.to_tool_result()
+    assert not result.is_error
+    outcome = read_result(result)
+    assert outcome.kind == "empty"
+    assert outcome.partial is not None
+    assert all(answer.kind == "empty" for answer in outcome.partial.succeeded.values())

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
+from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, Tool, ToolAnnotations
 
 from mcp_errors import (
@@ -23,6 +24,7 @@ from mcp_errors import (
     RecoveryPolicy,
     RetryBudget,
     call_tool_with_recovery,
+    install,
 )
 from mcp_errors._envelope import FailureDetails, error_result
 from mcp_errors.testing import drop_answers, set_testing
@@ -351,3 +353,23 @@ def _transient(state: ExecutionState, retry_after: float | None = None) -> Failu
         retry_after_seconds=retry_after,
         execution_state=state,
     )
+
+
+@pytest.mark.anyio
+async def test_a_write_that_fails_after_writing_is_not_resent_even_on_connection_refused() -> None:
+    """Connection refused *inside* a tool does not mean the tool did nothing."""
+    server = install(MCPServer("writes"))
+    writes = 0
+
+    @server.tool()
+    def save_and_notify(note: str) -> str:
+        nonlocal writes
+        writes += 1  # the write lands ...
+        raise ConnectionRefusedError  # ... then the notification service is down
+
+    with set_testing(), anyio.fail_after(10):
+        async with Client(server) as client:
+            report = await call_tool_with_recovery(client, "save_and_notify", {"note": "n"}, policy=RecoveryPolicy())
+    assert writes == 1
+    assert report.decision is Decision.ESCALATE
+    assert report.reason == "outcome_unknown"

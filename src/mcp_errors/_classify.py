@@ -314,12 +314,23 @@ def _from_registry(exc: BaseException) -> ToolError | None:
     return None
 
 
-_TIMEOUT_DESCRIPTION: Final = (
-    "A service this tool depends on did not answer in time. The request is valid; resend it after a short wait."
+_RESEND_NOTE: Final = (
+    " If the call changes data it may already have been applied: resend it only if it is read-only,"
+    " idempotent, or carries the same idempotency key."
 )
-_UNKNOWN_OUTCOME_NOTE: Final = (
-    " If the call changes data it may have been applied: resend it only with the same idempotency key."
-)
+
+
+def _transient(message: str, description: str, code: str, retry_after: float | None = None) -> ToolError:
+    # A tool may have written before the exception it did not catch: only the tool itself
+    # can claim that nothing was applied (`ToolError(..., execution_state="not_executed")`).
+    return ToolError(
+        message,
+        category=ErrorCategory.TRANSIENT,
+        description=description + _RESEND_NOTE,
+        code=code,
+        retry_after_seconds=retry_after,
+        execution_state=ExecutionState.OUTCOME_UNKNOWN,
+    )
 
 
 def _from_known_types(exc: BaseException) -> ToolError | None:
@@ -327,42 +338,28 @@ def _from_known_types(exc: BaseException) -> ToolError | None:
     if status is not None:
         return _from_http_status(status, _retry_after(exc))
     if isinstance(exc, TimeoutError) or is_httpx(exc, "TimeoutException"):
-        connect_phase = is_httpx(exc, "ConnectTimeout", "PoolTimeout")
-        return ToolError(
+        return _transient(
             "Upstream timeout",
-            category=ErrorCategory.TRANSIENT,
-            description=_TIMEOUT_DESCRIPTION + ("" if connect_phase else _UNKNOWN_OUTCOME_NOTE),
-            code="UPSTREAM_TIMEOUT",
-            execution_state=ExecutionState.NOT_EXECUTED if connect_phase else ExecutionState.OUTCOME_UNKNOWN,
+            "A service this tool depends on did not answer in time. Resend after a short wait.",
+            "UPSTREAM_TIMEOUT",
         )
     if isinstance(exc, ConnectionRefusedError) or is_httpx(exc, "ConnectError"):
-        return ToolError(
+        return _transient(
             "Upstream service unreachable",
-            category=ErrorCategory.TRANSIENT,
-            description="A service this tool depends on refused the connection. "
-            "The request is valid and did not run; resend it after a short wait.",
-            code="UPSTREAM_UNAVAILABLE",
-            execution_state=ExecutionState.NOT_EXECUTED,
+            "A service this tool depends on refused the connection. Resend after a short wait.",
+            "UPSTREAM_UNAVAILABLE",
         )
     if isinstance(exc, ConnectionError) or is_httpx(exc, "TransportError"):
-        return ToolError(
+        return _transient(
             "Upstream connection failed",
-            category=ErrorCategory.TRANSIENT,
-            description="The connection to a service this tool depends on broke. "
-            "The request is valid; resend it after a short wait." + _UNKNOWN_OUTCOME_NOTE,
-            code="UPSTREAM_CONNECTION_LOST",
-            execution_state=ExecutionState.OUTCOME_UNKNOWN,
+            "The connection to a service this tool depends on broke. Resend after a short wait.",
+            "UPSTREAM_CONNECTION_LOST",
         )
-    if isinstance(exc, sqlite3.OperationalError) and any(
-        word in str(exc).lower() for word in ("database is locked", "database table is locked", "busy")
-    ):
-        return ToolError(
+    if isinstance(exc, sqlite3.OperationalError) and _is_sqlite_busy(exc):
+        return _transient(
             "Database busy",
-            category=ErrorCategory.TRANSIENT,
-            description="The database is busy with other writes. The request is valid and did not run; "
-            "resend it after a short wait.",
-            code="DATABASE_BUSY",
-            execution_state=ExecutionState.NOT_EXECUTED,
+            "The database is busy with other writes. Resend after a short wait.",
+            "DATABASE_BUSY",
         )
     if isinstance(exc, PermissionError):
         return ToolError(
@@ -371,26 +368,26 @@ def _from_known_types(exc: BaseException) -> ToolError | None:
             description="The server was refused access to something this tool needs. "
             "Resending will not help; escalate to someone who can grant access.",
             code="ACCESS_DENIED",
-            execution_state=ExecutionState.NOT_EXECUTED,
         )
     return None
 
 
+def _is_sqlite_busy(exc: sqlite3.OperationalError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        # Extended codes (e.g. SQLITE_BUSY_SNAPSHOT) keep the primary code in the low byte.
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "database is locked" in str(exc) or "database table is locked" in str(exc)
+
+
 def _from_http_status(status: int, retry_after: float | None) -> ToolError | None:
     if status in (408, 429, 502, 503, 504):
-        not_executed = status in (408, 429, 503)
-        return ToolError(
+        wait = f"at least {retry_after:g} seconds" if retry_after is not None else "a short wait"
+        return _transient(
             f"Upstream HTTP {status}",
-            category=ErrorCategory.TRANSIENT,
-            description=(
-                "A service this tool depends on is rate limiting or temporarily unavailable. "
-                "The request is valid; resend it after "
-                + (f"at least {retry_after:g} seconds." if retry_after is not None else "a short wait.")
-                + ("" if not_executed else _UNKNOWN_OUTCOME_NOTE)
-            ),
-            code="UPSTREAM_RATE_LIMITED" if status == 429 else "UPSTREAM_UNAVAILABLE",
-            retry_after_seconds=retry_after,
-            execution_state=ExecutionState.NOT_EXECUTED if not_executed else ExecutionState.OUTCOME_UNKNOWN,
+            f"A service this tool depends on is rate limiting or temporarily unavailable. Resend after {wait}.",
+            "UPSTREAM_RATE_LIMITED" if status == 429 else "UPSTREAM_UNAVAILABLE",
+            retry_after,
         )
     if status in (401, 403):
         return ToolError(
@@ -399,7 +396,6 @@ def _from_http_status(status: int, retry_after: float | None) -> ToolError | Non
             description="A service this tool depends on refused the credentials in use. "
             "Escalate, or call again as a principal that has access.",
             code="UPSTREAM_UNAUTHORIZED" if status == 401 else "UPSTREAM_FORBIDDEN",
-            execution_state=ExecutionState.NOT_EXECUTED,
         )
     if status in (400, 422):
         return ToolError(
@@ -408,7 +404,6 @@ def _from_http_status(status: int, retry_after: float | None) -> ToolError | Non
             description="A service this tool depends on rejected the request as malformed. "
             "Check the arguments against the tool's description, correct them and call again.",
             code="UPSTREAM_REJECTED_INPUT",
-            execution_state=ExecutionState.NOT_EXECUTED,
         )
     if status in (409, 412):
         return ToolError(
@@ -417,7 +412,6 @@ def _from_http_status(status: int, retry_after: float | None) -> ToolError | Non
             description="The request conflicts with the current state of the data. "
             "Read the current state again and decide on another step, or escalate.",
             code="UPSTREAM_CONFLICT",
-            execution_state=ExecutionState.NOT_EXECUTED,
         )
     return None
 
@@ -464,8 +458,24 @@ def _details_from_tool_error(error: ToolError, error_id: str) -> FailureDetails:
         field_errors=tuple(_sanitize_field_error(fe) for fe in error.field_errors),
         execution_state=error.execution_state,
         error_id=error_id,
-        extra=error.extra,
+        extra=_sanitize_extra(error.extra) if error.extra else error.extra,
     )
+
+
+def _sanitize_extra(value: Any, depth: int = 0) -> Any:
+    # Extra fields are the tool's own data, but they cross to the agent like any text.
+    if isinstance(value, str):
+        return sanitize_text(value, limit=MAX_DESCRIPTION_CHARS)
+    if depth >= _MAX_EXTRA_DEPTH:
+        return None
+    if isinstance(value, Mapping):
+        return {str(key): _sanitize_extra(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_sanitize_extra(item, depth + 1) for item in value]
+    return value
+
+
+_MAX_EXTRA_DEPTH: Final = 8
 
 
 def _sanitize_field_error(error: FieldError) -> FieldError:

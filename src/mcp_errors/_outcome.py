@@ -149,11 +149,14 @@ def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> T
         return _from_tool_failure(failure, text, result)
     contract = _CONTRACT_TEXT.match(text)
     if contract:
-        category = ErrorCategory(contract["category"])
+        # Our text head without the envelope (a host or proxy dropped structuredContent, or
+        # a server imitates the format): the category is worth reading, but retryability is
+        # never concluded from prose.
         return ToolOutcome(
             kind="error",
-            category=category,
-            is_retryable=category.is_retryable and contract["verdict"].startswith("retryable"),
+            category=ErrorCategory(contract["category"]),
+            is_retryable=False,
+            category_inferred=True,
             description=text,
             message=text,
             retry_after_seconds=float(contract["after"]) if contract["after"] else None,
@@ -217,7 +220,11 @@ def _first_text(result: CallToolResult) -> str:
 
 def _is_empty(result: CallToolResult) -> bool:
     structured = result.structured_content
-    if isinstance(structured, Mapping) and structured.get("resultCount") == 0:
+    if (
+        isinstance(structured, Mapping)
+        and type(structured.get("resultCount")) is int
+        and structured["resultCount"] == 0
+    ):
         return True
     if isinstance(structured, Mapping) and structured.keys() == {"result"}:
         # The SDKs wrap a non-object return value as `{"result": value}`.

@@ -17,6 +17,7 @@ escalate. The JSON shape is documented in `docs/multi-agent.md`.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -25,7 +26,7 @@ import anyio
 from mcp_types import CallToolResult, TextContent, Tool
 
 from mcp_errors._envelope import ErrorCategory
-from mcp_errors._outcome import ToolOutcome, read_result
+from mcp_errors._outcome import OutcomeKind, ToolOutcome, read_result
 from mcp_errors._policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
 
 __all__ = [
@@ -37,6 +38,8 @@ __all__ = [
     "plan_next_step",
     "read_partial",
 ]
+
+logger = logging.getLogger("mcp_errors.partial")
 
 _MAX_RESULT_CHARS: Final = 500
 _CATEGORIES: Final = frozenset(category.value for category in ErrorCategory)
@@ -79,8 +82,18 @@ class FailedCall:
     description: str
     """The last error's description."""
     code: str | None = None
+    reason: str | None = None
+    """Why local recovery stopped (`RecoveryReport.reason`), e.g. `"retries_exhausted"`, or
+    `"outcome_unknown"` for a write that may have been applied and so was not resent."""
+
+    @property
+    def worth_rerunning(self) -> bool:
+        """Whether running it again later could succeed and is safe: a transient failure that
+        local recovery was already resending (never one whose outcome is unknown)."""
+        return self.is_retryable and self.reason not in ("outcome_unknown", "not_retryable")
 
     def to_json(self) -> dict[str, Any]:
+        """The entry of this failure under `failed` in the report's `structuredContent`."""
         data: dict[str, Any] = {
             "errorCategory": self.category.value if self.category is not None else None,
             "isRetryable": self.is_retryable,
@@ -89,6 +102,8 @@ class FailedCall:
         }
         if self.code is not None:
             data["code"] = self.code
+        if self.reason is not None:
+            data["reason"] = self.reason
         return data
 
 
@@ -168,7 +183,10 @@ class PartialReport:
                 lines.append(f"- {name}: {_clip(_outcome_text(self.succeeded[name]))}")
         category = self.aggregated_category()
         if category is None:
-            body |= {"resultCount": len(results), "results": results}
+            # A source that answered "nothing found" is an answer but not a result: a fan-out
+            # where every source found nothing is itself a valid empty result.
+            found = sum(1 for outcome in self.succeeded.values() if outcome.kind != "empty")
+            body |= {"resultCount": found, "results": results}
             return CallToolResult(content=[TextContent(type="text", text="\n".join(lines))], structured_content=body)
         description = (
             self.summary()
@@ -258,9 +276,23 @@ async def gather_partial(
     if missing:
         raise KeyError(f"unknown sub-calls: {', '.join(missing)}")
     reports: dict[str, RecoveryReport] = {}
+    crashed: dict[str, FailedCall] = {}
 
     async def run_one(name: str) -> None:
-        reports[name] = await _run_sub_call(name, calls[name], policy)
+        try:
+            reports[name] = await _run_sub_call(name, calls[name], policy)
+        except Exception:
+            # A bug in one sub-call must not cancel its siblings: it becomes a failure of
+            # that source, with the traceback in the log and no exception text in the report.
+            logger.exception("sub-call %r raised", name)
+            crashed[name] = FailedCall(
+                category=None,
+                is_retryable=False,
+                attempts=1,
+                description="The sub-call failed with an unexpected error; it was not resent.",
+                code="INTERNAL_ERROR",
+                reason="unclassified",
+            )
 
     async with anyio.create_task_group() as group:
         for name in names:
@@ -269,6 +301,9 @@ async def gather_partial(
     succeeded: dict[str, ToolOutcome] = {}
     failed: dict[str, FailedCall] = {}
     for name in names:
+        if name in crashed:
+            failed[name] = crashed[name]
+            continue
         report = reports[name]
         if report.decision is Decision.DONE:
             succeeded[name] = report.outcome
@@ -280,6 +315,7 @@ async def gather_partial(
                 attempts=len(report.attempts),
                 description=outcome.description,
                 code=outcome.code,
+                reason=report.reason,
             )
     return PartialReport(succeeded=succeeded, failed=failed, order=tuple(names), reports=reports)
 
@@ -342,7 +378,7 @@ def plan_next_step(outcome: ToolOutcome | PartialReport, *, min_answered: int | 
     needed = report.total if min_answered is None else min_answered
     if len(report.succeeded) >= needed:
         return NextStep("proceed", reason=f"{len(report.succeeded)} of {report.total} answered, {needed} needed")
-    fixable = tuple(name for name in report.names if name in report.failed and report.failed[name].is_retryable)
+    fixable = tuple(name for name in report.names if name in report.failed and report.failed[name].worth_rerunning)
     if fixable:
         return NextStep("rerun_failed", rerun=fixable, reason="the missing sources failed temporarily")
     return NextStep("escalate", reason="the missing sources failed in ways a resend cannot fix")
@@ -359,7 +395,8 @@ def read_partial(outcome: ToolOutcome | CallToolResult) -> PartialReport | None:
     succeeded: dict[str, ToolOutcome] = {}
     if isinstance(results, Mapping):
         for name, value in results.items():
-            succeeded[str(name)] = ToolOutcome(kind="success", structured=value, description=_clip(_json(value)))
+            kind: OutcomeKind = "empty" if _is_empty_answer(value) else "success"
+            succeeded[str(name)] = ToolOutcome(kind=kind, structured=value, description=_clip(_json(value)))
     failed: dict[str, FailedCall] = {}
     for name, value in data["failed"].items():
         if not isinstance(value, Mapping):
@@ -371,21 +408,35 @@ def read_partial(outcome: ToolOutcome | CallToolResult) -> PartialReport | None:
             attempts=int(value.get("attempts", 0) or 0),
             description=str(value.get("description", "")),
             code=value.get("code") if isinstance(value.get("code"), str) else None,
+            reason=value.get("reason") if isinstance(value.get("reason"), str) else None,
         )
     order = tuple(str(name) for name in (*(results or {}), *data["failed"]))
     return PartialReport(succeeded=succeeded, failed=failed, order=order)
 
 
+def _is_empty_answer(value: object) -> bool:
+    return isinstance(value, Mapping) and type(value.get("resultCount")) is int and value["resultCount"] == 0
+
+
 def _describe_failures(failed: Mapping[str, FailedCall]) -> str:
-    groups: dict[tuple[str, int], list[str]] = {}
+    groups: dict[tuple[str, int, str | None], list[str]] = {}
     for name, failure in failed.items():
-        groups.setdefault((_failure_phrase(failure), failure.attempts), []).append(name)
+        groups.setdefault((_failure_phrase(failure), failure.attempts, failure.reason), []).append(name)
     parts = []
-    for (phrase, attempts), names in groups.items():
+    for (phrase, attempts, reason), names in groups.items():
         each = " each" if len(names) > 1 else ""
         tries = f" after {attempts} attempt{'s' if attempts != 1 else ''}{each}" if attempts else ""
-        parts.append(f"{_join(names)} {phrase}{tries}")
+        why = _WHY_STOPPED.get(reason or "", "")
+        parts.append(f"{_join(names)} {phrase}{tries}{why}")
     return "; ".join(parts) + "."
+
+
+# Why local recovery stopped resending, when it is not obvious from the attempt count.
+_WHY_STOPPED: Final = {
+    "deadline": " (the server asked for a wait past the deadline)",
+    "retry_budget": " (retries paused: the server's retry budget is spent)",
+    "outcome_unknown": " (not resent: it may have been applied)",
+}
 
 
 def _failure_phrase(failure: FailedCall) -> str:

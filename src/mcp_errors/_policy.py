@@ -156,6 +156,11 @@ class RecoveryPolicy:
         return budget
 
 
+DEFAULT_POLICY: Final = RecoveryPolicy()
+"""The policy of calls made without one. A policy keeps the retry budget of each server, so
+sharing one is what makes a full outage cost about one call per request."""
+
+
 @dataclass(frozen=True, slots=True)
 class Attempt:
     """One call made for a logical operation."""
@@ -245,7 +250,8 @@ async def call_tool_with_recovery(
             `async (name, arguments, meta) -> CallToolResult` function.
         name: The tool to call.
         arguments: Its arguments.
-        policy: Attempts, deadline, waits; `RecoveryPolicy()` when omitted.
+        policy: Attempts, deadline, waits. Omitted: one process-wide default policy, so
+            that calls without a policy still share each server's retry budget.
         budget: The retry budget to use instead of the policy's one for this server.
         server: Name that selects the policy's budget; defaults to the server's name
             from the connection (`"default"` for a plain function).
@@ -281,7 +287,7 @@ async def call_tool_with_recovery(
         anyio.run(main)
         ```
     """
-    policy = policy or RecoveryPolicy()
+    policy = policy or DEFAULT_POLICY
     call, tools_fn, server_name = _adapt(client)
     if tools is not None:
         info_source = _ToolInfoSource(None, None, {tool.name: _tool_info(tool) for tool in tools})
@@ -436,6 +442,7 @@ class _Run:
 
     async def _loop(self, call: CallFn, info: _ToolInfoSource) -> ToolOutcome:
         policy = self.policy
+        self.reason = None  # a second loop (another principal) decides afresh
         retrying = AsyncRetrying(
             retry=retry_if_result(self._resend_is_safe),
             wait=_WaitAtLeastRetryAfter(wait_random_exponential(multiplier=policy.initial_wait, max=policy.max_wait)),

@@ -143,6 +143,6 @@ def _error_head(outcome: ToolOutcome) -> str:
     if outcome.is_retryable and outcome.retry_after_seconds is not None:
         verdict += f" after {outcome.retry_after_seconds:g}s"
     description = outcome.description or outcome.message or "The tool failed without saying why."
-    if outcome.source == "contract_text" or description.startswith("["):
+    if outcome.source == "contract_text":
         return description  # already carries the contract's prefix
     return f"[{label}, {verdict}] {description}"
