@@ -46,6 +46,15 @@ def test_error_findings_make_the_check_exit_non_zero() -> None:
     assert all(set(finding) == {"rule", "severity", "tool", "message"} for finding in report["findings"])
 
 
+def test_a_tool_schema_the_checker_cannot_use_fails_the_check() -> None:
+    code, report = check("--call-valid", "--", sys.executable, str(FIXTURES / "unusable_schema_server.py"))
+
+    assert code == 1
+    assert report["summary"]["passed"] is False
+    flagged = {(finding["tool"], finding["rule"]) for finding in report["findings"]}
+    assert flagged == {(tool, "ME020") for tool in ("bad_pattern", "dangling_ref", "bad_output_pattern")}
+
+
 def test_a_baseline_of_known_failures_makes_the_same_check_pass(tmp_path: Path) -> None:
     _, first = check("--", *DEFECTS)
     baseline = tmp_path / "baseline.json"

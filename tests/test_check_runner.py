@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import anyio
 import pytest
 from mcp import StdioServerParameters
+from mcp.server.mcpserver import MCPServer
+from pydantic import Field
 
-from check_fixtures import defects_server, good_server, misbehaving_server
+from check_fixtures import defects_server, good_server, misbehaving_server, unusable_schema_server
+from mcp_errors import install
 from mcp_errors.check import RULES, CheckOptions, CheckReport, check_server
 
 FIXTURES = Path(__file__).parent / "check_fixtures"
@@ -78,8 +81,49 @@ async def test_each_defect_is_flagged_with_exactly_its_rule(mode: Literal["auto"
 def test_every_envelope_rule_has_a_defect_fixture() -> None:
     covered = {rule for rule, _, _ in defects_server.DEFECTS.values() if rule}
     process_level = {"ME014", "ME015", "ME016", "ME017"}  # tested below with misbehaving servers
+    schema_level = {"ME020"}  # tested below with unusable_schema_server
 
-    assert covered | process_level == set(RULES)
+    assert covered | process_level | schema_level == set(RULES)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_tool_whose_schema_cannot_be_used_is_flagged_and_the_others_are_still_checked(
+    mode: Literal["auto", "legacy"],
+) -> None:
+    with anyio.fail_after(30):
+        report = await check_server(unusable_schema_server.build_server(), CheckOptions(call_valid=True, mode=mode))
+
+    assert rules_by_tool(report) == {name: {"ME020"} for name in unusable_schema_server.BROKEN}
+    assert sorted(report.tools_checked) == sorted(unusable_schema_server.SCHEMAS)
+    assert report.tools_unchecked == []
+    assert report.failed
+    assert_well_formed(report)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_installed_server_with_secret_named_arguments_does_not_leak_by_naming_them(
+    mode: Literal["auto", "legacy"],
+) -> None:
+    server = install(MCPServer("secrets"))
+
+    @server.tool()
+    def connect(host: str, api_key: str) -> str:
+        """Connect with an API key."""
+        return f"connected to {host}"
+
+    @server.tool()
+    def set_password(user: str, password: Annotated[str, Field(min_length=8)], auth_token: str) -> str:
+        """Change a password."""
+        return f"password changed for {user}"
+
+    with anyio.fail_after(30):
+        report = await check_server(server, CheckOptions(call_valid=True, mode=mode))
+
+    assert report.findings == []
+    assert sorted(report.tools_checked) == ["connect", "set_password"]
+    assert report.calls > len(report.tools_checked)
 
 
 @pytest.mark.anyio

@@ -11,6 +11,7 @@ __all__ = [
     "MAX_MESSAGE_CHARS",
     "MAX_RECEIVED_CHARS",
     "REDACTED",
+    "find_leaks",
     "is_secret_name",
     "sanitize_text",
 ]
@@ -102,3 +103,45 @@ def is_secret_name(name: str) -> bool:
         True when its value must be redacted whole.
     """
     return _SECRET_NAME_ONLY.fullmatch(name) is not None
+
+
+# A value after a secret-named label (or a bearer/basic scheme) counts as a credential only when
+# it looks like one: one word of 6+ characters mixing letters and digits. Prose after the label
+# ("api_key: required argument is missing") is a field name followed by its problem. Known
+# token shapes and URL userinfo passwords count whatever they look like.
+_CREDENTIAL: Final = re.compile(r"(?=[^\s]*[A-Za-z])(?=[^\s]*\d)[^\s]{6,}")
+_VALUE_EDGES: Final = "\"'.,;:)]}>"
+
+
+def find_leaks(text: str) -> list[str]:
+    """What in text that already reached an agent should not have: tracebacks, secrets, paths.
+
+    Stricter than `sanitize_text` about what a secret is, since it judges rather than redacts:
+    `[REDACTED]`, and a secret-named label followed by prose, are not leaks.
+
+    Args:
+        text: One text of a tool result.
+
+    Returns:
+        The kinds found, in the order "a stack trace", "a secret", "a file path (<path>)";
+        empty when the text is clean.
+    """
+    leaks: list[str] = []
+    if _TRACEBACK.search(text) or _FRAME.search(text):
+        leaks.append("a stack trace")
+    if _TOKENS.search(text) or any(_looks_secret(match) for pattern in _SECRETS for match in pattern.finditer(text)):
+        leaks.append("a secret")
+    path = _PATH.search(text)
+    if path is not None:
+        leaks.append(f"a file path ({path.group(0)})")
+    return leaks
+
+
+def _looks_secret(match: re.Match[str]) -> bool:
+    value = match.group(0)[len(match.group(1)) :].strip()
+    if value.startswith(REDACTED) or value.strip(_VALUE_EDGES).startswith(REDACTED):
+        return False
+    if "://" in match.group(1):
+        return True
+    value = re.sub(r"(?i)^(?:bearer|basic)\s+", "", value).strip(_VALUE_EDGES)
+    return _CREDENTIAL.fullmatch(value) is not None

@@ -126,6 +126,12 @@ def _leaks_path(valid: bool) -> CallToolResult:
     return success() if valid else error(envelope(description=leaky))
 
 
+def _leaks_secret(valid: bool) -> CallToolResult:
+    # A credential-looking value after a secret-named label; not a known token shape.
+    leaky = DESCRIPTION + " The lookup ran with db_password: hunter2x9."
+    return success() if valid else error(envelope(description=leaky))
+
+
 def _empty_as_error(valid: bool) -> CallToolResult:
     if valid:
         data = envelope(
@@ -167,6 +173,7 @@ DEFECTS: dict[str, tuple[str | None, Handler, dict[str, Any] | None]] = {
     "unnamed_field": ("ME008", _unnamed_field, None),
     "text_not_self_sufficient": ("ME009", _text_not_self_sufficient, None),
     "leaks_path": ("ME010", _leaks_path, None),
+    "leaks_secret": ("ME010", _leaks_secret, None),
     "strict_output_schema": ("ME011", _well_behaved, TOTAL_SCHEMA),
     "empty_as_error": ("ME012", _empty_as_error, None),
     "silent_empty": ("ME013", _silent_empty, None),

@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, Tool
 
 from mcp_errors._envelope import ENVELOPE_SCHEMA
-from mcp_errors._sanitize import _FRAME, _PATH, _SECRETS, _TOKENS, _TRACEBACK
+from mcp_errors._sanitize import find_leaks
 from mcp_errors.check._probes import Probe, schema_validator
 
 __all__ = ["Verdict", "judge_call", "judge_output_mismatch"]
@@ -220,13 +220,9 @@ def _says_empty(result: CallToolResult) -> bool:
 
 def _find_leak(result: CallToolResult) -> str | None:
     for text in _texts(result):
-        if _TRACEBACK.search(text) or _FRAME.search(text):
-            return "a stack trace"
-        if any(pattern.search(text) for pattern in _SECRETS) or _TOKENS.search(text):
-            return "a secret"
-        match = _PATH.search(text)
-        if match is not None:
-            return f"a file path ({_clip(match.group(0), 40)})"
+        leaks = find_leaks(text)
+        if leaks:
+            return _clip(leaks[0], 60)
     return None
 
 

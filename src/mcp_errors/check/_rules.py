@@ -157,7 +157,7 @@ _ALL: Final = (
         "ME017",
         "check-incomplete",
         Severity.ERROR,
-        "The whole check finishes within the total timeout.",
+        "The whole check finishes: within the total timeout, and without an error stopping it part-way.",
         "mcp-errors check",
     ),
     Rule(
@@ -173,6 +173,14 @@ _ALL: Final = (
         Severity.ERROR,
         "A successful result's structuredContent matches the tool's outputSchema.",
         "MCP spec, Tools > Output schema (servers MUST provide conforming structured results)",
+    ),
+    Rule(
+        "ME020",
+        "schema-unusable",
+        Severity.ERROR,
+        "The tool's inputSchema and outputSchema are usable JSON Schema: every pattern compiles and every "
+        "$ref resolves, so the checker (and clients) can build and validate arguments and results.",
+        "MCP spec, Server features > Tools (inputSchema and outputSchema are JSON Schema objects)",
     ),
 )
 

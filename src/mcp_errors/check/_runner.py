@@ -7,10 +7,11 @@ hangs, crashes or speaks no contract at all ends as findings in the report.
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import IO, Any, Final, Literal
@@ -24,7 +25,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, CallToolResult, Tool
 
 from mcp_errors._listing import list_all_tools
-from mcp_errors.check._judge import judge_call, judge_output_mismatch
+from mcp_errors.check._judge import Verdict, judge_call, judge_output_mismatch
 from mcp_errors.check._probes import Probe, invalid_probes, valid_arguments
 from mcp_errors.check._report import CheckReport
 from mcp_errors.check._rules import Finding
@@ -36,6 +37,8 @@ Target = str | Sequence[str] | StdioServerParameters | Server[Any] | MCPServer
 
 _TEARDOWN_GRACE: Final = 5.0
 _STDERR_TAIL: Final = 300
+# jsonschema quotes the whole schema in some errors; the start says what is wrong.
+_SCHEMA_ERROR_CHARS: Final = 160
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +156,8 @@ async def _check(target: Target, run: _Run) -> None:
         connect_budget = min(connect_timeout, max(run.remaining(), 0.01))
         scope = anyio.CancelScope(deadline=anyio.current_time() + connect_budget)
         connected = False
+        finished = False
+        tools: list[Tool] = []
         try:
             with scope:
                 async with client:
@@ -165,10 +170,16 @@ async def _check(target: Target, run: _Run) -> None:
                         if not await _check_tool(client, tool, run, errlog):
                             run.unchecked = [t.name for t in tools[index + 1 :]]
                             break
+                    finished = True
         except Exception as exc:
             if not connected:
                 run.add("ME015", None, f"could not connect: {_describe(exc)}{_tail(errlog)}")
-            # Once connected, the findings are complete; an error while closing is not one.
+            elif not finished:
+                # Connected is not complete: whatever stopped the loop leaves tools unjudged.
+                reached = {*run.checked, *run.skipped}
+                run.unchecked = [t.name for t in tools if t.name not in reached]
+                run.add("ME017", None, f"the run stopped early: {_describe(exc)}{_tail(errlog)}")
+            # After the last tool the findings are complete; an error while closing is not one.
         if scope.cancelled_caught:
             if connected or connect_budget < connect_timeout:
                 run.stopped = True
@@ -184,21 +195,30 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
         run.skipped[tool.name] = "annotated destructiveHint: pass --allow-destructive to call it"
         return True
     schema: dict[str, Any] = tool.input_schema if isinstance(tool.input_schema, dict) else {}
-    probes = invalid_probes(schema, limit=options.probes_per_tool)
-    if options.call_valid:
-        arguments = valid_arguments(schema)
-        if arguments is not None:
-            probes.append(Probe("valid", arguments, detail="valid call"))
     run.checked.append(tool.name)
+    try:
+        probes = invalid_probes(schema, limit=options.probes_per_tool)
+        if options.call_valid:
+            arguments = valid_arguments(schema)
+            if arguments is not None:
+                probes.append(Probe("valid", arguments, detail="valid call"))
+    except Exception as exc:
+        # A schema jsonschema cannot use (a bad regex, a dangling $ref) breaks clients too.
+        run.add(
+            "ME020", tool.name, f"could not build probes from the inputSchema: {_describe(exc, _SCHEMA_ERROR_CHARS)}"
+        )
+        return True
     for probe in probes:
         remaining = run.remaining()
         if remaining <= 0:
             run.stopped = True
             return False
         budget = min(options.timeout, remaining)
+        judge: Callable[[], list[Verdict]]
         try:
             with anyio.fail_after(budget):
-                outcome: CallToolResult | MCPError = await client.call_tool(tool.name, probe.arguments)
+                result: CallToolResult = await client.call_tool(tool.name, probe.arguments)
+            judge = functools.partial(judge_call, tool, probe, result)
         except TimeoutError:
             if budget < options.timeout:
                 run.stopped = True
@@ -210,24 +230,37 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
             if exc.code == CONNECTION_CLOSED:
                 run.add("ME016", tool.name, f"connection closed during {probe.detail or 'a call'}{_tail(errlog)}")
                 return False
-            outcome = exc
+            judge = functools.partial(judge_call, tool, probe, exc)
         except RuntimeError as exc:
             # The SDK client raises RuntimeError when a success breaks the outputSchema (or the
             # schema cannot be used); any other RuntimeError means the session is unusable.
             if "structured content" not in str(exc) and "schema" not in str(exc):
                 run.add("ME016", tool.name, f"{probe.detail or 'call'}: {_describe(exc)}{_tail(errlog)}")
                 return False
-            run.calls += 1
-            for rule, message in judge_output_mismatch(probe, str(exc)):
-                run.add(rule, tool.name, message)
-            continue
+            judge = functools.partial(judge_output_mismatch, probe, str(exc))
         except Exception as exc:
             run.add("ME016", tool.name, f"{probe.detail or 'call'}: {_describe(exc)}{_tail(errlog)}")
             return False
         run.calls += 1
-        for rule, message in judge_call(tool, probe, outcome):
+        verdicts = _judge(run, tool, judge)
+        if verdicts is None:
+            return True
+        for rule, message in verdicts:
             run.add(rule, tool.name, message)
     return True
+
+
+def _judge(run: _Run, tool: Tool, judge: Callable[[], list[Verdict]]) -> list[Verdict] | None:
+    """The verdicts, or `None` (and an ME020 finding) when the tool's schemas defeat judging."""
+    try:
+        return judge()
+    except Exception as exc:
+        run.add(
+            "ME020",
+            tool.name,
+            f"could not judge an answer against the tool's schemas: {_describe(exc, _SCHEMA_ERROR_CHARS)}",
+        )
+        return None
 
 
 def _label(target: Target) -> str:
@@ -240,10 +273,12 @@ def _label(target: Target) -> str:
     return shlex.join(list(target))
 
 
-def _describe(exc: BaseException) -> str:
+def _describe(exc: BaseException, limit: int | None = None) -> str:
     if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        return _describe(exc.exceptions[0])
+        return _describe(exc.exceptions[0], limit)
     text = " ".join(str(exc).split())
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
