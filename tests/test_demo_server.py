@@ -98,13 +98,32 @@ async def test_refund_over_the_limit_is_a_business_error_and_applies_nothing(mod
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("amount", [0, -5, float("nan")], ids=["zero", "negative", "nan"])
-async def test_non_positive_refund_amount_is_a_validation_error(mode: str, amount: float) -> None:
-    async with desk(mode) as (client, schemas):
+@pytest.mark.parametrize(
+    "amount", [0, -5, float("nan"), 0.004], ids=["zero", "negative", "nan", "below-a-cent-once-rounded"]
+)
+async def test_a_refund_amount_below_one_cent_is_a_validation_error(mode: str, amount: float) -> None:
+    db = Database()
+    async with desk(mode, db=db) as (client, schemas):
         result = await call(client, "process_refund", {"order_id": "#10003", "amount": amount, "reason": "x"})
     envelope = check_error(result, schemas["process_refund"])
     assert envelope["errorCategory"] == "validation"
     assert [error["field"] for error in envelope["fieldErrors"]] == ["amount"]
+    assert db.refunds_for("#10003") == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_refund_amount_is_rounded_to_cents_before_it_is_checked_stored_and_reported(mode: str) -> None:
+    db = Database()
+    refundable = db.get_order("#10003")["refundable"]  # type: ignore[index]
+    async with desk(mode, db=db) as (client, schemas):
+        result = await call(client, "process_refund", {"order_id": "#10003", "amount": 1.006, "reason": "x"})
+        order = await call(client, "get_order", {"order_id": "#10003"})
+    receipt = check_success(result, schemas["process_refund"])
+    assert receipt["amount"] == 1.01
+    assert [refund["amount"] for refund in db.refunds_for("#10003")] == [1.01]
+    assert receipt["remainingRefundable"] == round(refundable - 1.01, 2)
+    assert order["structuredContent"]["order"]["refundable"] == receipt["remainingRefundable"]
 
 
 @pytest.mark.anyio
@@ -202,7 +221,9 @@ async def test_a_resent_refund_with_the_same_key_is_replayed_not_applied_twice(m
         reused = await call(client, "process_refund", {**args, "amount": 4}, key="k-1")
     assert first["structuredContent"] == again["structuredContent"]
     assert len(db.refunds_for("#10004")) == 1
-    assert check_error(reused, schemas["process_refund"])["code"] == "IDEMPOTENCY_KEY_REUSED"
+    envelope = check_error(reused, schemas["process_refund"])
+    assert (envelope["errorCategory"], envelope["code"]) == ("validation", "IDEMPOTENCY_KEY_REUSED")
+    assert len(db.refunds_for("#10004")) == 1
 
 
 @pytest.mark.anyio
@@ -262,3 +283,32 @@ async def test_serve_over_stdio_answers_with_the_contract() -> None:
     assert check_success(empty, schemas["lookup_customer"])["resultCount"] == 0
     assert check_error(denied, schemas["get_financial_records"])["errorCategory"] == "permission"
     assert_nothing_leaks(denied)
+
+
+@pytest.mark.anyio
+async def test_the_outage_targets_name_exactly_the_desks_tools_and_sources() -> None:
+    from mcp_errors.demo._db import KNOWLEDGE_SOURCES
+    from mcp_errors.demo._server import DESK_TOOLS, OUTAGE_TARGETS
+
+    async with Client(build_server()) as client:
+        listed = {tool.name for tool in (await client.list_tools()).tools}
+    assert set(DESK_TOOLS) == listed
+    assert listed | {f"search_knowledge:{source}" for source in KNOWLEDGE_SOURCES} == OUTAGE_TARGETS
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--outage", "get_ordr"],
+        ["--outage", "get_order", "--outage", "search_knowledge:wiki"],
+        ["--role", "admin"],
+    ],
+    ids=["unknown-tool", "unknown-source", "unknown-role"],
+)
+def test_serve_refuses_unknown_outages_and_roles_before_starting(args: list[str]) -> None:
+    from typer.testing import CliRunner
+
+    from mcp_errors._cli import app
+
+    result = CliRunner().invoke(app, ["serve", "--db", ":memory:", *args])
+    assert result.exit_code == 2

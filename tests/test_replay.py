@@ -10,7 +10,7 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
-from mcp_errors import IdempotencyStore, install
+from mcp_errors import BusinessRuleError, IdempotencyStore, TransientError, install
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META
 from mcp_errors._replay import StoredResult
 
@@ -35,10 +35,20 @@ def build(store: IdempotencyStore) -> tuple[MCPServer[Any], list[int]]:
     def flaky_write(amount: int) -> str:
         charges.append(amount)
         if len(charges) == 1:
-            from mcp_errors import TransientError
-
             raise TransientError("Busy", description="Not applied; resend.", execution_state="not_executed")
         return "ok"
+
+    @server.tool()
+    def lost_answer_write(amount: int) -> str:
+        charges.append(amount)
+        if len(charges) == 1:
+            raise TransientError("Timed out", description="Unknown; resend.", execution_state="outcome_unknown")
+        return f"applied {amount}"
+
+    @server.tool()
+    def overdrawn_write(amount: int) -> str:
+        charges.append(amount)
+        raise BusinessRuleError("Insufficient funds", description="The account cannot cover it.", code="NO_FUNDS")
 
     return server, charges
 
@@ -86,7 +96,13 @@ async def test_only_tools_that_write_advertise_honouring_keys(mode: str) -> None
         tools = {
             tool.name: (tool.meta or {}).get(HONOURS_IDEMPOTENCY_META) for tool in (await client.list_tools()).tools
         }
-    assert tools == {"charge": True, "balance": None, "flaky_write": True}
+    assert tools == {
+        "charge": True,
+        "balance": None,
+        "flaky_write": True,
+        "lost_answer_write": True,
+        "overdrawn_write": True,
+    }
 
 
 @pytest.mark.anyio
@@ -100,6 +116,84 @@ async def test_an_error_that_did_not_execute_is_not_stored_so_the_resend_runs() 
     assert not second.is_error
     assert third.content == second.content
     assert len(charges) == 2
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_unknown_outcome_is_replayed_so_a_keyed_resend_never_applies_twice(mode: str) -> None:
+    server, charges = build(IdempotencyStore())
+    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        first = await client.call_tool("lost_answer_write", {"amount": 3}, meta=key("k"))  # type: ignore[arg-type]
+        again = await client.call_tool("lost_answer_write", {"amount": 3}, meta=key("k"))  # type: ignore[arg-type]
+    assert first.is_error
+    assert first.structured_content is not None
+    assert first.structured_content["executionState"] == "outcome_unknown"
+    assert again.structured_content == first.structured_content
+    assert charges == [3], "the write ran once: its resend got the stored answer"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_error_that_applied_nothing_is_not_stored_so_the_keyed_resend_runs(mode: str) -> None:
+    server, charges = build(IdempotencyStore())
+    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        first = await client.call_tool("flaky_write", {"amount": 4}, meta=key("k"))  # type: ignore[arg-type]
+        second = await client.call_tool("flaky_write", {"amount": 4}, meta=key("k"))  # type: ignore[arg-type]
+        third = await client.call_tool("flaky_write", {"amount": 4}, meta=key("k"))  # type: ignore[arg-type]
+    assert first.is_error
+    assert not second.is_error
+    assert third.content == second.content, "the success is then replayed"
+    assert len(charges) == 2
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_business_error_is_replayed_for_the_same_key(mode: str) -> None:
+    server, charges = build(IdempotencyStore())
+    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        first = await client.call_tool("overdrawn_write", {"amount": 9}, meta=key("k"))  # type: ignore[arg-type]
+        again = await client.call_tool("overdrawn_write", {"amount": 9}, meta=key("k"))  # type: ignore[arg-type]
+    assert first.is_error
+    assert first.structured_content is not None
+    assert (first.structured_content["errorCategory"], first.structured_content["code"]) == ("business", "NO_FUNDS")
+    assert again.content == first.content
+    assert again.structured_content == first.structured_content
+    assert charges == [9]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_hung_keyed_call_is_cancelled_when_the_client_gives_up(mode: str) -> None:
+    server: MCPServer[Any] = MCPServer("hung")
+    install(server, idempotency=IdempotencyStore())
+    started, cancelled, release = anyio.Event(), anyio.Event(), anyio.Event()
+
+    @server.tool()
+    async def write() -> str:
+        started.set()
+        try:
+            await release.wait()
+        except anyio.get_cancelled_exc_class():
+            cancelled.set()
+            raise
+        return "finished"
+
+    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        try:
+            with anyio.move_on_after(10) as gave_up:
+                async with anyio.create_task_group() as tg:
+
+                    async def send() -> None:
+                        await client.call_tool("write", {}, meta=key("k"))  # type: ignore[arg-type]
+
+                    tg.start_soon(send)
+                    await started.wait()
+                    tg.cancel_scope.cancel()
+            assert not gave_up.cancelled_caught
+            with anyio.fail_after(10):
+                await cancelled.wait()
+        finally:
+            release.set()  # a tool that was not cancelled ends, so the test fails instead of hanging
 
 
 @pytest.mark.anyio

@@ -75,3 +75,15 @@ async def test_dropped_answers_still_reach_the_server() -> None:
             await lossy("write", {}, None)
         assert not (await lossy("write", {}, None)).is_error
     assert flaky.calls == 2
+
+
+def test_reset_retry_budgets_refills_the_shared_default_policy() -> None:
+    from mcp_errors._policy import DEFAULT_POLICY
+    from mcp_errors.testing import reset_retry_budgets
+
+    budget = DEFAULT_POLICY.budget_for("outage")
+    for _ in range(100):
+        budget.record_failure()
+    assert not budget.allows_retry()
+    reset_retry_budgets()
+    assert DEFAULT_POLICY.budget_for("outage").allows_retry()

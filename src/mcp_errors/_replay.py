@@ -13,13 +13,18 @@ tool that is not annotated `readOnlyHint` (read-only tools need no replay):
 - for a key seen before with a *different* tool or arguments, returns a `validation` error
   (`IDEMPOTENCY_KEY_REUSED`, like Stripe's 400): the caller must make a new key for a new
   operation, which is a fix of its input, not a rule of the business;
-- runs a keyed call shielded from cancellation, so a call whose client gave up waiting
-  still finishes and records its result for the resend.
+- stays cancellable: a client's cancel or a server shutdown cancels the tool as usual; only
+  the write of a finished result to the store is shielded (and bounded in time), so a result
+  that exists is not lost half-recorded.
 
-What is stored: every result except an error that says it did not execute
-(`executionState: not_executed`), since re-running that is safe and can succeed. A
-transient error with an unknown outcome *is* stored: the server cannot know more than the
-client, so resends keep getting it instead of risking a second side effect.
+What is stored: the first *finished* answer, whatever it is (successes, final errors, and
+errors whose outcome is unknown), except an error that says nothing was applied
+(`executionState: not_executed`), after which running the tool again is right. Storing an
+unknown outcome is the safe side, as Stripe does with its 500s: the tool is not run a second
+time, so it cannot apply twice, and the client escalates "outcome unknown" instead of
+resending forever; a read-only tool (or a human) then finds out whether it ran. Not storing
+it would make every tool of the server a double-apply risk, while the server tells clients
+that a keyed resend is safe.
 
 Keys are not scoped to a caller: a server with several principals should make keys
 unguessable (the policy uses random UUIDs) or plug in a store that scopes them.
@@ -35,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, Tool
 
 from mcp_errors._envelope import ErrorCategory, ExecutionState, FailureDetails, FieldError, error_result
@@ -103,6 +108,7 @@ class IdempotencyStore:
 
 
 _REPLAYING = "_mcp_errors_replay"
+_STORE_WRITE_SECONDS = 10.0
 
 
 def enable_replay(server: MCPServer[Any], store: IdempotencyStore) -> None:
@@ -125,13 +131,13 @@ def enable_replay(server: MCPServer[Any], store: IdempotencyStore) -> None:
     original_list_tools = server.list_tools
     in_flight: dict[str, anyio.Event] = {}
 
-    def covered(name: str) -> bool:
-        tool = server._tool_manager.get_tool(name)  # pyright: ignore[reportPrivateUsage]
-        return tool is not None and not (tool.annotations is not None and tool.annotations.read_only_hint)
+    async def covered(name: str) -> bool:
+        # The public tools/list view, so no reliance on the SDK's tool manager.
+        return any(tool.name == name and _writes(tool) for tool in await original_list_tools())
 
     async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         key = _request_key(context)
-        if key is None or not covered(name):
+        if key is None or not await covered(name):
             return await original_call_tool(name, arguments, context)
         current: IdempotencyStore = getattr(server, _REPLAYING)
         fingerprint = _fingerprint(name, arguments)
@@ -144,12 +150,13 @@ def enable_replay(server: MCPServer[Any], store: IdempotencyStore) -> None:
                 if stored.fingerprint != fingerprint:
                     return error_result(_key_reused())
                 return CallToolResult.model_validate(stored.result)
-            # A client that stopped waiting must not leave the write half-recorded: the
-            # resend with the same key expects this call's result.
-            with anyio.CancelScope(shield=True):
-                result = await original_call_tool(name, arguments, context)
-                if isinstance(result, CallToolResult) and _worth_storing(result):
-                    dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            # Not shielded: a hung tool must stay cancellable by the client and on shutdown.
+            result = await original_call_tool(name, arguments, context)
+            if isinstance(result, CallToolResult) and _worth_storing(result):
+                dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+                # A finished result must not be lost half-recorded to a late cancel; bounded,
+                # so a hung store cannot make the call uncancellable either.
+                with anyio.move_on_after(_STORE_WRITE_SECONDS, shield=True):
                     await current.put(key, StoredResult(fingerprint=fingerprint, result=dumped))
             return result
         finally:
@@ -158,19 +165,27 @@ def enable_replay(server: MCPServer[Any], store: IdempotencyStore) -> None:
 
     async def list_tools() -> list[Tool]:
         tools = await original_list_tools()
-        return [_advertise(tool) if covered(tool.name) else tool for tool in tools]
+        return [_advertise(tool) if _writes(tool) else tool for tool in tools]
 
     server.call_tool = call_tool  # type: ignore[method-assign]  # instance-level wrap, as install() does
     server.list_tools = list_tools  # type: ignore[method-assign]
 
 
 def _request_key(context: Any) -> str | None:
-    request_context = getattr(context, "_request_context", None)
-    meta = getattr(request_context, "meta", None)
-    if not isinstance(meta, dict):
+    if not isinstance(context, Context):
+        return None
+    try:
+        meta = context.request_context.meta
+    except ValueError:  # a call made outside a request (e.g. server.call_tool in a test)
+        return None
+    if not meta:
         return None
     key = meta.get(IDEMPOTENCY_KEY_META)
     return key if isinstance(key, str) and 0 < len(key) <= 255 else None
+
+
+def _writes(tool: Tool) -> bool:
+    return not (tool.annotations is not None and tool.annotations.read_only_hint)
 
 
 def _fingerprint(name: str, arguments: dict[str, Any]) -> str:
@@ -179,10 +194,13 @@ def _fingerprint(name: str, arguments: dict[str, Any]) -> str:
 
 
 def _worth_storing(result: CallToolResult) -> bool:
-    if not result.is_error:
-        return True
     structured = result.structured_content
-    return not (isinstance(structured, dict) and structured.get("executionState") == ExecutionState.NOT_EXECUTED)
+    # Only an error that says nothing was applied may run again under the same key.
+    return not (
+        result.is_error
+        and isinstance(structured, dict)
+        and structured.get("executionState") == ExecutionState.NOT_EXECUTED.value
+    )
 
 
 def _advertise(tool: Tool) -> Tool:

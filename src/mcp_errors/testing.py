@@ -21,9 +21,9 @@ from mcp_types import REQUEST_TIMEOUT, CallToolResult, ToolAnnotations
 
 from mcp_errors._envelope import ErrorCategory, ExecutionState, FieldError
 from mcp_errors._errors import ToolError
-from mcp_errors._policy import CallFn, _adapt, _set_zero_wait
+from mcp_errors._policy import DEFAULT_POLICY, CallFn, _adapt, _set_zero_wait
 
-__all__ = ["FlakyTool", "add_flaky_tool", "drop_answers", "set_testing"]
+__all__ = ["FlakyTool", "add_flaky_tool", "drop_answers", "reset_retry_budgets", "set_testing"]
 
 
 class set_testing:  # noqa: N801  # used as a function, like stamina.set_testing
@@ -179,3 +179,13 @@ def drop_answers(client: object, *, times: int = 1) -> CallFn:
         return result
 
     return lossy
+
+
+def reset_retry_budgets() -> None:
+    """Refill the retry budgets of the default policy (used by calls made without one).
+
+    The default policy is shared by the whole process, so that calls without a policy still
+    share each server's budget; in a test suite that lets one test's outage throttle the
+    retries of the next. Call this between tests (e.g. in an autouse fixture).
+    """
+    DEFAULT_POLICY._budgets.clear()  # the policy's own per-server state

@@ -18,7 +18,9 @@ def serve_command(
         int | None, typer.Option("--http", metavar="PORT", help="Serve streamable HTTP on PORT instead of stdio.")
     ] = None,
     host: Annotated[str, typer.Option(help="Interface for --http. Keep 127.0.0.1 unless you mean it.")] = "127.0.0.1",
-    role: Annotated[str, typer.Option(help="'support', or 'finance' to allow get_financial_records.")] = "support",
+    role: Annotated[
+        Literal["support", "finance"], typer.Option(help="'finance' may call get_financial_records.")
+    ] = "support",
     seed: Annotated[int, typer.Option(help="Seeds the data and the injected faults (reproducible runs).")] = 7,
     fault_rate: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="Probability of a transient fault (timeout, database busy).")
@@ -38,11 +40,14 @@ def serve_command(
     """Run the demo support desk as an MCP server (stdio by default)."""
     from mcp_errors.demo._db import default_db_path
     from mcp_errors.demo._faults import FaultConfig
-    from mcp_errors.demo._server import DeskConfig, build_server
+    from mcp_errors.demo._server import OUTAGE_TARGETS, DeskConfig, build_server
 
-    if role not in ("support", "finance"):
-        raise typer.BadParameter("role must be 'support' or 'finance'", param_hint="--role")
-    desk_role: Literal["support", "finance"] = "finance" if role == "finance" else "support"
+    unknown = sorted(set(outage or ()) - OUTAGE_TARGETS)
+    if unknown:
+        raise typer.BadParameter(
+            f"unknown outage {', '.join(unknown)}; choose from {', '.join(sorted(OUTAGE_TARGETS))}",
+            param_hint="--outage",
+        )
     faults = FaultConfig.build(
         fault_rate=fault_rate,
         outages=outage or (),
@@ -50,7 +55,7 @@ def serve_command(
         commit_then_timeout=commit_then_timeout,
         seed=seed,
     )
-    config = DeskConfig(db=db or default_db_path(), role=desk_role, faults=faults, contract=not no_contract)
+    config = DeskConfig(db=db or default_db_path(), role=role, faults=faults, contract=not no_contract)
     server = build_server(config)
     if http is None:
         server.run("stdio")

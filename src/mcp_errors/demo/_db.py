@@ -292,7 +292,8 @@ class Database:
         Raises:
             KeyReuseError: The key was used before with other arguments.
         """
-        fingerprint = hashlib.sha256(json.dumps([order_id, round(amount, 2), reason]).encode()).hexdigest()
+        amount = round(amount, 2)  # cents: what is checked, stored and reported is the same amount
+        fingerprint = hashlib.sha256(json.dumps([order_id, amount, reason]).encode()).hexdigest()
         with self._transaction() as conn:
             if idempotency_key is not None:
                 seen = conn.execute(
@@ -310,13 +311,13 @@ class Database:
             check(None if row is None else round(row["refundable"], 2))
             cursor = conn.execute(
                 "INSERT INTO refunds (order_id, amount, reason, idempotency_key) VALUES (?, ?, ?, ?)",
-                (order_id, round(amount, 2), reason, idempotency_key),
+                (order_id, amount, reason, idempotency_key),
             )
             receipt = {
                 "refundId": f"R-{cursor.lastrowid:06d}",
                 "orderId": order_id,
-                "amount": round(amount, 2),
-                "remainingRefundable": round(row["refundable"] - amount, 2),
+                "amount": amount,
+                "remainingRefundable": round(round(row["refundable"], 2) - amount, 2),
             }
             if idempotency_key is not None:
                 conn.execute(

@@ -24,7 +24,7 @@ from mcp_errors._install import install
 from mcp_errors.demo._db import AUTO_REFUND_LIMIT, KNOWLEDGE_SOURCES, MEMORY, Database, KeyReuseError
 from mcp_errors.demo._faults import FaultConfig, FaultInjector
 
-__all__ = ["DeskConfig", "build_server"]
+__all__ = ["DESK_TOOLS", "OUTAGE_TARGETS", "DeskConfig", "build_server"]
 
 _ORDER_ID: Final = re.compile(r"#\d{5}")
 _CUSTOMER_ID: Final = re.compile(r"C-\d{4}")
@@ -34,6 +34,12 @@ Source = Literal["faq", "policies", "manuals", "tickets", "community"]
 if set(get_args(Source)) != set(KNOWLEDGE_SOURCES):  # pragma: no cover - one list of sources
     raise RuntimeError("Source and KNOWLEDGE_SOURCES disagree")
 _SOURCE_DOC: Final = "One of: " + ", ".join(KNOWLEDGE_SOURCES)
+
+DESK_TOOLS: Final = ("lookup_customer", "get_order", "process_refund", "get_financial_records", "search_knowledge")
+"""The desk's tools (a test keeps this equal to what tools/list shows)."""
+
+OUTAGE_TARGETS: Final = frozenset(DESK_TOOLS) | {f"search_knowledge:{source}" for source in KNOWLEDGE_SOURCES}
+"""What `--outage` may take down: a tool, or one source of `search_knowledge`."""
 
 _READ_ONLY: Final = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -223,14 +229,18 @@ def build_server(config: DeskConfig | None = None, *, database: Database | None 
         replays the first receipt instead of refunding twice.
         """
         _check_order_id(order_id)
-        if not math.isfinite(amount) or amount <= 0:
+        # Money is refunded in cents: round first, so what is checked is what is stored.
+        requested = amount
+        amount = round(amount, 2) if math.isfinite(amount) else amount
+        if not math.isfinite(amount) or amount < 0.01:
             raise InputValidationError(
                 "Invalid refund amount",
-                description=f"The refund amount must be a positive number. Received: {_received(amount)}.",
+                description="The refund amount must be at least 0.01 (amounts are rounded to cents). "
+                f"Received: {_received(requested)}.",
                 code="INVALID_AMOUNT",
                 execution_state=ExecutionState.NOT_EXECUTED,
                 field_errors=[
-                    FieldError("amount", "not positive", expected="a number > 0", received=_received(amount))
+                    FieldError("amount", "below one cent", expected="a number >= 0.01", received=_received(requested))
                 ],
             )
         if not reason.strip():
@@ -276,12 +286,20 @@ def build_server(config: DeskConfig | None = None, *, database: Database | None 
         try:
             outcome = db.refund(order_id, amount, reason, idempotency_key=key, check=check)
         except KeyReuseError:
-            raise BusinessRuleError(
+            # A validation error, as in mcp_errors._replay: a new operation needs a new key.
+            raise InputValidationError(
                 "Idempotency key reused",
                 description="This idempotency key was already used for a different refund. Use a new key for a new "
                 "refund.",
                 code="IDEMPOTENCY_KEY_REUSED",
                 execution_state=ExecutionState.NOT_EXECUTED,
+                field_errors=[
+                    FieldError(
+                        f"_meta.{IDEMPOTENCY_KEY_META}",
+                        "already used for a different refund",
+                        expected="a new key, or the arguments of the first refund",
+                    )
+                ],
             ) from None
         if not outcome.replayed and faults.lose_reply():
             raise TransientError(
