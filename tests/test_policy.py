@@ -373,3 +373,30 @@ async def test_a_write_that_fails_after_writing_is_not_resent_even_on_connection
     assert writes == 1
     assert report.decision is Decision.ESCALATE
     assert report.reason == "outcome_unknown"
+
+
+@pytest.mark.anyio
+async def test_fastmcp_clients_get_the_same_recovery_through_the_adapter() -> None:
+    import fastmcp
+
+    server = install(fastmcp.FastMCP("fastmcp-shop"))
+    calls = 0
+
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+    def stock(sku: str) -> int:
+        nonlocal calls
+        calls += 1
+        if calls < 3:
+            raise TimeoutError  # read-only, so a resend is safe
+        return 7
+
+    @server.tool()
+    def reserve(sku: str) -> str:
+        raise TimeoutError  # a write: its outcome is unknown
+
+    with set_testing(), anyio.fail_after(20):
+        async with fastmcp.Client(server) as client:
+            read = await call_tool_with_recovery(client, "stock", {"sku": "A"}, policy=RecoveryPolicy())
+            write = await call_tool_with_recovery(client, "reserve", {"sku": "A"}, policy=RecoveryPolicy())
+    assert (read.decision, len(read.attempts)) == (Decision.DONE, 3)
+    assert (write.decision, write.reason, len(write.attempts)) == (Decision.ESCALATE, "outcome_unknown", 1)

@@ -21,6 +21,7 @@ from typing import Any, Final
 from mcp_types import CallToolResult, TextContent
 
 __all__ = [
+    "CATEGORY_VALUES",
     "ENVELOPE_SCHEMA",
     "ErrorCategory",
     "ExecutionState",
@@ -163,7 +164,8 @@ ENVELOPE_SCHEMA: Final[dict[str, Any]] = json.loads(
 
 _ENVELOPE_TITLE: Final = ENVELOPE_SCHEMA["title"]
 _ENVELOPE_REQUIRED: Final = frozenset(ENVELOPE_SCHEMA["required"])
-_CATEGORY_VALUES: Final = frozenset(category.value for category in ErrorCategory)
+CATEGORY_VALUES: Final = frozenset(category.value for category in ErrorCategory)
+"""The four `errorCategory` strings, for checking untrusted input."""
 
 
 def error_result(details: FailureDetails, *, meta: Mapping[str, Any] | None = None) -> CallToolResult:
@@ -226,7 +228,7 @@ def is_error_envelope(value: object) -> bool:
     category = value.get("errorCategory")
     retryable = value.get("isRetryable")
     return (
-        category in _CATEGORY_VALUES
+        category in CATEGORY_VALUES
         and isinstance(retryable, bool)
         and retryable == (category == ErrorCategory.TRANSIENT.value)
         and isinstance(value.get("description"), str)

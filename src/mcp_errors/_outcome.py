@@ -46,7 +46,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, METHOD_NOT_FOUND, REQUEST_TIMEOUT, CallToolResult
 
 from mcp_errors._classify import is_httpx
-from mcp_errors._envelope import ErrorCategory, ExecutionState, FieldError
+from mcp_errors._envelope import CATEGORY_VALUES, ErrorCategory, ExecutionState, FieldError
 
 if TYPE_CHECKING:
     from mcp_errors._partial import PartialReport
@@ -142,7 +142,7 @@ def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> T
     if not result.is_error:
         kind: OutcomeKind = "empty" if _is_empty(result) else "success"
         return ToolOutcome(kind=kind, description=text, message=text, structured=structured, result=result)
-    if isinstance(structured, Mapping) and structured.get("errorCategory") in _CATEGORIES:
+    if isinstance(structured, Mapping) and structured.get("errorCategory") in CATEGORY_VALUES:
         return _from_envelope(structured, text, result)
     failure = (result.meta or {}).get(TOOL_FAILURE_META)
     if isinstance(failure, Mapping):
@@ -178,7 +178,6 @@ def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> T
     )
 
 
-_CATEGORIES: Final = frozenset(category.value for category in ErrorCategory)
 _CONTRACT_TEXT: Final = re.compile(
     r"^\[(?P<category>transient|validation|business|permission) error, "
     r"(?P<verdict>retryable(?: after (?P<after>[0-9.]+)s)?|not retryable)\]"
@@ -280,7 +279,7 @@ def _from_tool_failure(data: Mapping[str, Any], text: str, result: CallToolResul
         code=_str_or_none(data.get("code")),
         retry_after_seconds=_retry_not_before(data.get("retryNotBefore")),
         error_id=_str_or_none(data.get("correlationId")),
-        category_inferred=not (isinstance(raw_class, str) and raw_class.lower() in _CATEGORIES),
+        category_inferred=not (isinstance(raw_class, str) and raw_class.lower() in CATEGORY_VALUES),
         source="tool_failure_meta",
         structured=result.structured_content,
         result=result,

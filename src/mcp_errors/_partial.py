@@ -25,7 +25,7 @@ from typing import Any, Final, Literal
 import anyio
 from mcp_types import CallToolResult, TextContent, Tool
 
-from mcp_errors._envelope import ErrorCategory
+from mcp_errors._envelope import CATEGORY_VALUES, ErrorCategory
 from mcp_errors._outcome import OutcomeKind, ToolOutcome, read_result
 from mcp_errors._policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
 
@@ -42,7 +42,6 @@ __all__ = [
 logger = logging.getLogger("mcp_errors.partial")
 
 _MAX_RESULT_CHARS: Final = 500
-_CATEGORIES: Final = frozenset(category.value for category in ErrorCategory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -403,7 +402,7 @@ def read_partial(outcome: ToolOutcome | CallToolResult) -> PartialReport | None:
             continue
         category = value.get("errorCategory")
         failed[str(name)] = FailedCall(
-            category=ErrorCategory(category) if isinstance(category, str) and category in _CATEGORIES else None,
+            category=ErrorCategory(category) if isinstance(category, str) and category in CATEGORY_VALUES else None,
             is_retryable=value.get("isRetryable") is True,
             attempts=int(value.get("attempts", 0) or 0),
             description=str(value.get("description", "")),

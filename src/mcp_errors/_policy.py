@@ -351,8 +351,8 @@ def _adapt_fastmcp(client: Any) -> tuple[CallFn, ToolsFn | None, str]:
         return result
 
     async def list_fastmcp() -> Sequence[Tool]:
-        listed = await client.list_tools_mcp()
-        return cast(Sequence[Tool], listed.tools)
+        # `list_tools` follows every page (`list_tools_mcp` returns only the first).
+        return cast(Sequence[Tool], await client.list_tools())
 
     init = getattr(client, "initialize_result", None)
     server_info = getattr(init, "server_info", None)
