@@ -129,6 +129,7 @@ class PartialReport:
 
     @property
     def total(self) -> int:
+        """How many sub-calls were made, answered or not."""
         return len(self.succeeded) + len(self.failed)
 
     def aggregated_category(self) -> ErrorCategory | None:
@@ -384,7 +385,26 @@ def plan_next_step(outcome: ToolOutcome | PartialReport, *, min_answered: int | 
 
 
 def read_partial(outcome: ToolOutcome | CallToolResult) -> PartialReport | None:
-    """Read a partial report back out of a subagent's tool result; `None` if it is not one."""
+    """Read a partial report back out of a subagent's tool result.
+
+    `ToolOutcome.partial` does the same for an outcome already read.
+
+    Args:
+        outcome: The subagent's result, raw or read with `read_result`.
+
+    Returns:
+        The report (its `reports` are empty: the attempts stayed with the subagent), or
+        `None` when the result is not a partial report.
+
+    Example:
+        ```python
+        from mcp_types import CallToolResult, TextContent
+        from mcp_errors import read_partial
+
+        plain = CallToolResult(content=[TextContent(type="text", text="42")])
+        assert read_partial(plain) is None
+        ```
+    """
     if isinstance(outcome, CallToolResult):
         outcome = read_result(outcome)
     data = outcome.structured
