@@ -54,6 +54,7 @@ from mcp.server.mcpserver.exceptions import ResourceError as _SDKResourceError
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
 from mcp.server.mcpserver.exceptions import UnexpectedToolError as _SDKUnexpectedToolError
 
+from mcp_errors._duck import is_fastmcp, is_httpx
 from mcp_errors._envelope import ErrorCategory, ExecutionState, FailureDetails, FieldError
 from mcp_errors._errors import ToolError
 from mcp_errors._sanitize import (
@@ -68,7 +69,6 @@ from mcp_errors._sanitize import (
 __all__ = [
     "classify_arguments",
     "classify_failure",
-    "is_httpx",
     "new_error_id",
     "register_exception",
     "unknown_tool",
@@ -285,7 +285,7 @@ def _is_plain_tool_error(exc: BaseException) -> bool:
         return False
     if isinstance(exc, _SDKToolError):
         return True
-    return any(klass.__name__ == "ToolError" and klass.__module__.startswith("fastmcp.") for klass in type(exc).__mro__)
+    return is_fastmcp(exc, "ToolError")
 
 
 def _uncategorised_tool_error(exc: BaseException) -> ToolError:
@@ -414,12 +414,6 @@ def _from_http_status(status: int, retry_after: float | None) -> ToolError | Non
             code="UPSTREAM_CONFLICT",
         )
     return None
-
-
-def is_httpx(exc: BaseException, *names: str) -> bool:
-    """Whether `exc` is (a subclass of) one of httpx's exception classes named `names`."""
-    # By name: httpx comes with mcp (as `httpx` or `httpx2`), and this avoids importing it.
-    return any(klass.__name__ in names and klass.__module__.startswith("httpx") for klass in type(exc).__mro__)
 
 
 def _http_status(exc: BaseException) -> int | None:

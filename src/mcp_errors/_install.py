@@ -13,6 +13,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, Tool
 
 from mcp_errors._classify import classify_arguments, classify_failure, unknown_tool
+from mcp_errors._duck import is_fastmcp
 from mcp_errors._envelope import FailureDetails, admit_error_envelope, error_result
 
 if TYPE_CHECKING:
@@ -74,10 +75,10 @@ def install(server: _ServerT, *, idempotency: IdempotencyStore | None = None) ->
     if not getattr(server, _INSTALLED, False):
         if isinstance(server, MCPServer):
             _install_on_mcpserver(server)
-        elif _is_fastmcp(server):
+        elif is_fastmcp(server, "FastMCP"):
             from mcp_errors._fastmcp import install_on_fastmcp
 
-            install_on_fastmcp(server)  # type: ignore[arg-type]  # narrowed by _is_fastmcp
+            install_on_fastmcp(server)  # type: ignore[arg-type]  # checked by is_fastmcp
         else:
             raise TypeError(f"install() takes an MCPServer or a fastmcp FastMCP, not {type(server).__name__}")
         setattr(server, _INSTALLED, True)
@@ -121,12 +122,6 @@ def to_error_result(
     else:
         details = classify_failure(exc, tool_name=tool_name)
     return error_result(details, meta=meta)
-
-
-def _is_fastmcp(server: object) -> bool:
-    return any(
-        klass.__name__ == "FastMCP" and klass.__module__.startswith("fastmcp.") for klass in type(server).__mro__
-    )
 
 
 def _install_on_mcpserver(server: MCPServer[Any]) -> None:

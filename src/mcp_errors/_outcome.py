@@ -45,7 +45,7 @@ import anyio
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, METHOD_NOT_FOUND, REQUEST_TIMEOUT, CallToolResult
 
-from mcp_errors._classify import is_httpx
+from mcp_errors._duck import is_httpx
 from mcp_errors._envelope import CATEGORY_VALUES, ErrorCategory, ExecutionState, FieldError
 
 if TYPE_CHECKING:

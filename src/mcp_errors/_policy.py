@@ -47,7 +47,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_result, wait_random
 from tenacity.wait import wait_base
 
 from mcp_errors._budget import RetryBudget
-from mcp_errors._classify import is_httpx
+from mcp_errors._duck import is_fastmcp, is_httpx
 from mcp_errors._envelope import ErrorCategory, FieldError
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META
 from mcp_errors._listing import list_all_tools
@@ -338,7 +338,7 @@ def _adapt(client: object) -> tuple[CallFn, ToolsFn | None, str]:
 
         info = mcp_client.server_info
         return call_mcp, list_mcp, info.name if info is not None else "default"
-    if any(k.__name__ == "Client" and k.__module__.startswith("fastmcp.") for k in type(client).__mro__):
+    if is_fastmcp(client, "Client"):
         return _adapt_fastmcp(client)
     if callable(client):
         return cast(CallFn, client), None, "default"

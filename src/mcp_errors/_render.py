@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mcp_types import TextContent
+
 from mcp_errors._outcome import ToolOutcome
 from mcp_errors._policy import Decision, RecoveryReport
 
@@ -125,13 +127,16 @@ def _outcome(item: ToolOutcome | RecoveryReport) -> ToolOutcome:
 
 def _success_text(outcome: ToolOutcome) -> str:
     result = outcome.result
-    texts = [getattr(block, "text", None) for block in result.content] if result is not None else []
-    joined = "\n".join(text for text in texts if isinstance(text, str))
-    if joined:
-        return joined
-    if outcome.structured is not None:
-        return json.dumps(outcome.structured, ensure_ascii=False, default=str)
-    return outcome.message
+    if result is None:
+        return outcome.message
+    # Non-text blocks (images, resources) are shown as their JSON rather than dropped.
+    parts = [
+        block.text if isinstance(block, TextContent) else block.model_dump_json(by_alias=True, exclude_none=True)
+        for block in result.content
+    ]
+    if not parts and result.structured_content is not None:
+        return json.dumps(result.structured_content, ensure_ascii=False, default=str)
+    return "\n".join(parts)
 
 
 def _error_head(outcome: ToolOutcome) -> str:

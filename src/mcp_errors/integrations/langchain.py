@@ -17,11 +17,10 @@ Needs the `langchain` extra: `pip install 'mcp-errors[langchain]'`.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from mcp import Client
-from mcp_types import TextContent, Tool
+from mcp_types import Tool
 
 from mcp_errors._listing import list_all_tools
 from mcp_errors._outcome import ToolOutcome
@@ -113,8 +112,7 @@ def mcp_tool(
         outcome = report.outcome
         if outcome.kind == "error":
             raise MCPToolError(report)
-        text = _success_text(outcome) if outcome.kind == "success" else outcome_text(report)
-        return text, _artifact(outcome)
+        return outcome_text(report), _artifact(outcome)
 
     return StructuredTool(
         name=tool.name,
@@ -124,19 +122,6 @@ def mcp_tool(
         response_format="content_and_artifact",
         handle_tool_error=True,
     )
-
-
-def _success_text(outcome: ToolOutcome) -> str:
-    result = outcome.result
-    if result is None:
-        return outcome.message
-    parts = [
-        block.text if isinstance(block, TextContent) else block.model_dump_json(by_alias=True, exclude_none=True)
-        for block in result.content
-    ]
-    if not parts and result.structured_content is not None:
-        return json.dumps(result.structured_content)
-    return "\n".join(parts)
 
 
 def _artifact(outcome: ToolOutcome) -> dict[str, Any] | None:
