@@ -286,6 +286,12 @@ def _from_tool_failure(data: Mapping[str, Any], text: str, result: CallToolResul
     )
 
 
+_NO_ANSWER_IN_TIME: Final = (
+    "The server did not answer in time. The call may or may not have run; resend it only "
+    "if it is read-only, idempotent, or carries an idempotency key the server honours."
+)
+
+
 def _read_exception(exc: BaseException) -> ToolOutcome:
     if isinstance(exc, MCPError):
         return _from_jsonrpc(exc)
@@ -299,8 +305,7 @@ def _read_exception(exc: BaseException) -> ToolOutcome:
     if isinstance(exc, TimeoutError) or is_httpx(exc, "TimeoutException"):
         return _transport(
             "No answer before the timeout",
-            "The server did not answer in time. The call may or may not have run; resend it only "
-            "if it is read-only, idempotent, or carries an idempotency key the server honours.",
+            _NO_ANSWER_IN_TIME,
             ExecutionState.OUTCOME_UNKNOWN,
         )
     if isinstance(exc, ConnectionError | EOFError) or _is_transport_error(exc):
@@ -324,8 +329,7 @@ def _from_jsonrpc(exc: MCPError) -> ToolOutcome:
     if code == REQUEST_TIMEOUT:
         return _transport(
             "No answer before the timeout",
-            "The server did not answer in time. The call may or may not have run; resend it only "
-            "if it is read-only, idempotent, or carries an idempotency key the server honours.",
+            _NO_ANSWER_IN_TIME,
             ExecutionState.OUTCOME_UNKNOWN,
             source="jsonrpc",
         )

@@ -131,9 +131,14 @@ def enable_replay(server: MCPServer[Any], store: IdempotencyStore) -> None:
     original_list_tools = server.list_tools
     in_flight: dict[str, anyio.Event] = {}
 
+    writes_by_name: dict[str, bool] = {}
+
     async def covered(name: str) -> bool:
-        # The public tools/list view, so no reliance on the SDK's tool manager.
-        return any(tool.name == name and _writes(tool) for tool in await original_list_tools())
+        # The public tools/list view (no reliance on the SDK's tool manager), read again only
+        # for a name not seen yet, so that a tool registered later is picked up.
+        if name not in writes_by_name:
+            writes_by_name.update({tool.name: _writes(tool) for tool in await original_list_tools()})
+        return writes_by_name.get(name, False)
 
     async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         key = _request_key(context)
