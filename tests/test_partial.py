@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from mcp_errors import (
@@ -363,3 +363,12 @@ async def test_a_fan_out_where_every_source_found_nothing_is_a_valid_empty_resul
     assert outcome.kind == "empty"
     assert outcome.partial is not None
     assert all(answer.kind == "empty" for answer in outcome.partial.succeeded.values())
+
+
+def test_a_rerun_merged_into_the_report_replaces_what_it_ran_again() -> None:
+    ok = read_result(CallToolResult(content=[TextContent(type="text", text="hits")]))
+    first = PartialReport(succeeded={"a": ok}, failed={"b": failed(ErrorCategory.TRANSIENT)}, order=("a", "b"))
+    rerun = PartialReport(succeeded={"b": ok}, failed={}, order=("b",))
+    merged = first.merged_with(rerun)
+    assert merged.complete
+    assert merged.names == ["a", "b"]
