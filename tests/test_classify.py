@@ -6,6 +6,8 @@ import asyncio
 import email.utils
 import json
 import logging
+import os
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -33,10 +35,11 @@ from mcp_errors import (
     TransientError,
     register_exception,
 )
-from mcp_errors._classify import classify_arguments, classify_failure
-from mcp_errors._envelope import FailureDetails
+from mcp_errors._classify import _shared_details, classify_arguments, classify_failure, new_error_id
+from mcp_errors._envelope import FailureDetails, error_result
 
 HTTP_MODULES = [httpx, httpx2]
+ERROR_ID = "0123456789ab"
 
 
 @pytest.fixture(autouse=True)
@@ -89,7 +92,7 @@ async def asyncio_timeout() -> BaseException:
 @pytest.mark.anyio
 @pytest.mark.parametrize("make", [anyio_timeout, asyncio_timeout])
 async def test_async_timeouts_are_transient_with_unknown_outcome(make: Callable[[], Any]) -> None:
-    envelope = check(classify_failure(await make()), "transient", "UPSTREAM_TIMEOUT")
+    envelope = check(classify_failure(await make(), error_id=ERROR_ID), "transient", "UPSTREAM_TIMEOUT")
     assert envelope["isRetryable"] is True
     assert envelope["executionState"] == "outcome_unknown"
 
@@ -108,7 +111,7 @@ async def test_async_timeouts_are_transient_with_unknown_outcome(make: Callable[
 def test_builtin_timeouts_and_connection_errors_are_transient(
     make: Callable[[], BaseException], code: str, state: str
 ) -> None:
-    envelope = check(classify_failure(raised(make)), "transient", code)
+    envelope = check(classify_failure(raised(make), error_id=ERROR_ID), "transient", code)
     assert envelope["executionState"] == state
 
 
@@ -125,7 +128,7 @@ def test_builtin_timeouts_and_connection_errors_are_transient(
 def test_httpx_transport_errors_are_transient(module: Any, name: str, code: str, state: str) -> None:
     request = module.Request("POST", "https://api.example.com/refunds")
     exc = raised(lambda: getattr(module, name)("boom", request=request))
-    envelope = check(classify_failure(exc), "transient", code)
+    envelope = check(classify_failure(exc, error_id=ERROR_ID), "transient", code)
     assert envelope["executionState"] == state
 
 
@@ -147,13 +150,13 @@ def test_httpx_transport_errors_are_transient(module: Any, name: str, code: str,
     ],
 )
 def test_http_statuses_map_to_their_category(module: Any, status: int, category: str, code: str) -> None:
-    envelope = check(classify_failure(http_status_error(module, status)), category, code)
+    envelope = check(classify_failure(http_status_error(module, status), error_id=ERROR_ID), category, code)
     assert envelope["isRetryable"] is (category == "transient")
 
 
 @pytest.mark.parametrize("module", HTTP_MODULES, ids=lambda m: m.__name__)
 def test_retry_after_in_seconds_becomes_retry_after_seconds(module: Any) -> None:
-    details = classify_failure(http_status_error(module, 429, {"Retry-After": "30"}))
+    details = classify_failure(http_status_error(module, 429, {"Retry-After": "30"}), error_id=ERROR_ID)
     assert details.to_structured()["retryAfterSeconds"] == 30
     assert "after 30s" in details.to_text()
 
@@ -161,18 +164,23 @@ def test_retry_after_in_seconds_becomes_retry_after_seconds(module: Any) -> None
 @pytest.mark.parametrize("module", HTTP_MODULES, ids=lambda m: m.__name__)
 def test_retry_after_as_an_http_date_becomes_seconds_from_now(module: Any) -> None:
     when = email.utils.formatdate(time.time() + 120, usegmt=True)
-    seconds = classify_failure(http_status_error(module, 503, {"Retry-After": when})).retry_after_seconds
+    seconds = classify_failure(
+        http_status_error(module, 503, {"Retry-After": when}), error_id=ERROR_ID
+    ).retry_after_seconds
     assert seconds is not None
     assert 100 <= seconds <= 121
 
 
 @pytest.mark.parametrize("value", ["soon", "-5", ""])
 def test_an_unreadable_retry_after_is_left_out(value: str) -> None:
-    assert classify_failure(http_status_error(httpx, 503, {"Retry-After": value})).retry_after_seconds is None
+    assert (
+        classify_failure(http_status_error(httpx, 503, {"Retry-After": value}), error_id=ERROR_ID).retry_after_seconds
+        is None
+    )
 
 
 def test_an_unmapped_http_status_is_an_internal_error() -> None:
-    check(classify_failure(http_status_error(httpx, 500)), "business", "INTERNAL_ERROR")
+    check(classify_failure(http_status_error(httpx, 500), error_id=ERROR_ID), "business", "INTERNAL_ERROR")
 
 
 @pytest.fixture
@@ -191,19 +199,19 @@ def locked_database(tmp_path: Path) -> Iterator[sqlite3.Connection]:
 def test_a_locked_sqlite_database_is_transient(locked_database: sqlite3.Connection) -> None:
     with pytest.raises(sqlite3.OperationalError) as caught:
         locked_database.execute("INSERT INTO orders VALUES ('#12345')")
-    envelope = check(classify_failure(caught.value), "transient", "DATABASE_BUSY")
+    envelope = check(classify_failure(caught.value, error_id=ERROR_ID), "transient", "DATABASE_BUSY")
     assert envelope["executionState"] == "outcome_unknown"
 
 
 def test_other_sqlite_errors_are_internal() -> None:
     with pytest.raises(sqlite3.OperationalError) as caught:
         sqlite3.connect(":memory:").execute("SELECT * FROM missing")
-    check(classify_failure(caught.value), "business", "INTERNAL_ERROR")
+    check(classify_failure(caught.value, error_id=ERROR_ID), "business", "INTERNAL_ERROR")
 
 
 def test_the_builtin_permission_error_is_permission(tmp_path: Path) -> None:
     exc = raised(lambda: PermissionError(13, "Permission denied", str(tmp_path / "salaries.csv")))
-    details = classify_failure(exc)
+    details = classify_failure(exc, error_id=ERROR_ID)
     check(details, "permission", "ACCESS_DENIED")
     assert str(tmp_path) not in as_wire(details)
 
@@ -217,7 +225,7 @@ def test_a_tool_error_keeps_what_the_tool_said() -> None:
         execution_state="not_executed",
         extra={"service": "inventory"},
     )
-    envelope = check(classify_failure(raised(lambda: error)), "transient", "INVENTORY_BUSY")
+    envelope = check(classify_failure(raised(lambda: error), error_id=ERROR_ID), "transient", "INVENTORY_BUSY")
     assert envelope == {
         "errorCategory": "transient",
         "isRetryable": True,
@@ -225,7 +233,6 @@ def test_a_tool_error_keeps_what_the_tool_said() -> None:
         "code": "INVENTORY_BUSY",
         "retryAfterSeconds": 5,
         "executionState": "not_executed",
-        "errorId": envelope["errorId"],
         "service": "inventory",
     }
 
@@ -234,8 +241,8 @@ def test_sdk_wrappers_and_single_exception_groups_are_looked_through() -> None:
     inner = raised(lambda: BusinessRuleError("Over limit", description="Escalate.", code="OVER_LIMIT"))
     wrapper = SDKToolError("Error executing tool refund: Over limit")
     wrapper.__cause__ = inner
-    check(classify_failure(wrapper), "business", "OVER_LIMIT")
-    check(classify_failure(ExceptionGroup("tg", [TimeoutError()])), "transient", "UPSTREAM_TIMEOUT")
+    check(classify_failure(wrapper, error_id=ERROR_ID), "business", "OVER_LIMIT")
+    check(classify_failure(ExceptionGroup("tg", [TimeoutError()]), error_id=ERROR_ID), "transient", "UPSTREAM_TIMEOUT")
 
 
 class QuotaExceededError(Exception):
@@ -252,22 +259,22 @@ def quota_handler(category: str) -> Callable[[BaseException], ToolError]:
 
 def test_a_registered_type_and_its_subclasses_use_the_handler() -> None:
     register_exception(QuotaExceededError, quota_handler("business"))
-    check(classify_failure(raised(QuotaExceededError)), "business", "QUOTA")
-    check(classify_failure(raised(MonthlyQuotaExceededError)), "business", "QUOTA")
+    check(classify_failure(raised(QuotaExceededError), error_id=ERROR_ID), "business", "QUOTA")
+    check(classify_failure(raised(MonthlyQuotaExceededError), error_id=ERROR_ID), "business", "QUOTA")
 
 
 def test_the_most_specific_registration_wins_whatever_the_order() -> None:
     register_exception(MonthlyQuotaExceededError, quota_handler("permission"))
     register_exception(QuotaExceededError, quota_handler("business"))
-    check(classify_failure(raised(MonthlyQuotaExceededError)), "permission", "QUOTA")
-    check(classify_failure(raised(QuotaExceededError)), "business", "QUOTA")
+    check(classify_failure(raised(MonthlyQuotaExceededError), error_id=ERROR_ID), "permission", "QUOTA")
+    check(classify_failure(raised(QuotaExceededError), error_id=ERROR_ID), "business", "QUOTA")
 
 
 def test_a_registration_overrides_the_built_in_mapping() -> None:
     register_exception(
         TimeoutError, lambda exc: BusinessRuleError("Report too large", description="Ask for a smaller range.")
     )
-    check(classify_failure(raised(TimeoutError)), "business", None)  # type: ignore[arg-type]
+    check(classify_failure(raised(TimeoutError), error_id=ERROR_ID), "business", None)  # type: ignore[arg-type]
 
 
 def test_a_broken_handler_degrades_to_an_internal_error(caplog: pytest.LogCaptureFixture) -> None:
@@ -275,20 +282,20 @@ def test_a_broken_handler_degrades_to_an_internal_error(caplog: pytest.LogCaptur
         raise KeyError("oops")
 
     register_exception(QuotaExceededError, broken)
-    check(classify_failure(raised(QuotaExceededError)), "business", "INTERNAL_ERROR")
+    check(classify_failure(raised(QuotaExceededError), error_id=ERROR_ID), "business", "INTERNAL_ERROR")
     assert any("register_exception handler" in record.getMessage() for record in caplog.records)
 
 
 def test_unclassified_exceptions_get_a_fixed_text_and_a_logged_error_id(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="mcp_errors")
-    details = classify_failure(raised(lambda: KeyError("customer_42")), tool_name="lookup")
+    details = classify_failure(raised(lambda: KeyError("customer_42")), tool_name="lookup", error_id=ERROR_ID)
     envelope = check(details, "business", "INTERNAL_ERROR")
     assert envelope["executionState"] == "outcome_unknown"
     assert "customer_42" not in as_wire(details)
     (record,) = caplog.records
     assert record.levelno == logging.ERROR
-    assert envelope["errorId"] in record.getMessage()
-    assert record.error_id == envelope["errorId"]  # type: ignore[attr-defined]
+    assert ERROR_ID in record.getMessage()
+    assert record.error_id == ERROR_ID  # type: ignore[attr-defined]
 
 
 class Refund(BaseModel):
@@ -301,7 +308,7 @@ def test_argument_errors_name_each_field_and_redact_secret_values() -> None:
     with pytest.raises(ValidationError) as caught:
         Refund.model_validate({"order_id": "order-abc", "api_key": "sk-live-short"})
     schema = Refund.model_json_schema()
-    details = classify_arguments(caught.value, tool_name="refund", input_schema=schema)
+    details = classify_arguments(caught.value, tool_name="refund", input_schema=schema, error_id=ERROR_ID)
     envelope = check(details, "validation", "INVALID_ARGUMENTS")
     fields = {error["field"]: error for error in envelope["fieldErrors"]}
     assert set(fields) == {"order_id", "amount", "api_key"}
@@ -329,13 +336,14 @@ def test_nothing_secret_reaches_the_agent_from_a_tool_error(
     field: tuple[str, list[str]],
     klass: type[ToolError],
 ) -> None:
-    details = classify_failure(klass(message[0], description=description[0]))
+    details = classify_failure(klass(message[0], description=description[0]), error_id=ERROR_ID)
     validation = classify_failure(
         InputValidationError(
             "Bad input",
             description="Fix it.",
             field_errors=[FieldError("query", field[0], expected=field[0], received=field[0])],
-        )
+        ),
+        error_id=ERROR_ID,
     )
     jsonschema.validate(details.to_structured(), ENVELOPE_SCHEMA)
     wire = as_wire(details) + as_wire(validation)
@@ -350,7 +358,7 @@ def test_nothing_secret_reaches_the_agent_from_a_tool_error(
 @given(texts_with_a_secret(), st.sampled_from([RuntimeError, ValueError, KeyError, OSError, LookupError]))
 def test_unclassified_exception_text_never_reaches_the_agent(case: tuple[str, str], klass: type[Exception]) -> None:
     text, secret = case
-    details = classify_failure(raised(lambda: klass(text)))
+    details = classify_failure(raised(lambda: klass(text)), error_id=ERROR_ID)
     assert secret not in as_wire(details)
     assert details.code == "INTERNAL_ERROR"
 
@@ -361,6 +369,58 @@ def test_extra_fields_are_sanitised_like_any_text_that_reaches_the_agent() -> No
         description="Resend shortly.",
         extra={"upstream": {"dsn": "postgres://app:hunter2@db/prod", "log": ["/srv/app/inventory/worker.py"]}},
     )
-    wire = as_wire(classify_failure(raised(lambda: error)))
+    wire = as_wire(classify_failure(raised(lambda: error), error_id=ERROR_ID))
     assert "hunter2" not in wire
     assert "/srv/app" not in wire
+
+
+def test_repeated_failures_of_one_kind_get_their_own_ids_and_results_that_share_no_state() -> None:
+    def refuse() -> BaseException:
+        return raised(lambda: BusinessRuleError("Over limit", description="Escalate.", code="OVER_LIMIT"))
+
+    first_id, second_id = new_error_id(), new_error_id()
+    first = error_result(classify_failure(refuse(), error_id=first_id), error_id=first_id)
+    assert first.structured_content is not None
+    first.structured_content["description"] = "changed by a caller"
+    second = error_result(classify_failure(refuse(), error_id=second_id), error_id=second_id)
+    assert second.structured_content is not None
+    assert second.structured_content["description"] == "Escalate."
+    assert (first.structured_content["errorId"], second.structured_content["errorId"]) == (first_id, second_id)
+    assert second.content[0].text.endswith(f"(errorId: {second_id})")  # type: ignore[union-attr]
+    assert first_id != second_id
+
+
+def test_failures_with_long_texts_are_classified_but_not_kept() -> None:
+    """The shared-instance cache must stay small whatever texts the tools raise."""
+    before = _shared_details.cache_info().currsize
+    long_text = "Stock count drifted. " * 500
+    details = classify_failure(raised(lambda: BusinessRuleError(long_text, description=long_text)), error_id=ERROR_ID)
+    assert details.code is None
+    assert details.category == "business"
+    assert len(details.description) <= 1000
+    assert _shared_details.cache_info().currsize == before
+
+
+def test_error_ids_are_twelve_hex_digits_and_do_not_repeat() -> None:
+    ids = [new_error_id() for _ in range(2000)]  # more than one batch
+    assert all(re.fullmatch(r"[0-9a-f]{12}", error_id) for error_id in ids)
+    assert len(set(ids)) == len(ids)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_worker_does_not_hand_out_its_parents_error_ids() -> None:
+    new_error_id()  # the parent now holds a batch of spare ids
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.write(write_end, " ".join(new_error_id() for _ in range(20)).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        child = pipe.read().split()
+    os.waitpid(pid, 0)
+    parent = [new_error_id() for _ in range(20)]
+    assert len(child) == 20
+    assert not set(child) & set(parent)

@@ -38,6 +38,9 @@ field_errors = st.lists(
 )
 
 
+error_ids = st.none() | st.from_regex(r"[0-9a-f]{12}", fullmatch=True)
+
+
 @st.composite
 def failures(draw: st.DrawFn) -> FailureDetails:
     category = draw(st.sampled_from(ErrorCategory))
@@ -52,13 +55,14 @@ def failures(draw: st.DrawFn) -> FailureDetails:
         ),
         field_errors=tuple(draw(field_errors)) if category is ErrorCategory.VALIDATION else (),
         execution_state=draw(st.none() | st.sampled_from(ExecutionState)),
-        error_id=draw(st.none() | st.from_regex(r"[0-9a-f]{12}", fullmatch=True)),
     )
 
 
-@given(failures())
-def test_an_error_result_survives_the_wire_and_keeps_its_invariants(details: FailureDetails) -> None:
-    result = error_result(details)
+@given(failures(), error_ids)
+def test_an_error_result_survives_the_wire_and_keeps_its_invariants(
+    details: FailureDetails, error_id: str | None
+) -> None:
+    result = error_result(details, error_id=error_id)
     on_wire = json.loads(result.model_dump_json(by_alias=True, exclude_none=True))
     back = CallToolResult.model_validate(on_wire)
     assert back == result
@@ -72,9 +76,23 @@ def test_an_error_result_survives_the_wire_and_keeps_its_invariants(details: Fai
     verdict = "retryable" if details.category.is_retryable else "not retryable"
     assert text.startswith(f"[{details.category.value} error, {verdict}")
     assert details.description in text
-    if details.error_id is not None:
-        assert details.error_id in text
-        assert envelope["errorId"] == details.error_id
+    if error_id is not None:
+        assert text.endswith(f"(errorId: {error_id})")
+        assert envelope["errorId"] == error_id
+    else:
+        assert "errorId" not in envelope
+
+
+@given(failures(), st.lists(st.from_regex(r"[0-9a-f]{12}", fullmatch=True), min_size=2, max_size=4, unique=True))
+def test_one_failure_written_for_several_calls_keeps_each_calls_error_id_apart(
+    details: FailureDetails, error_ids: list[str]
+) -> None:
+    """A shared instance is written once; each result still gets its own id and its own dict."""
+    written = [details.write(error_id) for error_id in error_ids]
+    assert [structured["errorId"] for _, structured in written] == error_ids
+    assert [text.rsplit("(errorId: ", 1)[1] for text, _ in written] == [f"{error_id})" for error_id in error_ids]
+    written[0][1]["description"] = "changed by a caller"
+    assert details.to_structured()["description"] == details.description
 
 
 @given(failures())
@@ -108,9 +126,8 @@ def test_the_first_text_block_names_category_verdict_wait_and_error_id() -> None
         category=ErrorCategory.TRANSIENT,
         description="Resend in a few seconds.",
         retry_after_seconds=2.5,
-        error_id="0123456789ab",
     )
-    text = details.to_text()
+    text = details.to_text("0123456789ab")
     assert (
         text
         == "[transient error, retryable after 2.5s] Inventory busy. Resend in a few seconds. (errorId: 0123456789ab)"
@@ -122,10 +139,12 @@ def test_extra_fields_never_override_the_contract() -> None:
         message="m",
         category=ErrorCategory.BUSINESS,
         description="d",
-        extra={"isRetryable": True, "orderId": "#12345"},
+        extra={"isRetryable": True, "orderId": "#12345", "errorId": "tool-chosen"},
     )
-    assert details.to_structured()["isRetryable"] is False
-    assert details.to_structured()["orderId"] == "#12345"
+    assert details.to_structured("e1")["isRetryable"] is False
+    assert details.to_structured("e1")["orderId"] == "#12345"
+    assert details.to_structured("e1")["errorId"] == "e1"
+    assert "errorId" not in details.to_structured()
 
 
 def test_error_result_merges_into_an_existing_meta_without_touching_it() -> None:
@@ -200,8 +219,8 @@ def test_every_contract_envelope_passes_the_embedded_branch() -> None:
     assert widened is not None
     for category in ErrorCategory:
         envelope = FailureDetails(
-            message="m", category=category, description="d", code="C", error_id="e", field_errors=()
-        ).to_structured()
+            message="m", category=category, description="d", code="C", field_errors=()
+        ).to_structured("e")
         jsonschema.validate(envelope, ENVELOPE_SCHEMA)
         jsonschema.validate(envelope, widened)
     with pytest.raises(jsonschema.ValidationError):

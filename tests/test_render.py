@@ -30,8 +30,8 @@ VALIDATION = read_result(
             category=ErrorCategory.VALIDATION,
             description="Fix amount.",
             field_errors=(FieldError("amount", "not a number", expected="a number"),),
-            error_id="e1",
-        )
+        ),
+        error_id="e1",
     )
 )
 

@@ -41,9 +41,10 @@ What is classified without the tool saying so
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
 import logging
-import random
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -108,16 +109,26 @@ def register_exception(exc_type: type[BaseException], handler: ExceptionHandler)
 
 def new_error_id() -> str:
     """A short random id that ties an error result to the server's log line."""
-    # The same 12 lowercase hex digits as formatting `getrandbits(48)`, in half the time.
-    return _ids.randbytes(6).hex()
+    try:
+        return _spare_error_ids.pop()
+    except IndexError:
+        # Drawn a batch at a time: one draw of randomness per failing call, from any source,
+        # cost more in the server's loop than the rest of writing the result
+        # (docs/performance.md). 48 random bits: enough to find one log line, and unlike a
+        # counter they do not tell an agent how many failures the server had.
+        digits = os.urandom(6 * _ERROR_ID_BATCH).hex()
+        _spare_error_ids.extend(digits[start : start + 12] for start in range(0, len(digits), 12))
+        return _spare_error_ids.pop()
 
 
-# An id correlates, it does not authenticate, so it needs no CSPRNG; a private generator
-# (seeded from the OS) keeps it off the global `random` state that users may seed.
-_ids: Final = random.Random()
+_ERROR_ID_BATCH: Final = 256
+_spare_error_ids: Final[list[str]] = []
+if hasattr(os, "register_at_fork"):  # POSIX
+    # A forked worker must not hand out the ids its parent holds.
+    os.register_at_fork(after_in_child=_spare_error_ids.clear)
 
 
-def classify_failure(exc: BaseException, *, tool_name: str | None = None) -> FailureDetails:
+def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None = None) -> FailureDetails:
     """Classify an exception raised while a tool ran, and log it with its `errorId`.
 
     SDK wrappers (the `mcp` and fastmcp `ToolError`s that carry the original exception as
@@ -126,12 +137,13 @@ def classify_failure(exc: BaseException, *, tool_name: str | None = None) -> Fai
 
     Args:
         exc: What the tool (or the SDK around it) raised.
+        error_id: This failure's id (`new_error_id`), for the log line; give the same one
+            to `error_result`.
         tool_name: For the log line.
 
     Returns:
-        The classified failure, sanitised.
+        The classified failure, sanitised. Failures of the same kind share one instance.
     """
-    error_id = new_error_id()
     # The common case, looked at first: a tool raised our ToolError and MCPServer (or
     # fastmcp) wrapped it once; `_unwrap` would reach the same leaf through its loop.
     cause = exc.__cause__
@@ -142,11 +154,13 @@ def classify_failure(exc: BaseException, *, tool_name: str | None = None) -> Fai
     else:
         leaf = _unwrap(exc)
     tool_error = leaf if isinstance(leaf, ToolError) else _from_registry(leaf)
-    if tool_error is None:
-        tool_error = _from_known_types(leaf)
-    if tool_error is None and _is_plain_tool_error(leaf):
-        tool_error = _uncategorised_tool_error(leaf)
-    if tool_error is None:
+    if tool_error is not None:
+        details: FailureDetails | None = _details_from_tool_error(tool_error)
+    else:
+        details = _from_known_types(leaf)
+        if details is None and _is_plain_tool_error(leaf):
+            details = _uncategorised_tool_error(leaf)
+    if details is None:
         logger.error(
             "tool %r raised an unclassified exception, errorId %s",
             tool_name,
@@ -154,8 +168,7 @@ def classify_failure(exc: BaseException, *, tool_name: str | None = None) -> Fai
             exc_info=(type(leaf), leaf, leaf.__traceback__),
             extra={"tool": tool_name, "error_id": error_id, "error_category": ErrorCategory.BUSINESS.value},
         )
-        return _internal_error(error_id)
-    details = _details_from_tool_error(tool_error, error_id)
+        return _INTERNAL_ERROR
     # Checked first so that a server with INFO off does not build the record's arguments.
     if logger.isEnabledFor(logging.INFO):
         # No brackets or `name=value` in the line: MCPServer's RichHandler highlights them, which
@@ -163,10 +176,10 @@ def classify_failure(exc: BaseException, *, tool_name: str | None = None) -> Fai
         logger.info(
             "tool %r failed: %s %s, errorId %s",
             tool_name,
-            details.category._value_,
+            details.category.value,
             details.code or "",
             error_id,
-            extra={"tool": tool_name, "error_id": error_id, "error_category": details.category._value_},
+            extra={"tool": tool_name, "error_id": error_id, "error_category": details.category.value},
         )
     return details
 
@@ -174,6 +187,7 @@ def classify_failure(exc: BaseException, *, tool_name: str | None = None) -> Fai
 def classify_arguments(
     error: pydantic.ValidationError,
     *,
+    error_id: str,
     tool_name: str | None = None,
     input_schema: Mapping[str, Any] | None = None,
 ) -> FailureDetails:
@@ -181,13 +195,13 @@ def classify_arguments(
 
     Args:
         error: pydantic's error from validating the arguments.
+        error_id: This failure's id, for the log line.
         tool_name: For the description and the log line.
         input_schema: The tool's inputSchema, to say what each field expects.
 
     Returns:
         A validation failure whose `fieldErrors` name each bad argument.
     """
-    error_id = new_error_id()
     properties = (input_schema or {}).get("properties", {})
     field_errors: list[FieldError] = []
     for item in error.errors(include_url=False):
@@ -225,14 +239,12 @@ def classify_arguments(
         code="INVALID_ARGUMENTS",
         field_errors=tuple(field_errors),
         execution_state=ExecutionState.NOT_EXECUTED,
-        error_id=error_id,
     )
 
 
-def unknown_tool(name: str) -> FailureDetails:
-    """The failure for a call that names no tool of this server."""
+def unknown_tool(name: str, *, error_id: str) -> FailureDetails:
+    """The failure for a call that names no tool of this server (`error_id` for the log line)."""
     shown = sanitize_text(name, limit=MAX_RECEIVED_CHARS)
-    error_id = new_error_id()
     logger.info(
         "call named unknown tool %r, errorId %s",
         shown,
@@ -245,7 +257,6 @@ def unknown_tool(name: str) -> FailureDetails:
         description=f"This server has no tool named {shown!r}. List the tools and call one of those names.",
         code="UNKNOWN_TOOL",
         execution_state=ExecutionState.NOT_EXECUTED,
-        error_id=error_id,
     )
 
 
@@ -288,17 +299,21 @@ def _is_plain_tool_error(exc: BaseException) -> bool:
     return is_fastmcp(exc, "ToolError")
 
 
-def _uncategorised_tool_error(exc: BaseException) -> ToolError:
-    return ToolError(
-        str(exc) or "Tool failed",
-        category=ErrorCategory.BUSINESS,
-        description="The tool reported this failure without saying what kind it is. "
-        "Do not resend the same call unchanged: change the request as the message suggests, or escalate.",
-        code="TOOL_ERROR",
+def _uncategorised_tool_error(exc: BaseException) -> FailureDetails:
+    return _details_from_tool_error(
+        ToolError(
+            str(exc) or "Tool failed",
+            category=ErrorCategory.BUSINESS,
+            description="The tool reported this failure without saying what kind it is. "
+            "Do not resend the same call unchanged: change the request as the message suggests, or escalate.",
+            code="TOOL_ERROR",
+        )
     )
 
 
 def _from_registry(exc: BaseException) -> ToolError | None:
+    if not _registry:
+        return None
     for klass in type(exc).__mro__:
         handler = _registry.get(klass)
         if handler is None:
@@ -320,11 +335,11 @@ _RESEND_NOTE: Final = (
 )
 
 
-def _transient(message: str, description: str, code: str, retry_after: float | None = None) -> ToolError:
+def _transient(message: str, description: str, code: str, retry_after: float | None = None) -> FailureDetails:
     # A tool may have written before the exception it did not catch: only the tool itself
     # can claim that nothing was applied (`ToolError(..., execution_state="not_executed")`).
-    return ToolError(
-        message,
+    return FailureDetails(
+        message=message,
         category=ErrorCategory.TRANSIENT,
         description=description + _RESEND_NOTE,
         code=code,
@@ -333,42 +348,65 @@ def _transient(message: str, description: str, code: str, retry_after: float | N
     )
 
 
-def _from_known_types(exc: BaseException) -> ToolError | None:
+# What a type alone decides is built once; the results of every such failure share it.
+_UPSTREAM_TIMEOUT: Final = _transient(
+    "Upstream timeout",
+    "A service this tool depends on did not answer in time. Resend after a short wait.",
+    "UPSTREAM_TIMEOUT",
+)
+_UPSTREAM_REFUSED: Final = _transient(
+    "Upstream service unreachable",
+    "A service this tool depends on refused the connection. Resend after a short wait.",
+    "UPSTREAM_UNAVAILABLE",
+)
+_UPSTREAM_CONNECTION_LOST: Final = _transient(
+    "Upstream connection failed",
+    "The connection to a service this tool depends on broke. Resend after a short wait.",
+    "UPSTREAM_CONNECTION_LOST",
+)
+_DATABASE_BUSY: Final = _transient(
+    "Database busy",
+    "The database is busy with other writes. Resend after a short wait.",
+    "DATABASE_BUSY",
+)
+_ACCESS_DENIED: Final = FailureDetails(
+    message="Access denied",
+    category=ErrorCategory.PERMISSION,
+    description="The server was refused access to something this tool needs. "
+    "Resending will not help; escalate to someone who can grant access.",
+    code="ACCESS_DENIED",
+)
+_INTERNAL_ERROR: Final = FailureDetails(
+    message="Internal error",
+    category=ErrorCategory.BUSINESS,
+    description="The tool hit an unexpected internal error; resending the same call is unlikely to help "
+    "and may repeat a partial change. Take another path or escalate to a human, quoting the errorId.",
+    code="INTERNAL_ERROR",
+    execution_state=ExecutionState.OUTCOME_UNKNOWN,
+)
+
+
+def _from_known_types(exc: BaseException) -> FailureDetails | None:
+    # Builtin types first: they are the common case and the cheapest checks.
+    if isinstance(exc, TimeoutError):
+        return _UPSTREAM_TIMEOUT
+    if isinstance(exc, ConnectionRefusedError):
+        return _UPSTREAM_REFUSED
+    if isinstance(exc, ConnectionError):
+        return _UPSTREAM_CONNECTION_LOST
+    if isinstance(exc, PermissionError):
+        return _ACCESS_DENIED
+    if isinstance(exc, sqlite3.OperationalError) and _is_sqlite_busy(exc):
+        return _DATABASE_BUSY
     status = _http_status(exc)
     if status is not None:
         return _from_http_status(status, _retry_after(exc))
-    if isinstance(exc, TimeoutError) or is_httpx(exc, "TimeoutException"):
-        return _transient(
-            "Upstream timeout",
-            "A service this tool depends on did not answer in time. Resend after a short wait.",
-            "UPSTREAM_TIMEOUT",
-        )
-    if isinstance(exc, ConnectionRefusedError) or is_httpx(exc, "ConnectError"):
-        return _transient(
-            "Upstream service unreachable",
-            "A service this tool depends on refused the connection. Resend after a short wait.",
-            "UPSTREAM_UNAVAILABLE",
-        )
-    if isinstance(exc, ConnectionError) or is_httpx(exc, "TransportError"):
-        return _transient(
-            "Upstream connection failed",
-            "The connection to a service this tool depends on broke. Resend after a short wait.",
-            "UPSTREAM_CONNECTION_LOST",
-        )
-    if isinstance(exc, sqlite3.OperationalError) and _is_sqlite_busy(exc):
-        return _transient(
-            "Database busy",
-            "The database is busy with other writes. Resend after a short wait.",
-            "DATABASE_BUSY",
-        )
-    if isinstance(exc, PermissionError):
-        return ToolError(
-            "Access denied",
-            category=ErrorCategory.PERMISSION,
-            description="The server was refused access to something this tool needs. "
-            "Resending will not help; escalate to someone who can grant access.",
-            code="ACCESS_DENIED",
-        )
+    if is_httpx(exc, "TimeoutException"):
+        return _UPSTREAM_TIMEOUT
+    if is_httpx(exc, "ConnectError"):
+        return _UPSTREAM_REFUSED
+    if is_httpx(exc, "TransportError"):
+        return _UPSTREAM_CONNECTION_LOST
     return None
 
 
@@ -380,7 +418,7 @@ def _is_sqlite_busy(exc: sqlite3.OperationalError) -> bool:
     return "database is locked" in str(exc) or "database table is locked" in str(exc)
 
 
-def _from_http_status(status: int, retry_after: float | None) -> ToolError | None:
+def _from_http_status(status: int, retry_after: float | None) -> FailureDetails | None:
     if status in (408, 429, 502, 503, 504):
         wait = f"at least {retry_after:g} seconds" if retry_after is not None else "a short wait"
         return _transient(
@@ -390,24 +428,24 @@ def _from_http_status(status: int, retry_after: float | None) -> ToolError | Non
             retry_after,
         )
     if status in (401, 403):
-        return ToolError(
-            f"Upstream HTTP {status}",
+        return FailureDetails(
+            message=f"Upstream HTTP {status}",
             category=ErrorCategory.PERMISSION,
             description="A service this tool depends on refused the credentials in use. "
             "Escalate, or call again as a principal that has access.",
             code="UPSTREAM_UNAUTHORIZED" if status == 401 else "UPSTREAM_FORBIDDEN",
         )
     if status in (400, 422):
-        return ToolError(
-            f"Upstream HTTP {status}",
+        return FailureDetails(
+            message=f"Upstream HTTP {status}",
             category=ErrorCategory.VALIDATION,
             description="A service this tool depends on rejected the request as malformed. "
             "Check the arguments against the tool's description, correct them and call again.",
             code="UPSTREAM_REJECTED_INPUT",
         )
     if status in (409, 412):
-        return ToolError(
-            f"Upstream HTTP {status}",
+        return FailureDetails(
+            message=f"Upstream HTTP {status}",
             category=ErrorCategory.BUSINESS,
             description="The request conflicts with the current state of the data. "
             "Read the current state again and decide on another step, or escalate.",
@@ -441,19 +479,51 @@ def _retry_after(exc: BaseException) -> float | None:
     return max(0.0, round(when.timestamp() - time.time(), 3))
 
 
-def _details_from_tool_error(error: ToolError, error_id: str) -> FailureDetails:
-    return FailureDetails(
-        message=sanitize_text(error.message, limit=MAX_MESSAGE_CHARS) or "Tool failed",
-        category=error.category,
-        description=sanitize_text(error.description, limit=MAX_DESCRIPTION_CHARS)
-        or "The tool failed without saying why.",
-        code=error.code,
-        retry_after_seconds=error.retry_after_seconds,
-        field_errors=tuple(_sanitize_field_error(fe) for fe in error.field_errors),
-        execution_state=error.execution_state,
-        error_id=error_id,
-        extra=_sanitize_extra(error.extra) if error.extra else error.extra,
+def _details_from_tool_error(error: ToolError) -> FailureDetails:
+    # Tools fail with the same few errors over and over: one shared instance per kind spares
+    # sanitising and writing them again on every call (docs/performance.md). Long texts are
+    # not kept, so that the cache stays small whatever the tools raise.
+    message, description = error.message, error.description
+    if error.field_errors or error.extra or len(message) + len(description) > _SHARED_TEXT_CHARS:
+        return _sanitized_details(
+            message,
+            error.category,
+            description,
+            error.code,
+            error.retry_after_seconds,
+            error.execution_state,
+            error.field_errors,
+            error.extra,
+        )
+    return _shared_details(
+        message, error.category, description, error.code, error.retry_after_seconds, error.execution_state
     )
+
+
+def _sanitized_details(
+    message: str,
+    category: ErrorCategory,
+    description: str,
+    code: str | None,
+    retry_after_seconds: float | None,
+    execution_state: ExecutionState | None,
+    field_errors: tuple[FieldError, ...] = (),
+    extra: Mapping[str, Any] | None = None,
+) -> FailureDetails:
+    return FailureDetails(
+        message=sanitize_text(message, limit=MAX_MESSAGE_CHARS) or "Tool failed",
+        category=category,
+        description=sanitize_text(description, limit=MAX_DESCRIPTION_CHARS) or "The tool failed without saying why.",
+        code=code,
+        retry_after_seconds=retry_after_seconds,
+        field_errors=tuple(map(_sanitize_field_error, field_errors)),
+        execution_state=execution_state,
+        extra=_sanitize_extra(extra) if extra else {},
+    )
+
+
+_shared_details: Final = functools.lru_cache(maxsize=256)(_sanitized_details)
+_SHARED_TEXT_CHARS: Final = 2000
 
 
 def _sanitize_extra(value: Any, depth: int = 0) -> Any:
@@ -478,18 +548,6 @@ def _sanitize_field_error(error: FieldError) -> FieldError:
         problem=sanitize_text(error.problem, limit=MAX_MESSAGE_CHARS),
         expected=None if error.expected is None else sanitize_text(error.expected, limit=MAX_MESSAGE_CHARS),
         received=None if error.received is None else sanitize_text(error.received, limit=MAX_RECEIVED_CHARS),
-    )
-
-
-def _internal_error(error_id: str) -> FailureDetails:
-    return FailureDetails(
-        message="Internal error",
-        category=ErrorCategory.BUSINESS,
-        description="The tool hit an unexpected internal error; resending the same call is unlikely to help "
-        "and may repeat a partial change. Take another path or escalate to a human, quoting the errorId.",
-        code="INTERNAL_ERROR",
-        execution_state=ExecutionState.OUTCOME_UNKNOWN,
-        error_id=error_id,
     )
 
 

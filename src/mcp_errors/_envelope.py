@@ -92,14 +92,14 @@ class FieldError:
         return data
 
 
-# Not frozen: a frozen dataclass sets each of its nine fields through `object.__setattr__`,
-# which made building one 2 µs instead of 0.8 µs, once per failure (docs/performance.md).
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class FailureDetails:
     """A fully classified failure, ready to be written as an error result.
 
-    Texts here are already safe for the agent: `_classify.py` sanitises them. Treat an
-    instance as immutable once built.
+    It says *what* failed, not *which occurrence*: the `errorId` of each failing call is
+    given to `error_result`. That lets the classifier share one instance among all the
+    failures of the same kind (docs/performance.md), so instances are frozen. Texts here are
+    already safe for the agent: `_classify.py` sanitises them.
     """
 
     message: str
@@ -109,16 +109,34 @@ class FailureDetails:
     retry_after_seconds: float | None = None
     field_errors: tuple[FieldError, ...] = ()
     execution_state: ExecutionState | None = None
-    error_id: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    _written: tuple[str, dict[str, Any]] | None = field(default=None, init=False, repr=False, compare=False)
 
-    def to_structured(self) -> dict[str, Any]:
-        """The `structuredContent` object of the error result."""
+    def to_structured(self, error_id: str | None = None) -> dict[str, Any]:
+        """The `structuredContent` object of the error result (a new dict on each call)."""
+        return self.write(error_id)[1]
+
+    def to_text(self, error_id: str | None = None) -> str:
+        """The first text block: enough on its own for hosts that show only text."""
+        return self.write(error_id)[0]
+
+    def write(self, error_id: str | None = None) -> tuple[str, dict[str, Any]]:
+        """The first text block and the `structuredContent` of one occurrence."""
+        # Written once per instance, and shared instances fail over and over: what is left
+        # per call is adding the errorId.
+        written = self._written
+        if written is None:
+            written = (self._text(), self._structured())
+            object.__setattr__(self, "_written", written)
+        text, structured = written
+        if error_id is None:
+            return text, dict(structured)
+        return f"{text} (errorId: {error_id})", {**structured, "errorId": error_id}
+
+    def _structured(self) -> dict[str, Any]:
         data: dict[str, Any] = {
-            # `_value_` is a plain attribute; `.value` is a descriptor, measurably slower on
-            # the error path (docs/performance.md).
-            "errorCategory": self.category._value_,
-            "isRetryable": self.category is ErrorCategory.TRANSIENT,
+            "errorCategory": self.category.value,
+            "isRetryable": self.category.is_retryable,
             "description": self.description,
         }
         if self.code is not None:
@@ -128,27 +146,24 @@ class FailureDetails:
         if self.field_errors:
             data["fieldErrors"] = [error.to_json() for error in self.field_errors]
         if self.execution_state is not None:
-            data["executionState"] = self.execution_state._value_
-        if self.error_id is not None:
-            data["errorId"] = self.error_id
+            data["executionState"] = self.execution_state.value
         for key, value in self.extra.items():
-            data.setdefault(key, value)
+            # `errorId` is the writer's, and a tool's extra fields never override the contract.
+            if key != "errorId":
+                data.setdefault(key, value)
         return data
 
-    def to_text(self) -> str:
-        """The first text block: enough on its own for hosts that show only text."""
-        if self.category is ErrorCategory.TRANSIENT:
+    def _text(self) -> str:
+        if self.category.is_retryable:
             verdict = "retryable"
             if self.retry_after_seconds is not None:
                 verdict += f" after {self.retry_after_seconds:g}s"
         else:
             verdict = "not retryable"
-        text = f"[{self.category._value_} error, {verdict}] {_sentence(self.message)} {self.description}"
+        text = f"[{self.category.value} error, {verdict}] {_sentence(self.message)} {self.description}"
         if self.field_errors:
             # Hosts that show only text never see `fieldErrors`: spell each one out.
             text += " Fields: " + "; ".join(error.to_sentence() for error in self.field_errors) + "."
-        if self.error_id is not None:
-            text += f" (errorId: {self.error_id})"
         return text
 
 
@@ -168,11 +183,14 @@ CATEGORY_VALUES: Final = frozenset(category.value for category in ErrorCategory)
 """The four `errorCategory` strings, for checking untrusted input."""
 
 
-def error_result(details: FailureDetails, *, meta: Mapping[str, Any] | None = None) -> CallToolResult:
+def error_result(
+    details: FailureDetails, *, error_id: str | None = None, meta: Mapping[str, Any] | None = None
+) -> CallToolResult:
     """Write a classified failure as an `isError` result.
 
     Args:
         details: The failure, already classified and sanitised.
+        error_id: This occurrence's id, also in the server's log line for it.
         meta: An existing `_meta` to keep; the result's `_meta` is merged into it, never
             replacing it.
 
@@ -180,9 +198,10 @@ def error_result(details: FailureDetails, *, meta: Mapping[str, Any] | None = No
         A `CallToolResult` with `isError: true`, one self-sufficient text block and the
         envelope as `structuredContent`.
     """
+    text, structured = details.write(error_id)
     return CallToolResult(
-        content=[TextContent(type="text", text=details.to_text())],
-        structured_content=details.to_structured(),
+        content=[TextContent(type="text", text=text)],
+        structured_content=structured,
         is_error=True,
         _meta=dict(meta) if meta else None,
     )

@@ -12,7 +12,7 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import Tool, ToolResult
 from mcp_types import CallToolRequestParams, ListToolsRequest, TextContent
 
-from mcp_errors._classify import classify_arguments, classify_failure, unknown_tool
+from mcp_errors._classify import classify_arguments, classify_failure, new_error_id, unknown_tool
 from mcp_errors._envelope import FailureDetails
 from mcp_errors._install import WideningCache
 
@@ -38,10 +38,11 @@ class _ErrorContractMiddleware(Middleware):
         try:
             return await call_next(context)
         except Exception as exc:
-            details = await _failure(context, exc)
+            error_id = new_error_id()
+            text, structured = (await _failure(context, exc, error_id)).write(error_id)
             return ToolResult(
-                content=[TextContent(type="text", text=details.to_text())],
-                structured_content=details.to_structured(),
+                content=[TextContent(type="text", text=text)],
+                structured_content=structured,
                 is_error=True,
             )
 
@@ -59,14 +60,14 @@ class _ErrorContractMiddleware(Middleware):
         ]
 
 
-async def _failure(context: MiddlewareContext[CallToolRequestParams], exc: Exception) -> FailureDetails:
+async def _failure(context: MiddlewareContext[CallToolRequestParams], exc: Exception, error_id: str) -> FailureDetails:
     name = context.message.name
     if isinstance(exc, fastmcp.exceptions.NotFoundError):
-        return unknown_tool(name)
+        return unknown_tool(name, error_id=error_id)
     if isinstance(exc, fastmcp.exceptions.ValidationError) and isinstance(exc.__cause__, pydantic.ValidationError):
         schema = None
         if context.fastmcp_context is not None:
             tool = await context.fastmcp_context.fastmcp.get_tool(name)
             schema = tool.parameters if tool is not None else None
-        return classify_arguments(exc.__cause__, tool_name=name, input_schema=schema)
-    return classify_failure(exc, tool_name=name)
+        return classify_arguments(exc.__cause__, error_id=error_id, tool_name=name, input_schema=schema)
+    return classify_failure(exc, error_id=error_id, tool_name=name)

@@ -9,10 +9,11 @@ import pydantic
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
 from mcp.server.mcpserver.exceptions import UnexpectedToolError as _SDKUnexpectedToolError
+from mcp.server.mcpserver.tools import Tool as RegisteredTool
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, Tool
 
-from mcp_errors._classify import classify_arguments, classify_failure, unknown_tool
+from mcp_errors._classify import classify_arguments, classify_failure, new_error_id, unknown_tool
 from mcp_errors._duck import is_fastmcp
 from mcp_errors._envelope import FailureDetails, admit_error_envelope, error_result
 
@@ -116,12 +117,13 @@ def to_error_result(
                 return to_error_result(exc, tool_name=params.name)
         ```
     """
+    error_id = new_error_id()
     details: FailureDetails
     if isinstance(exc, pydantic.ValidationError):
-        details = classify_arguments(exc, tool_name=tool_name)
+        details = classify_arguments(exc, error_id=error_id, tool_name=tool_name)
     else:
-        details = classify_failure(exc, tool_name=tool_name)
-    return error_result(details, meta=meta)
+        details = classify_failure(exc, error_id=error_id, tool_name=tool_name)
+    return error_result(details, error_id=error_id, meta=meta)
 
 
 def _install_on_mcpserver(server: MCPServer[Any]) -> None:
@@ -138,7 +140,8 @@ def _install_on_mcpserver(server: MCPServer[Any]) -> None:
         except MCPError:
             raise
         except Exception as exc:
-            return error_result(_failure_on_mcpserver(server, name, exc))
+            error_id = new_error_id()
+            return error_result(_failure_on_mcpserver(server, name, exc, error_id), error_id=error_id)
 
     async def list_tools() -> list[Tool]:
         tools = await original_list_tools()
@@ -171,16 +174,21 @@ class WideningCache:
         return hit[1]
 
 
-def _failure_on_mcpserver(server: MCPServer[Any], name: str, exc: Exception) -> FailureDetails:
+def _failure_on_mcpserver(server: MCPServer[Any], name: str, exc: Exception, error_id: str) -> FailureDetails:
     cause = exc.__cause__
-    is_sdk_error = isinstance(exc, _SDKToolError) and not isinstance(exc, _SDKUnexpectedToolError)
-    # The private manager is the SDK's own lookup (see `MCPServer._tool_input_schema`);
-    # it is read only on the failure path.
-    tool = server._tool_manager.get_tool(name)  # pyright: ignore[reportPrivateUsage]
-    if is_sdk_error and tool is None and cause is None:
-        return unknown_tool(name)
-    if is_sdk_error and isinstance(cause, pydantic.ValidationError):
-        # Only argument validation raises the *anticipated* ToolError from a pydantic
-        # error; the same error from the tool body is a crash (UnexpectedToolError).
-        return classify_arguments(cause, tool_name=name, input_schema=tool.parameters if tool else None)
-    return classify_failure(exc, tool_name=name)
+    if isinstance(exc, _SDKToolError) and not isinstance(exc, _SDKUnexpectedToolError):
+        if cause is None and _find_tool(server, name) is None:
+            return unknown_tool(name, error_id=error_id)
+        if isinstance(cause, pydantic.ValidationError):
+            # Only argument validation raises the *anticipated* ToolError from a pydantic
+            # error; the same error from the tool body is a crash (UnexpectedToolError).
+            tool = _find_tool(server, name)
+            return classify_arguments(
+                cause, error_id=error_id, tool_name=name, input_schema=tool.parameters if tool else None
+            )
+    return classify_failure(exc, error_id=error_id, tool_name=name)
+
+
+def _find_tool(server: MCPServer[Any], name: str) -> RegisteredTool | None:
+    # The private manager is the SDK's own lookup (see `MCPServer._tool_input_schema`).
+    return server._tool_manager.get_tool(name)  # pyright: ignore[reportPrivateUsage]

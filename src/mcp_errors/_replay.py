@@ -37,7 +37,7 @@ import json
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -153,7 +153,7 @@ def enable_replay(server: MCPServer[Any], store: IdempotencyStore) -> None:
             stored = await current.get(key)
             if stored is not None:
                 if stored.fingerprint != fingerprint:
-                    return error_result(_key_reused())
+                    return error_result(_KEY_REUSED)
                 return CallToolResult.model_validate(stored.result)
             # Not shielded: a hung tool must stay cancellable by the client and on shutdown.
             result = await original_call_tool(name, arguments, context)
@@ -214,19 +214,18 @@ def _advertise(tool: Tool) -> Tool:
     return tool.model_copy(update={"meta": meta})
 
 
-def _key_reused() -> FailureDetails:
-    return FailureDetails(
-        message="Idempotency key reused",
-        category=ErrorCategory.VALIDATION,
-        description="This idempotency key was already used for a call with other arguments. "
-        "Send a new key for a new operation, or the original arguments to get the first result again.",
-        code="IDEMPOTENCY_KEY_REUSED",
-        field_errors=(
-            FieldError(
-                field=f"_meta.{IDEMPOTENCY_KEY_META}",
-                problem="already used with different arguments",
-                expected="a new key, or the arguments of the first call",
-            ),
+_KEY_REUSED: Final = FailureDetails(
+    message="Idempotency key reused",
+    category=ErrorCategory.VALIDATION,
+    description="This idempotency key was already used for a call with other arguments. "
+    "Send a new key for a new operation, or the original arguments to get the first result again.",
+    code="IDEMPOTENCY_KEY_REUSED",
+    field_errors=(
+        FieldError(
+            field=f"_meta.{IDEMPOTENCY_KEY_META}",
+            problem="already used with different arguments",
+            expected="a new key, or the arguments of the first call",
         ),
-        execution_state=ExecutionState.NOT_EXECUTED,
-    )
+    ),
+    execution_state=ExecutionState.NOT_EXECUTED,
+)
