@@ -112,6 +112,36 @@ def test_the_contract_text_block_alone_gives_the_category_but_never_a_retry() ->
 
 
 @pytest.mark.parametrize(
+    "head", ["[transient error, retryable after 1.2.3s] Busy.", "[transient error, retryable after .s]"]
+)
+def test_a_malformed_contract_head_from_another_server_is_read_as_plain_text(head: str) -> None:
+    outcome = read_result(text_error(head))
+    assert (outcome.kind, outcome.source, outcome.is_retryable, outcome.retry_after_seconds) == (
+        "error",
+        "text",
+        False,
+        None,
+    )
+
+
+@pytest.mark.parametrize("wait", [float("nan"), float("inf"), -1, True, "soon"])
+def test_a_retry_after_that_is_not_a_finite_wait_is_ignored(wait: object) -> None:
+    envelope = {"errorCategory": "transient", "isRetryable": True, "description": "Busy.", "retryAfterSeconds": wait}
+    outcome = read_result(text_error("Busy.").model_copy(update={"structured_content": envelope}))
+    assert outcome.is_retryable
+    assert outcome.retry_after_seconds is None
+
+
+def test_a_partial_report_whose_answers_found_nothing_is_not_an_empty_result() -> None:
+    """Some sources failed: "nothing found" is only what the others said."""
+    report = {"partial": True, "answered": 1, "total": 2, "resultCount": 0, "results": {}, "failed": {"b": {}}}
+    result = CallToolResult(
+        content=[TextContent(type="text", text="1 of 2 sources answered")], structured_content=report
+    )
+    assert read_result(result).kind == "success"
+
+
+@pytest.mark.parametrize(
     ("exc", "category", "state", "retryable"),
     [
         (ConnectionRefusedError(), ErrorCategory.TRANSIENT, ExecutionState.NOT_EXECUTED, True),

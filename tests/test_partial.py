@@ -25,6 +25,7 @@ from mcp_errors import (
     PartialReport,
     RecoveryPolicy,
     ToolCall,
+    TransientError,
     gather_partial,
     install,
     plan_next_step,
@@ -372,3 +373,92 @@ def test_a_rerun_merged_into_the_report_replaces_what_it_ran_again() -> None:
     merged = first.merged_with(rerun)
     assert merged.complete
     assert merged.names == ["a", "b"]
+
+
+async def test_a_fan_out_of_writes_that_may_all_have_landed_is_not_a_retryable_error(mode: str) -> None:
+    """Resending the whole fan-out could apply every write twice: the error must not invite it."""
+    sources = install(MCPServer("writes"))
+    writes: Counter[int] = Counter()
+
+    @sources.tool()
+    def publish(source: int) -> str:
+        writes[source] += 1
+        raise TimeoutError  # after the write: it may have landed
+
+    with anyio.fail_after(20):
+        async with Client(sources, mode=mode) as client:  # type: ignore[arg-type]  # mode is a checked literal
+            calls = {f"target_{n}": ToolCall(client, "publish", {"source": n}) for n in (1, 2)}
+            report = await gather_partial(calls, policy=RecoveryPolicy())
+    result = report.to_tool_result()
+    assert result.is_error
+    assert result.structured_content is not None
+    jsonschema.validate(result.structured_content, ENVELOPE_SCHEMA)
+    assert (result.structured_content["errorCategory"], result.structured_content["isRetryable"]) == ("business", False)
+    assert writes == Counter({1: 1, 2: 1})
+    assert plan_next_step(read_result(result)).action == "escalate"
+
+
+async def test_answers_that_found_nothing_beside_a_failure_do_not_hide_the_failure() -> None:
+    sources = install(MCPServer("sources"))
+
+    @sources.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def search_source(source: int) -> Hits:
+        if source == 2:
+            raise TransientError("Source timed out", description="Resend after a short wait.")
+        return Hits(source=source, resultCount=0, hits=[])
+
+    with anyio.fail_after(20):
+        async with Client(sources) as client:
+            calls = {name: ToolCall(client, "search_source", {"source": n}) for name, n in (("a", 1), ("b", 2))}
+            report = await gather_partial(calls, policy=RecoveryPolicy())
+    outcome = read_result(report.to_tool_result())
+    assert (outcome.kind, outcome.ok) == ("success", True)
+    assert outcome.partial is not None
+    assert list(outcome.partial.failed) == ["b"]
+    assert plan_next_step(outcome) == plan_next_step(report)
+    assert plan_next_step(outcome).rerun == ("b",)
+
+
+def test_a_report_read_back_keeps_its_order_its_empty_answers_and_its_counts() -> None:
+    answers = {
+        "b": CallToolResult(content=[], structured_content={"result": []}),
+        "c": CallToolResult(content=[]),
+        "d": CallToolResult(content=[TextContent(type="text", text="3 hits")]),
+    }
+    succeeded = {name: read_result(result) for name, result in answers.items()}
+    report = PartialReport(
+        succeeded=succeeded, failed={"a": failed(ErrorCategory.TRANSIENT)}, order=("a", "b", "c", "d")
+    )
+    written = report.to_tool_result()
+    back = read_partial(written)
+    assert back is not None
+    assert back.names == ["a", "b", "c", "d"]
+    assert {name: o.kind for name, o in back.succeeded.items()} == {"b": "empty", "c": "empty", "d": "success"}
+    assert back.to_tool_result().structured_content == written.structured_content
+
+
+def test_a_report_from_another_writer_with_an_odd_attempt_count_is_still_read() -> None:
+    body = {
+        "partial": True,
+        "answered": 0,
+        "total": 1,
+        "failed": {"s": {"errorCategory": "transient", "attempts": "3x"}},
+    }
+    back = read_partial(CallToolResult(content=[], structured_content=body, is_error=True))
+    assert back is not None
+    assert back.failed["s"].attempts == 0
+
+
+async def test_sub_calls_to_different_servers_keep_separate_retry_budgets() -> None:
+    async def down(name: str, arguments: dict[str, Any], meta: Any) -> CallToolResult:
+        return CallToolResult(
+            content=[TextContent(type="text", text="busy")],
+            structured_content={"errorCategory": "transient", "isRetryable": True, "description": "Resend later."},
+            is_error=True,
+        )
+
+    policy = RecoveryPolicy()
+    calls = {f"s{n}": ToolCall(down, "search", {"n": n}, tools=[], server="server-a") for n in range(4)}
+    with anyio.fail_after(10):
+        await gather_partial(calls, policy=policy)
+    assert policy.budget_for("server-a").tokens < policy.budget_for("server-b").tokens

@@ -23,6 +23,7 @@ from mcp_errors import (
     ExecutionState,
     RecoveryPolicy,
     RetryBudget,
+    TransientError,
     call_tool_with_recovery,
     install,
 )
@@ -289,6 +290,28 @@ async def test_a_connection_failure_is_resent_because_nothing_ran() -> None:
     report = await call_tool_with_recovery(unreachable, "write", {})
     assert report.decision is Decision.DONE
     assert report.attempts[0].outcome.execution_state is ExecutionState.NOT_EXECUTED
+
+
+@pytest.mark.anyio
+async def test_the_deadline_also_bounds_reading_the_tool_list() -> None:
+    """An overloaded server may be slow to list its tools; the caller still gets its answer in time."""
+
+    class SlowToList(MCPServer):
+        async def list_tools(self) -> list[Any]:
+            await anyio.Event().wait()  # never answers
+            raise AssertionError("unreachable")
+
+    server = install(SlowToList("slow"))
+
+    @server.tool()
+    def write() -> str:
+        raise TransientError("Upstream busy", description="Resend later.")
+
+    with anyio.fail_after(10):
+        async with Client(server) as client:
+            report = await call_tool_with_recovery(client, "write", {}, policy=RecoveryPolicy(deadline=0.2))
+    assert (report.decision, report.reason) == (Decision.ESCALATE, "outcome_unknown")
+    assert len(report.attempts) == 1
 
 
 @pytest.mark.anyio

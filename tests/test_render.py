@@ -63,6 +63,13 @@ def test_an_empty_result_tells_the_model_not_to_resend() -> None:
     assert "do not resend" in message["content"]
 
 
+def test_a_contract_text_head_is_shown_with_the_readers_verdict_not_its_own() -> None:
+    text = "[transient error, retryable after 2s] Payment gateway timed out. Resend shortly."
+    outcome = read_result(CallToolResult(content=[TextContent(type="text", text=text)], is_error=True))
+    shown = to_openai_function_output(outcome, call_id="c")["output"]
+    assert shown == "[transient error (inferred), not retryable] Payment gateway timed out. Resend shortly."
+
+
 def test_an_inferred_category_is_labelled_as_inferred() -> None:
     outcome = read_result(CallToolResult(content=[TextContent(type="text", text="Permission denied")], is_error=True))
     assert to_openai_function_output(outcome, call_id="c")["output"].startswith(

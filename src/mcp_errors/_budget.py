@@ -4,7 +4,7 @@ Hand-written on purpose: tenacity, stamina and backoff have no retry budget, and
 throttling lives inside its channel. The rule (gRPC A6 "retry throttling"):
 
 - the bucket starts full at `max_tokens`;
-- every failed attempt that the policy would consider resending costs 1 token;
+- every transient failure costs 1 token, resent or not: it says the server is struggling;
 - every successful attempt returns `token_ratio` tokens (never above `max_tokens`);
 - a *retry* is allowed only while the bucket holds more than half of `max_tokens`.
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -180,7 +181,7 @@ def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> T
 
 _CONTRACT_TEXT: Final = re.compile(
     r"^\[(?P<category>transient|validation|business|permission) error, "
-    r"(?P<verdict>retryable(?: after (?P<after>[0-9.]+)s)?|not retryable)\]"
+    r"(?P<verdict>retryable(?: after (?P<after>[0-9]+(?:\.[0-9]+)?)s)?|not retryable)\]"
     r"(?:.*\(errorId: (?P<error_id>[^)]+)\)\s*$)?",
     re.DOTALL,
 )
@@ -219,6 +220,9 @@ def _first_text(result: CallToolResult) -> str:
 
 def _is_empty(result: CallToolResult) -> bool:
     structured = result.structured_content
+    if isinstance(structured, Mapping) and structured.get("partial") is True:
+        # A partial report whose answers found nothing still misses the failed sources'.
+        return False
     if (
         isinstance(structured, Mapping)
         and type(structured.get("resultCount")) is int
@@ -389,8 +393,8 @@ def _str_or_none(value: object) -> str | None:
 
 
 def _seconds(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+        return None  # NaN fails the range check too
     return float(value)
 
 

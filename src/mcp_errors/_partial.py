@@ -55,12 +55,15 @@ class ToolCall:
         arguments: Its arguments.
         tools: The server's tool list, when `client` is a call function: its annotations
             tell the policy which resends are safe (a client's list is fetched itself).
+        server: The name that selects the policy's retry budget (see
+            `call_tool_with_recovery`); give one per server when `client` is a call function.
     """
 
     client: object
     tool: str
     arguments: Mapping[str, Any] = field(default_factory=dict[str, Any])
     tools: Sequence[Tool] | None = None
+    server: str | None = None
 
 
 SubCall = ToolCall | Callable[[], Awaitable[object]]
@@ -135,11 +138,12 @@ class PartialReport:
     def aggregated_category(self) -> ErrorCategory | None:
         """The category of the whole when nothing answered, `None` otherwise.
 
-        The whole is retryable only when every failure is: all transient gives
-        `transient`. Otherwise the category whose recovery must happen first wins:
-        `permission` (needs another principal), then `business` (needs another path), then
-        `validation` (needs other input). Failures of unknown category count as `business`:
-        nothing says a resend would help.
+        The whole is retryable only when resending it is worth it and safe for every
+        failure (`FailedCall.worth_rerunning`): then `transient`. Otherwise the category
+        whose recovery must happen first wins: `permission` (needs another principal), then
+        `business` (needs another path), then `validation` (needs other input). Failures of
+        unknown category, and transient ones that must not be resent blindly (a write that
+        may have been applied), count as `business`: nothing says a resend would help.
         """
         if self.succeeded or not self.failed:
             return None
@@ -147,7 +151,9 @@ class PartialReport:
         for category in (ErrorCategory.PERMISSION, ErrorCategory.BUSINESS, ErrorCategory.VALIDATION):
             if category in categories:
                 return category
-        return ErrorCategory.TRANSIENT
+        if all(failure.worth_rerunning for failure in self.failed.values()):
+            return ErrorCategory.TRANSIENT
+        return ErrorCategory.BUSINESS
 
     def summary(self) -> str:
         """One sentence for the model, e.g. `"3 of 5 sources answered; 4 and 5 timed out ..."`."""
@@ -175,6 +181,7 @@ class PartialReport:
             "partial": not self.complete,
             "answered": len(self.succeeded),
             "total": self.total,
+            "order": ordered,
             "failed": failed,
         }
         lines = [self.summary()]
@@ -322,7 +329,9 @@ async def gather_partial(
 
 async def _run_sub_call(name: str, call: SubCall, policy: RecoveryPolicy) -> RecoveryReport:
     if isinstance(call, ToolCall):
-        return await call_tool_with_recovery(call.client, call.tool, call.arguments, policy=policy, tools=call.tools)
+        return await call_tool_with_recovery(
+            call.client, call.tool, call.arguments, policy=policy, tools=call.tools, server=call.server
+        )
     factory = call
 
     async def call_factory(_tool: str, _arguments: dict[str, Any], _meta: dict[str, Any] | None) -> CallToolResult:
@@ -424,13 +433,21 @@ def read_partial(outcome: ToolOutcome | CallToolResult) -> PartialReport | None:
         failed[str(name)] = FailedCall(
             category=ErrorCategory(category) if isinstance(category, str) and category in CATEGORY_VALUES else None,
             is_retryable=value.get("isRetryable") is True,
-            attempts=int(value.get("attempts", 0) or 0),
+            attempts=_count(value.get("attempts")),
             description=str(value.get("description", "")),
             code=value.get("code") if isinstance(value.get("code"), str) else None,
             reason=value.get("reason") if isinstance(value.get("reason"), str) else None,
         )
-    order = tuple(str(name) for name in (*(results or {}), *data["failed"]))
-    return PartialReport(succeeded=succeeded, failed=failed, order=order)
+    listed = data.get("order")
+    names = [*(results or {}), *data["failed"]]
+    if isinstance(listed, list) and sorted(map(str, listed)) == sorted(map(str, names)):
+        names = listed
+    return PartialReport(succeeded=succeeded, failed=failed, order=tuple(str(name) for name in names))
+
+
+def _count(value: object) -> int:
+    # Another writer's report may say anything here; a count it cannot give is unknown (0).
+    return value if type(value) is int and value >= 0 else 0
 
 
 def _is_empty_answer(value: object) -> bool:
@@ -470,6 +487,12 @@ def _join(names: Sequence[str]) -> str:
 
 
 def _result_json(outcome: ToolOutcome) -> Any:
+    if outcome.kind == "empty":
+        # However the source said "nothing found", the report says it the contract's way,
+        # so that a reader of the report (`read_partial`) sees the same thing.
+        if isinstance(outcome.structured, Mapping):
+            return {**outcome.structured, "resultCount": 0}
+        return {"resultCount": 0} if outcome.structured is None else {"result": outcome.structured, "resultCount": 0}
     if outcome.structured is not None:
         return outcome.structured
     return {"text": outcome.message}
@@ -478,6 +501,8 @@ def _result_json(outcome: ToolOutcome) -> Any:
 def _outcome_text(outcome: ToolOutcome) -> str:
     if outcome.message:
         return outcome.message
+    if outcome.kind == "empty":
+        return "(searched, found nothing)"
     return _json(outcome.structured)
 
 

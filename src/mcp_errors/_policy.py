@@ -254,7 +254,8 @@ async def call_tool_with_recovery(
             that calls without a policy still share each server's retry budget.
         budget: The retry budget to use instead of the policy's one for this server.
         server: Name that selects the policy's budget; defaults to the server's name
-            from the connection (`"default"` for a plain function).
+            from the connection. Plain functions all share the budget `"default"`: give
+            each server its own name here.
         idempotency_key: Resume a logical operation under an existing key; a new key
             is made when omitted.
         tools: The server's tool list, when `client` is a function (a client's list is
@@ -473,7 +474,7 @@ class _Run:
         if outcome.category is ErrorCategory.TRANSIENT:
             self.budget.record_failure()
             if outcome.is_retryable and not outcome.not_executed and self._info is None:
-                self._info = await info.get(self.name)
+                self._info = await self._tool_info(info)
         elif outcome.ok:
             self.budget.record_success()
         self.attempts.append(
@@ -487,6 +488,12 @@ class _Run:
             )
         )
         return outcome
+
+    async def _tool_info(self, info: _ToolInfoSource) -> _ToolInfo:
+        # The listing counts against the deadline too: an overloaded server is slow to list.
+        with anyio.move_on_after(max(self.policy.deadline - self.elapsed(), 0.0)):
+            return await info.get(self.name)
+        return _ToolInfo()  # not in time: nothing is assumed safe
 
     def _resend_is_safe(self, outcome: ToolOutcome) -> bool:
         if outcome.category is not ErrorCategory.TRANSIENT or not outcome.is_retryable:

@@ -11,7 +11,8 @@ resent or gave up on.
 from __future__ import annotations
 
 import json
-from typing import Any
+import re
+from typing import Any, Final
 
 from mcp_types import TextContent
 
@@ -149,5 +150,10 @@ def _error_head(outcome: ToolOutcome) -> str:
         verdict += f" after {outcome.retry_after_seconds:g}s"
     description = outcome.description or outcome.message or "The tool failed without saying why."
     if outcome.source == "contract_text":
-        return description  # already carries the contract's prefix
+        # The text already starts with a contract head, but prose never makes an error
+        # retryable: the verdict shown is the reader's, then the text as it came.
+        return f"[{label}, {verdict}] {_CONTRACT_HEAD.sub('', description, count=1)}"
     return f"[{label}, {verdict}] {description}"
+
+
+_CONTRACT_HEAD: Final = re.compile(r"^\[[a-z]+ error, [^\]]*\]\s*")

@@ -59,9 +59,10 @@ class set_testing:  # noqa: N801  # used as a function, like stamina.set_testing
 class FlakyTool:
     """A scripted tool: fails `failures` times in `category`, then returns `result`.
 
-    `calls` counts every call, `side_effects` the calls that applied their change: a call
-    that fails with `executionState: outcome_unknown` (the default for a transient failure of a
-    tool that is not read-only) applies it before failing.
+    `calls` counts every call, `side_effects` the calls that applied their change: a
+    success, and a failure with `execution_state=OUTCOME_UNKNOWN`, which applies it before
+    failing. With the default `execution_state=None` the failures send no `executionState`
+    and apply nothing.
     """
 
     failures: int

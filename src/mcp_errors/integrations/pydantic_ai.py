@@ -114,9 +114,9 @@ class RecoveringMCPToolset(MCPToolset[Any]):
                 return await client.call_tool_mcp(tool, arguments, meta=merged or None)
 
             tools = await self.list_tools()
-            report = await call_tool_with_recovery(
-                send, name, args, policy=self.policy, server=self.id or "default", tools=tools
-            )
+            # One retry budget per server: its id, else the name it gave when connecting.
+            server = self.id or getattr(getattr(self, "server_info", None), "name", None) or self.label
+            report = await call_tool_with_recovery(send, name, args, policy=self.policy, server=server, tools=tools)
         self.last_report = report
         raise_for_model(report)
         if report.outcome.kind == "empty":
