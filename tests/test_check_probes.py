@@ -109,7 +109,16 @@ def test_a_schema_without_arguments_gets_no_invalid_probes() -> None:
 
 @pytest.mark.parametrize(
     "pattern",
-    [r"^[A-Z]{3}-\d{2,4}$", r"^(?:foo|bar)_[a-z]+$", r"^C-\d{4}$", r"[^@\s]+@[^@\s]+\.[a-z]{2,}", r"^\w+\s\w+$"],
+    [
+        r"^[A-Z]{3}-\d{2,4}$",
+        r"^(?:foo|bar)_[a-z]+$",
+        r"^C-\d{4}$",
+        r"[^@\s]+@[^@\s]+\.[a-z]{2,}",
+        r"^\w+\s\w+$",
+        r"^[^@]+@[^@]+$",  # a negated single character compiles to its own node
+        r"^[^A-Za-z]+$",
+        r"^#[^a-z\s]\d{4}$",
+    ],
 )
 def test_valid_strings_are_generated_for_common_patterns(pattern: str) -> None:
     schema = {"type": "object", "properties": {"value": {"type": "string", "pattern": pattern}}, "required": ["value"]}

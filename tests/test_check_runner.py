@@ -11,10 +11,12 @@ import anyio
 import pytest
 from mcp import StdioServerParameters
 from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from check_fixtures import defects_server, good_server, misbehaving_server, unusable_schema_server
-from mcp_errors import install
+from mcp_errors import BusinessRuleError, install
 from mcp_errors.check import RULES, CheckOptions, CheckReport, check_server
 
 FIXTURES = Path(__file__).parent / "check_fixtures"
@@ -80,7 +82,7 @@ async def test_each_defect_is_flagged_with_exactly_its_rule(mode: Literal["auto"
 
 def test_every_envelope_rule_has_a_defect_fixture() -> None:
     covered = {rule for rule, _, _ in defects_server.DEFECTS.values() if rule}
-    process_level = {"ME014", "ME015", "ME016", "ME017"}  # tested below with misbehaving servers
+    process_level = {"ME014", "ME015", "ME016", "ME017", "ME021"}  # tested below with misbehaving servers
     schema_level = {"ME020"}  # tested below with unusable_schema_server
 
     assert covered | process_level | schema_level == set(RULES)
@@ -187,6 +189,59 @@ async def test_a_crashing_server_ends_in_a_crash_finding_and_names_what_went_unc
 
 
 @pytest.mark.anyio
+async def test_a_server_error_with_code_32000_is_judged_not_taken_for_a_crash() -> None:
+    """-32000 is CONNECTION_CLOSED in the SDK, and also a common code for a server's own errors."""
+    server = MCPServer("rpc")
+
+    @server.tool()
+    def lookup(order_id: str) -> str:
+        raise MCPError(code=-32000, message="Order lookup failed")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    with anyio.fail_after(30):
+        report = await check_server(server, CheckOptions(call_valid=True))
+
+    assert "ME016" not in {finding.rule for finding in report.findings}
+    assert "ME018" in rules_by_tool(report)["lookup"]
+    assert report.tools_checked == ["lookup", "echo"]
+
+
+@pytest.mark.anyio
+async def test_not_found_is_an_empty_result_for_a_query_but_a_broken_rule_for_a_declared_write() -> None:
+    server = install(MCPServer("orders"))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def find_order(order_id: str) -> str:
+        raise BusinessRuleError("Order not found", description="No order has this id.", code="ORDER_NOT_FOUND")
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False))
+    def cancel_order(order_id: str) -> str:
+        raise BusinessRuleError(
+            "Order not found", description="There is no such order to cancel.", code="ORDER_NOT_FOUND"
+        )
+
+    with anyio.fail_after(30):
+        report = await check_server(server, CheckOptions(call_valid=True))
+
+    assert rules_by_tool(report) == {"find_order": {"ME012"}}
+
+
+@pytest.mark.anyio
+async def test_a_stdio_server_that_prints_on_stdout_is_flagged_and_still_checked() -> None:
+    params = StdioServerParameters(command=PYTHON, args=[str(FIXTURES / "noisy_server.py")])
+
+    with anyio.fail_after(SLOW_START + 20):
+        report = await check_server(params, CheckOptions(call_valid=True, connect_timeout=SLOW_START))
+
+    assert rules_by_tool(report) == {None: {"ME021"}}
+    assert "starting up, hello!" in report.findings[0].message
+    assert report.tools_checked == ["echo"]
+
+
+@pytest.mark.anyio
 async def test_a_server_that_never_answers_the_handshake_ends_in_a_finding() -> None:
     with anyio.fail_after(20):
         report = await check_server(misbehaving("silent"), CheckOptions(connect_timeout=3.0))
@@ -212,7 +267,9 @@ async def test_the_total_timeout_stops_the_run_with_a_finding() -> None:
         report = await check_server(misbehaving_server.build_server("hang"), options)
 
     assert rules_by_tool(report) == {None: {"ME017"}}
-    assert report.tools_unchecked == ["echo"]
+    # The hung tool was cut off, not judged: it is not reported as passing.
+    assert report.tools_checked == []
+    assert report.tools_unchecked == ["lookup", "echo"]
 
 
 @pytest.mark.anyio

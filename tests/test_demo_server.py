@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -312,3 +313,27 @@ def test_serve_refuses_unknown_outages_and_roles_before_starting(args: list[str]
 
     result = CliRunner().invoke(app, ["serve", "--db", ":memory:", *args])
     assert result.exit_code == 2
+
+
+@pytest.mark.parametrize("port", ["0", "99999"])
+def test_serve_refuses_a_port_outside_the_tcp_range(port: str) -> None:
+    from typer.testing import CliRunner
+
+    from mcp_errors._cli import app
+
+    result = CliRunner().invoke(app, ["serve", "--db", ":memory:", "--http", port])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+
+
+def test_serve_refuses_a_file_that_is_not_a_database_and_leaves_it_alone(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from mcp_errors._cli import app
+
+    notes = tmp_path / "notes.sqlite3"
+    notes.write_text("my notes, not a database\n")
+    result = CliRunner().invoke(app, ["serve", "--db", str(notes)])
+    assert result.exit_code == 2
+    assert "--db" in result.output
+    assert notes.read_text() == "my notes, not a database\n"

@@ -89,8 +89,14 @@ def judge_call(tool: Tool, probe: Probe, outcome: CallToolResult | MCPError) -> 
         return [("ME018", f"a valid call failed with JSON-RPC error {outcome.code}; the model never sees it")]
     if outcome.is_error:
         verdicts = judge_error_result(tool, probe, outcome)
-        if not probe.is_invalid and _says_empty(outcome):
-            verdicts.append(("ME012", "a valid call that matched nothing is marked isError; report it as a success"))
+        if not probe.is_invalid and not _declared_write(tool) and _says_empty(outcome):
+            verdicts.append(
+                (
+                    "ME012",
+                    "a valid call that matched nothing is marked isError; report it as a success"
+                    " (if the tool changes data, annotate it readOnlyHint: false)",
+                )
+            )
         return verdicts
     if probe.is_invalid:
         return [("ME005", f"{probe.detail}: accepted and run instead of rejected")]
@@ -206,6 +212,12 @@ def _judge_success(result: CallToolResult) -> list[Verdict]:
     if any(len(text.split()) >= 3 for text in meaningful):  # a sentence, not a bare literal
         return []
     return [("ME013", "a valid call returned an empty success with no text saying the query ran and matched nothing")]
+
+
+def _declared_write(tool: Tool) -> bool:
+    # For a tool that says it changes data, "order not found" is a broken precondition of
+    # the change (a refund of no order), not a query that matched nothing.
+    return tool.annotations is not None and tool.annotations.read_only_hint is False
 
 
 def _says_empty(result: CallToolResult) -> bool:

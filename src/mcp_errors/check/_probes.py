@@ -396,6 +396,8 @@ class _Generator:
             name = str(op)
             if name == "LITERAL":
                 out.append(chr(arg))
+            elif name == "NOT_LITERAL":  # `[^@]`
+                out.append(next(c for c in _CANDIDATES if ord(c) != arg))
             elif name == "ANY":
                 out.append("a")
             elif name == "IN":
@@ -417,10 +419,9 @@ class _Generator:
         return "".join(out)
 
     def _from_class(self, items: list[tuple[Any, Any]]) -> str:
-        negate = any(str(op) == "NEGATE" for op, _ in items)
-        if negate:
-            excluded = "".join(self._from_class([item]) for item in items if str(item[0]) != "NEGATE")
-            return next(c for c in "aZ0_-x" if c not in excluded)
+        if any(str(op) == "NEGATE" for op, _ in items):
+            members = [item for item in items if str(item[0]) != "NEGATE"]
+            return next(c for c in _CANDIDATES if not _in_class(members, c))
         op, arg = items[0]
         name = str(op)
         if name == "LITERAL":
@@ -432,6 +433,28 @@ class _Generator:
         raise ValueError(f"unsupported class node {name}")
 
 
+def _in_class(items: list[tuple[Any, Any]], char: str) -> bool:
+    for op, arg in items:
+        name = str(op)
+        if name == "LITERAL" and ord(char) == arg:
+            return True
+        if name == "RANGE" and arg[0] <= ord(char) <= arg[1]:
+            return True
+        if name == "CATEGORY" and re.fullmatch(_CATEGORY_PATTERNS.get(str(arg), "(?!)"), char):
+            return True
+    return False
+
+
+# Characters tried, in order, where a pattern says "anything but ...".
+_CANDIDATES: Final = "aZ0_-x .@#~"
+_CATEGORY_PATTERNS: Final = {
+    "CATEGORY_DIGIT": r"\d",
+    "CATEGORY_NOT_DIGIT": r"\D",
+    "CATEGORY_WORD": r"\w",
+    "CATEGORY_NOT_WORD": r"\W",
+    "CATEGORY_SPACE": r"\s",
+    "CATEGORY_NOT_SPACE": r"\S",
+}
 _CATEGORY_CHARS: Final = {
     "CATEGORY_DIGIT": "1",
     "CATEGORY_NOT_DIGIT": "a",

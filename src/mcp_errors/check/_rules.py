@@ -182,6 +182,13 @@ _ALL: Final = (
         "$ref resolves, so the checker (and clients) can build and validate arguments and results.",
         "MCP spec, Server features > Tools (inputSchema and outputSchema are JSON Schema objects)",
     ),
+    Rule(
+        "ME021",
+        "stdout-not-protocol",
+        Severity.ERROR,
+        "A stdio server writes nothing but MCP messages to its stdout; logs and prints go to stderr.",
+        "MCP spec, Basic protocol > Transports > stdio (the server MUST NOT write anything else to stdout)",
+    ),
 )
 
 RULES: Final[dict[str, Rule]] = {rule.id: rule for rule in _ALL}

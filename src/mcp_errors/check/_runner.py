@@ -8,11 +8,12 @@ hangs, crashes or speaks no contract at all ends as findings in the report.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import shlex
 import tempfile
-from collections.abc import Callable, Sequence
-from contextlib import AsyncExitStack
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any, Final, Literal
 
@@ -146,6 +147,8 @@ async def _check(target: Target, run: _Run) -> None:
         if isinstance(target, StdioServerParameters):
             # The server's stderr is kept aside (not shown), to quote its last line in a finding.
             errlog = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115
+            stdout_noise = stack.enter_context(_catch_stdout_noise())
+            stack.callback(_report_stdout_noise, run, stdout_noise)
             server = stdio_client(target, errlog=errlog)
         else:
             server = target
@@ -166,9 +169,10 @@ async def _check(target: Target, run: _Run) -> None:
                     scope.deadline = run.deadline + _TEARDOWN_GRACE
                     if client.server_info is not None:
                         run.server_info = {"name": client.server_info.name, "version": client.server_info.version}
-                    for index, tool in enumerate(tools):
+                    for tool in tools:
                         if not await _check_tool(client, tool, run, errlog):
-                            run.unchecked = [t.name for t in tools[index + 1 :]]
+                            reached = {*run.checked, *run.skipped}
+                            run.unchecked = [t.name for t in tools if t.name not in reached]
                             break
                     finished = True
         except Exception as exc:
@@ -211,8 +215,7 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
     for probe in probes:
         remaining = run.remaining()
         if remaining <= 0:
-            run.stopped = True
-            return False
+            return _cut_off(run, tool)
         budget = min(options.timeout, remaining)
         judge: Callable[[], list[Verdict]]
         try:
@@ -221,13 +224,14 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
             judge = functools.partial(judge_call, tool, probe, result)
         except TimeoutError:
             if budget < options.timeout:
-                run.stopped = True
-                return False
+                return _cut_off(run, tool)
             run.add("ME014", tool.name, f"{probe.detail or 'call'}: no answer within {options.timeout:g}s")
             # One hung call says enough about this tool; keep the budget for the others.
             return True
         except MCPError as exc:
-            if exc.code == CONNECTION_CLOSED:
+            # -32000 is also a common code for a server's own errors: only a server that no
+            # longer answers at all has really gone.
+            if exc.code == CONNECTION_CLOSED and not await _still_answers(client, options.timeout):
                 run.add("ME016", tool.name, f"connection closed during {probe.detail or 'a call'}{_tail(errlog)}")
                 return False
             judge = functools.partial(judge_call, tool, probe, exc)
@@ -248,6 +252,77 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
         for rule, message in verdicts:
             run.add(rule, tool.name, message)
     return True
+
+
+class _StdoutNoise(logging.Filter):
+    """Counts the stdout lines the SDK's stdio client could not parse, and keeps its traceback
+    for them off the checker's output."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines = 0
+        self.first: str | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.getMessage().startswith("Failed to parse JSONRPC message"):
+            return True
+        self.lines += 1
+        if self.first is None and record.exc_info is not None:
+            self.first = _unparsed_line(record.exc_info[1])
+        return False
+
+
+@contextmanager
+def _catch_stdout_noise() -> Iterator[_StdoutNoise]:
+    stdio_logger = logging.getLogger("mcp.client.stdio")
+    noise = _StdoutNoise()
+    stdio_logger.addFilter(noise)
+    try:
+        yield noise
+    finally:
+        stdio_logger.removeFilter(noise)
+
+
+def _unparsed_line(exc: BaseException | None) -> str | None:
+    errors = getattr(exc, "errors", None)
+    try:
+        first = errors()[0] if callable(errors) else None
+    except (IndexError, TypeError):
+        return None
+    value = first.get("input") if isinstance(first, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _report_stdout_noise(run: _Run, noise: _StdoutNoise) -> None:
+    if noise.lines:
+        example = f", the first: {noise.first[:_STDERR_TAIL]!r}" if noise.first else ""
+        count = (
+            "1 line on stdout was not an MCP message"
+            if noise.lines == 1
+            else f"{noise.lines} lines on stdout were not MCP messages"
+        )
+        run.add("ME021", None, f"{count}{example}")
+
+
+def _cut_off(run: _Run, tool: Tool) -> bool:
+    """Stop at the total timeout; the tool being probed was not judged in full."""
+    run.stopped = True
+    run.checked.remove(tool.name)
+    return False
+
+
+async def _still_answers(client: Client, seconds: float) -> bool:
+    # tools/list, not ping: ping is gone from the 2026-07-28 protocol.
+    with anyio.move_on_after(min(seconds, _LIVENESS_SECONDS)):
+        try:
+            await client.list_tools()
+        except Exception:
+            return False
+        return True
+    return False
+
+
+_LIVENESS_SECONDS: Final = 5.0
 
 
 def _judge(run: _Run, tool: Tool, judge: Callable[[], list[Verdict]]) -> list[Verdict] | None:
@@ -291,10 +366,12 @@ def _tail(errlog: IO[str] | None) -> str:
         lines = [line.strip() for line in errlog.read().splitlines() if line.strip()]
     except (OSError, ValueError):
         return ""
+    # Skip the borders of boxed messages (rich): a line with no letter or digit says nothing.
+    lines = [line for line in lines if any(char.isalnum() for char in line)]
     if not lines:
         return ""
     last = lines[-1]
-    return f" (server stderr: {last[-_STDERR_TAIL:]})"
+    return f" (last server stderr line: {last[-_STDERR_TAIL:]})"
 
 
 def _counted(message: str, count: int) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Annotated, Literal
 
 import typer
@@ -15,7 +16,10 @@ def serve_command(
         typer.Option(help="SQLite file of the desk, or ':memory:'. Default: demo-desk.sqlite3 in your data dir."),
     ] = None,
     http: Annotated[
-        int | None, typer.Option("--http", metavar="PORT", help="Serve streamable HTTP on PORT instead of stdio.")
+        int | None,
+        typer.Option(
+            "--http", metavar="PORT", min=1, max=65535, help="Serve streamable HTTP on PORT instead of stdio."
+        ),
     ] = None,
     host: Annotated[str, typer.Option(help="Interface for --http. Keep 127.0.0.1 unless you mean it.")] = "127.0.0.1",
     role: Annotated[
@@ -56,7 +60,10 @@ def serve_command(
         seed=seed,
     )
     config = DeskConfig(db=db or default_db_path(), role=role, faults=faults, contract=not no_contract)
-    server = build_server(config)
+    try:
+        server = build_server(config)
+    except sqlite3.DatabaseError as exc:
+        raise typer.BadParameter(f"{config.db} is not a usable SQLite database ({exc})", param_hint="--db") from exc
     if http is None:
         server.run("stdio")
     else:

@@ -329,13 +329,14 @@ async def _sweep(desk: _Desk, agent: AgentName, size: int) -> _Verdict:
     for task in tasks:
         order = task.arguments.get("order_id", "")
         before = desk.refunds(order) if task.tool == "process_refund" else 0
+        # Every fault here is transient, so giving up after trying and saying so is a right
+        # answer for either agent; what tells them apart is a refund applied twice.
         if agent == "naive":
             ok, _ = await _naive_call(desk, task.tool, task.arguments)
-            claimed_done, honest_unknown = ok, False
+            claimed_done, honest_unknown = ok, not ok
         else:
             report = await _structured_call(desk, task.tool, task.arguments)
             claimed_done = report.decision is Decision.DONE
-            # Giving up on a transient failure and saying so is a right answer, not a wrong one.
             honest_unknown = report.reason in ("outcome_unknown", "retries_exhausted", "deadline", "retry_budget")
         if task.tool == "process_refund":
             applied = desk.refunds(order) - before
