@@ -424,3 +424,28 @@ def test_a_forked_worker_does_not_hand_out_its_parents_error_ids() -> None:
     parent = [new_error_id() for _ in range(20)]
     assert len(child) == 20
     assert not set(child) & set(parent)
+
+
+def test_extra_fields_are_made_json_with_sanitised_keys() -> None:
+    error = BusinessRuleError(
+        "Over limit",
+        description="Escalate.",
+        extra={"handle": object(), "/home/alice/.ssh/id_rsa token=abc123def456": 1},
+    )
+    envelope = classify_failure(raised(lambda: error), error_id=ERROR_ID).to_structured(ERROR_ID)
+    json.dumps(envelope)  # no object left that JSON cannot carry
+    assert "abc123def456" not in json.dumps(envelope)
+    assert "/home/alice" not in json.dumps(envelope)
+
+
+def test_results_written_from_one_validation_failure_share_no_nested_state() -> None:
+    error = InputValidationError(
+        "Bad input", description="Fix it.", field_errors=[FieldError("query", "too short", received="'a'")]
+    )
+    details = classify_failure(raised(lambda: error), error_id=ERROR_ID)
+    first = error_result(details, error_id="a1")
+    assert first.structured_content is not None
+    first.structured_content["fieldErrors"][0]["received"] = "changed by a caller"
+    second = error_result(details, error_id="a2")
+    assert second.structured_content is not None
+    assert second.structured_content["fieldErrors"][0]["received"] == "'a'"

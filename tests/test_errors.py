@@ -96,3 +96,8 @@ def test_optional_fields_are_kept_as_given() -> None:
     assert error.extra == {"hint": "#12345"}
     assert str(error) == "Bad order id"
     assert "ORDER_ID_FORMAT" in repr(error)
+
+
+def test_extra_fields_may_not_use_the_contracts_names() -> None:
+    with pytest.raises(ValueError, match="retryAfterSeconds"):
+        BusinessRuleError("Over limit", description="Escalate.", extra={"retryAfterSeconds": 5, "orderId": "#1"})

@@ -130,3 +130,40 @@ async def test_fastmcp_own_tool_error_keeps_its_message_as_an_uncategorised_busi
     envelope = check_error(result, None)
     assert (envelope["errorCategory"], envelope["code"]) == ("business", "TOOL_ERROR")
     assert "Order #12345 is archived" in result["content"][0]["text"]
+
+
+@pytest.mark.anyio
+async def test_install_keeps_the_fastmcp_clients_unwrapped_data_for_non_object_returns() -> None:
+    server = install(FastMCP("numbers"))
+
+    @server.tool
+    def double(x: int) -> int:
+        return 2 * x
+
+    @server.tool
+    def pair(x: int) -> list[int]:
+        return [x, x]
+
+    async with Client(server) as client:
+        assert (await client.call_tool("double", {"x": 3})).data == 6
+        assert (await client.call_tool("pair", {"x": 3})).data == [3, 3]
+
+
+@pytest.mark.anyio
+async def test_fastmcp_tool_error_raised_from_another_exception_keeps_its_message() -> None:
+    from fastmcp.exceptions import ToolError as FastMCPToolError
+
+    server = install(FastMCP("orders"))
+
+    @server.tool
+    def find(order_id: str) -> str:
+        try:
+            return {"A2": "shipped"}[order_id]
+        except KeyError as exc:
+            raise FastMCPToolError("Order A1 not found; list the orders first") from exc
+
+    async with Client(server) as client:
+        result = await client.call_tool_mcp("find", {"order_id": "A1"})
+    envelope = check_error(wire(result), None)
+    assert envelope["code"] == "TOOL_ERROR"
+    assert "Order A1 not found" in wire(result)["content"][0]["text"]

@@ -297,3 +297,73 @@ async def test_a_pydantic_error_raised_inside_the_tool_body_is_a_crash_not_bad_a
     async with Client(server, mode="legacy") as client:
         result = wire(await client.call_tool("parse", {"payload": "{}"}))
     assert check_error(result, None)["code"] == "INTERNAL_ERROR"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_tool_error_raised_from_another_exception_keeps_the_tools_message(mode: str) -> None:
+    from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
+
+    server = install(MCPServer("orders"))
+
+    @server.tool()
+    def find(order_id: str) -> str:
+        try:
+            return {"A2": "shipped"}[order_id]
+        except KeyError as exc:
+            raise SDKToolError("Order A1 not found; list the orders first") from exc
+
+    async with Client(server, mode=mode) as client:
+        with anyio.fail_after(10):
+            result = wire(await client.call_tool("find", {"order_id": "A1"}))
+    envelope = check_error(result, None)
+    assert envelope["code"] == "TOOL_ERROR"
+    assert "Order A1 not found" in result["content"][0]["text"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_failures_the_classifier_cannot_read_are_internal_errors_never_raw_text(mode: str) -> None:
+    import httpx
+
+    from mcp_errors import TransientError
+
+    server = install(MCPServer("odd"))
+
+    @server.tool()
+    def not_a_string_message() -> str:
+        raise TransientError(ValueError("db busy at /srv/app/db.sqlite"), description="Resend.")  # type: ignore[arg-type]
+
+    @server.tool()
+    def odd_retry_after(value: str) -> str:
+        request = httpx.Request("GET", "https://api.example.com")
+        response = httpx.Response(503, headers={"Retry-After": value.encode()}, request=request)
+        raise httpx.HTTPStatusError("unavailable", request=request, response=response)
+
+    async with Client(server, mode=mode) as client:
+        with anyio.fail_after(10):
+            crashed = wire(await client.call_tool("not_a_string_message", {}))
+            superscript = wire(await client.call_tool("odd_retry_after", {"value": "²"}))
+            huge = wire(await client.call_tool("odd_retry_after", {"value": "9" * 400}))
+    assert check_error(crashed, None)["code"] == "INTERNAL_ERROR"
+    assert_nothing_leaks(crashed, "/srv/app", "db busy")
+    assert check_error(superscript, None)["code"] == "UPSTREAM_UNAVAILABLE"
+    assert "retryAfterSeconds" not in superscript["structuredContent"]
+    assert check_error(huge, None)["retryAfterSeconds"] == 86_400
+
+
+@pytest.mark.anyio
+async def test_a_huge_argument_a_client_sent_is_answered_promptly() -> None:
+    """The sanitiser once took seconds per call on text like `a-a-a-...`, stalling every session."""
+    server = install(MCPServer("sizes"))
+
+    @server.tool()
+    def count(n: int) -> int:
+        return n
+
+    async with Client(server) as client:
+        with anyio.fail_after(10):
+            result = wire(await client.call_tool("count", {"n": "a-" * 20_000}))
+            unknown = wire(await client.call_tool("a-" * 20_000, {}))
+    assert check_error(result, None)["code"] == "INVALID_ARGUMENTS"
+    assert check_error(unknown, None)["code"] == "UNKNOWN_TOOL"

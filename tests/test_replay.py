@@ -11,7 +11,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
 from mcp_errors import BusinessRuleError, IdempotencyStore, TransientError, install
-from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META
+from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
 from mcp_errors._replay import StoredResult
 
 MODES = ["legacy", "auto"]
@@ -85,6 +85,7 @@ async def test_a_key_reused_with_other_arguments_is_a_validation_error(mode: str
         "validation",
         "IDEMPOTENCY_KEY_REUSED",
     )
+    assert reused.structured_content["errorId"]  # like every failure, tied to a log line
     assert charges == [5]
 
 
@@ -257,3 +258,37 @@ def test_idempotency_on_a_fastmcp_server_is_refused_before_anything_changes() ->
     with pytest.raises(TypeError):
         install(server, idempotency=IdempotencyStore())
     assert list(server.middleware) == middleware_before
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_tools_own_transient_error_is_not_stored_so_the_keyed_resend_reaches_it(mode: str) -> None:
+    """ "Rate limited, retry shortly" said nothing was applied or unknown: the resend must run."""
+    server: MCPServer[Any] = MCPServer("limits")
+    install(server, idempotency=IdempotencyStore())
+    calls: list[int] = []
+
+    @server.tool()
+    def send(amount: int) -> str:
+        calls.append(amount)
+        if len(calls) == 1:
+            raise TransientError("Rate limited", description="Resend in a moment.", retry_after_seconds=0)
+        return "sent"
+
+    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        first = await client.call_tool("send", {"amount": 1}, meta=key("k"))  # type: ignore[arg-type]
+        second = await client.call_tool("send", {"amount": 1}, meta=key("k"))  # type: ignore[arg-type]
+    assert first.is_error
+    assert not second.is_error
+    assert calls == [1, 1]
+
+
+@pytest.mark.anyio
+async def test_a_replayed_answer_says_it_is_a_replay() -> None:
+    server, charges = build(IdempotencyStore())
+    async with Client(server) as client:
+        first = await client.call_tool("lost_answer_write", {"amount": 3}, meta=key("k"))  # type: ignore[arg-type]
+        again = await client.call_tool("lost_answer_write", {"amount": 3}, meta=key("k"))  # type: ignore[arg-type]
+    assert REPLAYED_META not in (first.meta or {})
+    assert (again.meta or {})[REPLAYED_META] is True
+    assert charges == [3]

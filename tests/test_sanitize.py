@@ -72,11 +72,27 @@ def test_long_text_ends_with_an_ellipsis() -> None:
     assert out.endswith("…")
 
 
-@pytest.mark.parametrize("name", ["password", "db_password", "API_KEY", "x-api-key", "access_token", "secret"])
+@pytest.mark.parametrize(
+    "name",
+    ["password", "db_password", "API_KEY", "x-api-key", "access_token", "secret", "accessToken", "PGPASSWORD"],
+)
 def test_secret_names_are_recognised(name: str) -> None:
     assert is_secret_name(name)
 
 
-@pytest.mark.parametrize("name", ["author", "email", "order_id", "tokens_count"])
+@pytest.mark.parametrize("name", ["author", "email", "order_id", "tokens_count", "tokenizer", "secretary"])
 def test_ordinary_names_are_not_secret(name: str) -> None:
     assert not is_secret_name(name)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("accessToken=abc123secretXYZ", "abc123secretXYZ"),
+        ('{"clientSecret": "q1w2e3r4t5y6"}', "q1w2e3r4t5y6"),
+        ("PGPASSWORD=s3cretpw1", "s3cretpw1"),
+        ("refreshToken: abc9def8ghi", "abc9def8ghi"),
+    ],
+)
+def test_secrets_under_camel_case_or_glued_names_are_redacted(text: str, secret: str) -> None:
+    assert secret not in sanitize_text(text, limit=200)

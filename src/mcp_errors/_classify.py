@@ -144,44 +144,56 @@ def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None
     Returns:
         The classified failure, sanitised. Failures of the same kind share one instance.
     """
-    # The common case, looked at first: a tool raised our ToolError and MCPServer (or
-    # fastmcp) wrapped it once; `_unwrap` would reach the same leaf through its loop.
-    cause = exc.__cause__
-    if isinstance(exc, ToolError):
-        leaf: BaseException = exc
-    elif isinstance(cause, ToolError) and isinstance(exc, _SDK_WRAPPERS):
-        leaf = cause
-    else:
-        leaf = _unwrap(exc)
-    tool_error = leaf if isinstance(leaf, ToolError) else _from_registry(leaf)
-    if tool_error is not None:
-        details: FailureDetails | None = _details_from_tool_error(tool_error)
-    else:
-        details = _from_known_types(leaf)
-        if details is None and _is_plain_tool_error(leaf):
-            details = _uncategorised_tool_error(leaf)
-    if details is None:
-        logger.error(
-            "tool %r raised an unclassified exception, errorId %s",
+    try:
+        # The common case, looked at first: a tool raised our ToolError and MCPServer (or
+        # fastmcp) wrapped it once; `_unwrap` would reach the same leaf through its loop.
+        cause = exc.__cause__
+        if isinstance(exc, ToolError):
+            leaf: BaseException = exc
+        elif isinstance(cause, ToolError) and isinstance(exc, _SDK_WRAPPERS):
+            leaf = cause
+        else:
+            leaf = _unwrap(exc)
+        tool_error = leaf if isinstance(leaf, ToolError) else _from_registry(leaf)
+        if tool_error is not None:
+            details: FailureDetails | None = _details_from_tool_error(tool_error)
+        else:
+            details = _from_known_types(leaf)
+            if details is None and _is_plain_tool_error(leaf):
+                details = _uncategorised_tool_error(leaf)
+        if details is None:
+            logger.error(
+                "tool %r raised an unclassified exception, errorId %s",
+                tool_name,
+                error_id,
+                exc_info=(type(leaf), leaf, leaf.__traceback__),
+                extra={"tool": tool_name, "error_id": error_id, "error_category": ErrorCategory.BUSINESS.value},
+            )
+            return _INTERNAL_ERROR
+        # Checked first so that a server with INFO off does not build the record's arguments.
+        if logger.isEnabledFor(logging.INFO):
+            # No brackets or `name=value` in the line: MCPServer's RichHandler highlights them, which
+            # made this line ~70 µs dearer than the SDK's own per failure (docs/performance.md).
+            logger.info(
+                "tool %r failed: %s %s, errorId %s",
+                tool_name,
+                details.category.value,
+                details.code or "",
+                error_id,
+                extra={"tool": tool_name, "error_id": error_id, "error_category": details.category.value},
+            )
+        return details
+    except Exception:
+        # An exception the classifier cannot read (a broken `response` property, a header
+        # it cannot parse) is still a failure to report: never the raw text, which the SDK
+        # would send if this raised.
+        logger.exception(
+            "could not classify the failure of tool %r, errorId %s",
             tool_name,
             error_id,
-            exc_info=(type(leaf), leaf, leaf.__traceback__),
             extra={"tool": tool_name, "error_id": error_id, "error_category": ErrorCategory.BUSINESS.value},
         )
         return _INTERNAL_ERROR
-    # Checked first so that a server with INFO off does not build the record's arguments.
-    if logger.isEnabledFor(logging.INFO):
-        # No brackets or `name=value` in the line: MCPServer's RichHandler highlights them, which
-        # made this line ~70 µs dearer than the SDK's own per failure (docs/performance.md).
-        logger.info(
-            "tool %r failed: %s %s, errorId %s",
-            tool_name,
-            details.category.value,
-            details.code or "",
-            error_id,
-            extra={"tool": tool_name, "error_id": error_id, "error_category": details.category.value},
-        )
-    return details
 
 
 def classify_arguments(
@@ -282,11 +294,26 @@ _SDK_WRAPPERS: Final = (_SDKToolError, _SDKResourceError)
 
 
 def _is_sdk_wrapper(exc: BaseException) -> bool:
-    if isinstance(exc, _SDK_WRAPPERS):
+    # The SDKs wrap what a tool raised in their own ToolError, with the original as
+    # `__cause__`. A ToolError the tool raised itself (`raise ToolError("...") from exc`) is
+    # the same class, so it is told apart by the wrappers' fixed messages; its own message is
+    # what the tool meant the client to read.
+    if isinstance(exc, _SDKUnexpectedToolError | _SDKResourceError):
         return True
-    # fastmcp wraps every tool exception in its own ToolError/ValidationError; checking
-    # the module keeps fastmcp an optional dependency.
+    if isinstance(exc, _SDKToolError):
+        return str(exc).startswith("Error executing tool ")
+    if is_fastmcp(exc, "ToolError"):
+        return str(exc).startswith(_FASTMCP_WRAPPER_TEXTS)
+    # fastmcp's other wrappers (its ValidationError, ...); checking the module keeps fastmcp
+    # an optional dependency.
     return type(exc).__module__.startswith("fastmcp.")
+
+
+_FASTMCP_WRAPPER_TEXTS: Final = (
+    "Error calling tool ",
+    "Rate limited by upstream API, please retry later",
+    "Upstream request timed out, please retry",
+)
 
 
 def _is_plain_tool_error(exc: BaseException) -> bool:
@@ -470,13 +497,17 @@ def _retry_after(exc: BaseException) -> float | None:
     if not isinstance(value, str):
         return None
     value = value.strip()
-    if value.isdigit():
-        return float(value)
+    if value.isascii() and value.isdigit():  # `isdigit` alone admits "²"
+        return min(float(value), _MAX_RETRY_AFTER)
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
-    return max(0.0, round(when.timestamp() - time.time(), 3))
+    return min(max(0.0, round(when.timestamp() - time.time(), 3)), _MAX_RETRY_AFTER)
+
+
+# A longer wait is no retry an agent will sit out; capped, the value stays a finite number.
+_MAX_RETRY_AFTER: Final = 86_400.0
 
 
 def _details_from_tool_error(error: ToolError) -> FailureDetails:
@@ -527,16 +558,22 @@ _SHARED_TEXT_CHARS: Final = 2000
 
 
 def _sanitize_extra(value: Any, depth: int = 0) -> Any:
-    # Extra fields are the tool's own data, but they cross to the agent like any text.
+    # Extra fields are the tool's own data, but they cross to the agent like any text, keys
+    # included, and must be JSON: anything else is written as its (sanitised) text.
     if isinstance(value, str):
         return sanitize_text(value, limit=MAX_DESCRIPTION_CHARS)
+    if value is None or isinstance(value, bool | int | float):
+        return value
     if depth >= _MAX_EXTRA_DEPTH:
         return None
     if isinstance(value, Mapping):
-        return {str(key): _sanitize_extra(item, depth + 1) for key, item in value.items()}
+        return {
+            sanitize_text(str(key), limit=MAX_MESSAGE_CHARS): _sanitize_extra(item, depth + 1)
+            for key, item in value.items()
+        }
     if isinstance(value, list | tuple):
         return [_sanitize_extra(item, depth + 1) for item in value]
-    return value
+    return sanitize_text(str(value), limit=MAX_MESSAGE_CHARS)
 
 
 _MAX_EXTRA_DEPTH: Final = 8

@@ -11,6 +11,7 @@ decides *how it is written*. The envelope is hand-written on purpose: no library
 
 from __future__ import annotations
 
+import copy
 import enum
 import json
 from collections.abc import Mapping, Sequence
@@ -22,6 +23,7 @@ from mcp_types import CallToolResult, TextContent
 
 __all__ = [
     "CATEGORY_VALUES",
+    "CONTRACT_FIELDS",
     "ENVELOPE_SCHEMA",
     "ErrorCategory",
     "ExecutionState",
@@ -129,6 +131,9 @@ class FailureDetails:
             written = (self._text(), self._structured())
             object.__setattr__(self, "_written", written)
         text, structured = written
+        if self.field_errors or self.extra:
+            # Nested lists and objects too: a caller changing one result must not change the next.
+            structured = copy.deepcopy(structured)
         if error_id is None:
             return text, dict(structured)
         return f"{text} (errorId: {error_id})", {**structured, "errorId": error_id}
@@ -148,8 +153,9 @@ class FailureDetails:
         if self.execution_state is not None:
             data["executionState"] = self.execution_state.value
         for key, value in self.extra.items():
-            # `errorId` is the writer's, and a tool's extra fields never override the contract.
-            if key != "errorId":
+            # The contract's fields are the contract's alone, even those this failure leaves
+            # out: an extra `retryAfterSeconds` on a business error would break the envelope.
+            if key not in CONTRACT_FIELDS:
                 data.setdefault(key, value)
         return data
 
@@ -180,6 +186,8 @@ ENVELOPE_SCHEMA: Final[dict[str, Any]] = json.loads(
 _ENVELOPE_TITLE: Final = ENVELOPE_SCHEMA["title"]
 _ENVELOPE_REQUIRED: Final = frozenset(ENVELOPE_SCHEMA["required"])
 CATEGORY_VALUES: Final = frozenset(category.value for category in ErrorCategory)
+CONTRACT_FIELDS: Final = frozenset(ENVELOPE_SCHEMA["properties"])
+"""The envelope's field names, which `extra` fields may not use."""
 """The four `errorCategory` strings, for checking untrusted input."""
 
 
@@ -279,6 +287,13 @@ def admit_error_envelope(output_schema: Mapping[str, Any] | None) -> dict[str, A
     widened: dict[str, Any] = {"type": "object"}
     if defs is not None:
         widened["$defs"] = defs
+    # Vendor keys describe the result as a whole: fastmcp's client reads
+    # `x-fastmcp-wrap-result` at the root, and then the root's `properties.result` to type
+    # the unwrapped value. `result` is no envelope field, so errors still pass.
+    widened |= {key: value for key, value in schema.items() if key.startswith("x-")}
+    properties = schema.get("properties")
+    if schema.get("x-fastmcp-wrap-result") and isinstance(properties, Mapping) and "result" in properties:
+        widened["properties"] = {"result": properties["result"]}
     widened["anyOf"] = [schema, _envelope_branch()]
     return widened
 

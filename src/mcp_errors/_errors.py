@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
 
-from mcp_errors._envelope import ErrorCategory, ExecutionState, FieldError
+from mcp_errors._envelope import CONTRACT_FIELDS, ErrorCategory, ExecutionState, FieldError
 
 __all__ = [
     "AccessDeniedError",
@@ -38,12 +38,13 @@ class ToolError(_SDKToolError):
         retry_after_seconds: Transient only: the earliest sensible resend.
         field_errors: Validation only: one `FieldError` per bad argument.
         execution_state: Whether anything was applied before the failure.
-        extra: More JSON fields for `structuredContent`; they never override the contract's.
+        extra: More JSON fields for `structuredContent`, e.g. `{"orderId": "#12345"}`; not
+            the contract's own field names.
 
     Raises:
         ValueError: If `retry_after_seconds` is given for a category other than transient
-            or is negative, if `field_errors` are given for one other than validation, or if
-            `code` is not UPPER_SNAKE.
+            or is negative, if `field_errors` are given for one other than validation, if
+            `code` is not UPPER_SNAKE, or if `extra` uses a field name of the contract.
 
     Example:
         ```python
@@ -118,6 +119,9 @@ class ToolError(_SDKToolError):
             raise ValueError(f"code must be UPPER_SNAKE, e.g. REFUND_LIMIT_EXCEEDED, not {code!r}")
         if self.field_errors and resolved is not ErrorCategory.VALIDATION:
             raise ValueError("field_errors only apply to validation errors")
+        if extra and not CONTRACT_FIELDS.isdisjoint(extra):
+            taken = ", ".join(sorted(CONTRACT_FIELDS.intersection(extra)))
+            raise ValueError(f"extra cannot set the contract's own fields ({taken}): use the arguments of that name")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.message!r}, category={self.category.value!r}, code={self.code!r})"

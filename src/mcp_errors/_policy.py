@@ -49,7 +49,7 @@ from tenacity.wait import wait_base
 from mcp_errors._budget import RetryBudget
 from mcp_errors._duck import is_fastmcp, is_httpx
 from mcp_errors._envelope import ErrorCategory, FieldError
-from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META
+from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
 from mcp_errors._listing import list_all_tools
 from mcp_errors._outcome import ToolOutcome, read_result
 
@@ -500,6 +500,11 @@ class _Run:
             return False
         if outcome.not_executed:
             return True
+        if outcome.result is not None and (outcome.result.meta or {}).get(REPLAYED_META) is True:
+            # The server answered from its idempotency store: every resend with this key
+            # gets this same answer back.
+            self.reason = "outcome_unknown"
+            return False
         info = self._info or _ToolInfo()
         if self.policy.trust_annotations and (info.read_only or info.idempotent):
             return True

@@ -17,14 +17,18 @@ tool that is not annotated `readOnlyHint` (read-only tools need no replay):
   the write of a finished result to the store is shielded (and bounded in time), so a result
   that exists is not lost half-recorded.
 
-What is stored: the first *finished* answer, whatever it is (successes, final errors, and
-errors whose outcome is unknown), except an error that says nothing was applied
-(`executionState: not_executed`), after which running the tool again is right. Storing an
-unknown outcome is the safe side, as Stripe does with its 500s: the tool is not run a second
-time, so it cannot apply twice, and the client escalates "outcome unknown" instead of
-resending forever; a read-only tool (or a human) then finds out whether it ran. Not storing
-it would make every tool of the server a double-apply risk, while the server tells clients
-that a keyed resend is safe.
+What is stored: the first *finished* answer (successes, final errors, and errors whose
+outcome is unknown), except an error after which running the tool again is right: one that
+says nothing was applied (`executionState: not_executed`), and a transient one that does not
+say its outcome is unknown (a tool's own "rate limited, retry in 2 s" must reach the tool
+again on the resend). Storing an unknown outcome is the safe side, as Stripe does with its
+500s: the tool is not run a second time, so it cannot apply twice. A replayed answer carries
+`_meta["mcp-errors/replayed"]: true`, so the client policy knows another resend would get it
+again and escalates "outcome unknown"; a read-only tool (or a human) then finds out whether
+it ran. Not storing it would make every tool of the server a double-apply risk, while the
+server tells clients that a keyed resend is safe. (Uncaught exceptions, such as a timeout
+inside the tool, are classified `outcome_unknown`: a tool that raises `TransientError` after
+it may have written must say so with `execution_state=ExecutionState.OUTCOME_UNKNOWN`.)
 
 Keys are not scoped to a caller: a server with several principals should make keys
 unguessable (the policy uses random UUIDs) or plug in a store that scopes them.
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -43,10 +48,13 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, Tool
 
+from mcp_errors._classify import new_error_id
 from mcp_errors._envelope import ErrorCategory, ExecutionState, FailureDetails, FieldError, error_result
-from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META
+from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
 
 __all__ = ["IdempotencyStore", "StoredResult", "enable_replay"]
+
+logger = logging.getLogger("mcp_errors")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +161,17 @@ def enable_replay(server: MCPServer[Any], store: IdempotencyStore) -> None:
             stored = await current.get(key)
             if stored is not None:
                 if stored.fingerprint != fingerprint:
-                    return error_result(_KEY_REUSED)
-                return CallToolResult.model_validate(stored.result)
+                    error_id = new_error_id()
+                    logger.info(
+                        "tool %r: idempotency key reused with other arguments, errorId %s",
+                        name,
+                        error_id,
+                        extra={"tool": name, "error_id": error_id, "error_category": ErrorCategory.VALIDATION.value},
+                    )
+                    return error_result(_KEY_REUSED, error_id=error_id)
+                replayed = CallToolResult.model_validate(stored.result)
+                replayed.meta = {**(replayed.meta or {}), REPLAYED_META: True}
+                return replayed
             # Not shielded: a hung tool must stay cancellable by the client and on shutdown.
             result = await original_call_tool(name, arguments, context)
             if isinstance(result, CallToolResult) and _worth_storing(result):
@@ -200,12 +217,14 @@ def _fingerprint(name: str, arguments: dict[str, Any]) -> str:
 
 def _worth_storing(result: CallToolResult) -> bool:
     structured = result.structured_content
-    # Only an error that says nothing was applied may run again under the same key.
-    return not (
-        result.is_error
-        and isinstance(structured, dict)
-        and structured.get("executionState") == ExecutionState.NOT_EXECUTED.value
-    )
+    if not result.is_error or not isinstance(structured, dict):
+        return True
+    state = structured.get("executionState")
+    if state == ExecutionState.NOT_EXECUTED.value:
+        return False  # nothing was applied: the resend must run the tool
+    # A transient error that does not say it may have applied anything is the tool's own
+    # "try again": replaying it would keep every resend from reaching the tool.
+    return not (structured.get("errorCategory") == ErrorCategory.TRANSIENT.value and state is None)
 
 
 def _advertise(tool: Tool) -> Tool:

@@ -26,23 +26,26 @@ REDACTED: Final = "[REDACTED]"
 # hide or reorder text a human reviews.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 _WHITESPACE_RUN = re.compile(r"\s+")
-# Names that usually hold secrets, also inside longer names: `DB_PASSWORD`, `X-Api-Key`.
+# Names that usually hold secrets, also inside longer names: `DB_PASSWORD`, `X-Api-Key`,
+# `PGPASSWORD`, `accessToken`, `clientSecret`. After the secret word only a separated or
+# capitalised part may follow, so that `author` or `tokenizer` are not secret names. Every
+# repetition is bounded: an unbounded one made the scan quadratic on text like `a-a-a-...`.
 _SECRET_NAME: Final = (
-    r"(?:[a-z0-9]+[_-])*(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|auth|authorization|"
-    r"credentials?|private[_-]?key|session[_-]?id|cookie)(?:[_-][a-z0-9]+)*"
+    r"[A-Za-z0-9_-]{0,30}?(?i:password|passwd|pwd|secret|token|api[_-]?key|apikey|authorization|auth|"
+    r"credentials?|private[_-]?key|session[_-]?id|cookie)(?:[_-][A-Za-z0-9]+|[A-Z][a-z0-9]*){0,4}"
 )
-_SECRET_NAME_ONLY: Final = re.compile(rf"(?i){_SECRET_NAME}")
+_SECRET_NAME_ONLY: Final = re.compile(_SECRET_NAME)
 # Each pattern keeps its first group (the label) and redacts what follows.
 _SECRETS: Final = (
     # key=value and key: value, also JSON's `"api_key": "..."`
     re.compile(
-        rf"(?i)(\b{_SECRET_NAME}\b[\"']?\s*[=:]\s*)"
-        r"(?:bearer\s+|basic\s+)?(\"[^\"]*\"|'[^']*'|[^\s,;&]+)"
+        rf"(\b{_SECRET_NAME}\b[\"']?\s*[=:]\s*)"
+        r"(?:(?i:bearer|basic)\s+)?(\"[^\"]*\"|'[^']*'|[^\s,;&]+)"
     ),
     # Authorization schemes written without a key name
     re.compile(r"(?i)(\b(?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]{8,}"),
     # user:password@ in URLs and connection strings
-    re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s:/@]*:)[^\s@/]+(?=@)"),
+    re.compile(r"(?i)(\b[a-z][a-z0-9+.-]{0,30}://[^\s:/@]*:)[^\s@/]+(?=@)"),
 )
 # Well-known token shapes, redacted whole.
 _TOKENS: Final = re.compile(
@@ -76,6 +79,8 @@ _CACHED_CHARS: Final = 2000
 
 
 def _sanitize(text: str, limit: int) -> str:
+    # Only the head can reach the agent: the regexes need not read megabytes a client sent.
+    text = text[: limit * 4 + 256]
     text = _TRACEBACK.sub("[traceback removed]", text)
     text = _FRAME.sub("[frame removed]", text)
     for pattern in _SECRETS:
