@@ -298,7 +298,7 @@ def _is_sdk_wrapper(exc: BaseException) -> bool:
     # `__cause__`. A ToolError the tool raised itself (`raise ToolError("...") from exc`) is
     # the same class, so it is told apart by the wrappers' fixed messages; its own message is
     # what the tool meant the client to read.
-    if isinstance(exc, _SDKUnexpectedToolError | _SDKResourceError):
+    if isinstance(exc, _SDK_ALWAYS_WRAPPERS):
         return True
     if isinstance(exc, _SDKToolError):
         return str(exc).startswith("Error executing tool ")
@@ -309,6 +309,7 @@ def _is_sdk_wrapper(exc: BaseException) -> bool:
     return type(exc).__module__.startswith("fastmcp.")
 
 
+_SDK_ALWAYS_WRAPPERS: Final = (_SDKUnexpectedToolError, _SDKResourceError)
 _FASTMCP_WRAPPER_TEXTS: Final = (
     "Error calling tool ",
     "Rate limited by upstream API, please retry later",
