@@ -449,3 +449,10 @@ def test_results_written_from_one_validation_failure_share_no_nested_state() -> 
     second = error_result(details, error_id="a2")
     assert second.structured_content is not None
     assert second.structured_content["fieldErrors"][0]["received"] == "'a'"
+
+
+def test_several_failures_of_one_kind_at_once_are_that_kind_and_mixed_ones_are_internal() -> None:
+    timeouts = ExceptionGroup("fetches", [TimeoutError(), ExceptionGroup("retry", [TimeoutError()]), TimeoutError()])
+    check(classify_failure(timeouts, error_id=ERROR_ID), "transient", "UPSTREAM_TIMEOUT")
+    mixed = ExceptionGroup("fetches", [TimeoutError(), KeyError("k")])
+    check(classify_failure(mixed, error_id=ERROR_ID), "business", "INTERNAL_ERROR")

@@ -367,3 +367,24 @@ async def test_a_huge_argument_a_client_sent_is_answered_promptly() -> None:
             unknown = wire(await client.call_tool("a-" * 20_000, {}))
     assert check_error(result, None)["code"] == "INVALID_ARGUMENTS"
     assert check_error(unknown, None)["code"] == "UNKNOWN_TOOL"
+
+
+@pytest.mark.anyio
+async def test_a_tool_whose_concurrent_fetches_all_time_out_reports_one_transient_failure() -> None:
+    server = install(MCPServer("fan-out"))
+
+    @server.tool()
+    async def fetch_both() -> str:
+        async def fetch() -> None:
+            raise TimeoutError
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(fetch)
+            group.start_soon(fetch)
+        return "both"
+
+    async with Client(server) as client:
+        with anyio.fail_after(10):
+            result = wire(await client.call_tool("fetch_both", {}))
+    envelope = check_error(result, None)
+    assert (envelope["errorCategory"], envelope["code"]) == ("transient", "UPSTREAM_TIMEOUT")

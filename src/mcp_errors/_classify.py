@@ -30,6 +30,8 @@ What is classified without the tool saying so
 - The SDK's or fastmcp's plain `ToolError` (a message meant for the client, with no
   category): `business`, code `TOOL_ERROR`, its message kept (sanitised), since resending
   the same call unchanged cannot be assumed to help.
+- Several failures at once (an exception group from a task group): what they all are, when
+  they are all the same kind (two timeouts are one transient failure).
 - Anything else is a defect of the server. The agent gets a fixed description with an
   `errorId` and no exception text; the traceback goes to the server log under the same
   id. Its category is `business` (code `INTERNAL_ERROR`, outcome unknown): what fits is
@@ -161,6 +163,8 @@ def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None
             details = _from_known_types(leaf)
             if details is None and _is_plain_tool_error(leaf):
                 details = _uncategorised_tool_error(leaf)
+            if details is None and isinstance(leaf, BaseExceptionGroup):
+                details = _one_kind(leaf)
         if details is None:
             logger.error(
                 "tool %r raised an unclassified exception, errorId %s",
@@ -291,6 +295,25 @@ _MAX_UNWRAP: Final = 16
 
 
 _SDK_WRAPPERS: Final = (_SDKToolError, _SDKResourceError)
+
+
+def _one_kind(group: BaseExceptionGroup[BaseException]) -> FailureDetails | None:
+    """What several failures at once are (a task group's two timeouts), when all are one kind."""
+    kinds: list[FailureDetails] = []
+    for member in group.exceptions:
+        leaf = _unwrap(member)
+        tool_error = leaf if isinstance(leaf, ToolError) else _from_registry(leaf)
+        kind: FailureDetails | None
+        if tool_error is not None:
+            kind = _details_from_tool_error(tool_error)
+        elif isinstance(leaf, BaseExceptionGroup):
+            kind = _one_kind(leaf)
+        else:
+            kind = _from_known_types(leaf)
+        if kind is None:
+            return None
+        kinds.append(kind)
+    return kinds[0] if kinds and all(kind == kinds[0] for kind in kinds) else None
 
 
 def _is_sdk_wrapper(exc: BaseException) -> bool:
