@@ -242,6 +242,26 @@ async def test_a_stdio_server_that_prints_on_stdout_is_flagged_and_still_checked
 
 
 @pytest.mark.anyio
+async def test_a_tool_the_checker_finds_no_valid_arguments_for_is_named_not_silently_passed() -> None:
+    server = install(MCPServer("patterns"))
+
+    @server.tool()
+    def doubled(code: Annotated[str, Field(json_schema_extra={"pattern": r"^(ab)\1$"})]) -> str:
+        return code
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    with anyio.fail_after(30):
+        report = await check_server(server, CheckOptions(call_valid=True))
+
+    assert report.tools_without_valid_call == ["doubled"]
+    assert report.to_json()["summary"]["toolsWithoutValidCall"] == ["doubled"]
+    assert report.tools_checked == ["doubled", "echo"]
+
+
+@pytest.mark.anyio
 async def test_a_server_that_never_answers_the_handshake_ends_in_a_finding() -> None:
     with anyio.fail_after(20):
         report = await check_server(misbehaving("silent"), CheckOptions(connect_timeout=3.0))

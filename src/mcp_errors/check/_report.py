@@ -29,6 +29,9 @@ class CheckReport:
     """Tools not called, with the reason (e.g. annotated destructive)."""
     tools_unchecked: list[str] = field(default_factory=list[str])
     """Tools left unchecked because the server crashed or the total timeout ran out."""
+    tools_without_valid_call: list[str] = field(default_factory=list[str])
+    """With `call_valid`: tools checked without their valid call, because no arguments that
+    satisfy the inputSchema could be built (the valid-call rules were not applied to them)."""
     calls: int = 0
     duration_seconds: float = 0.0
     suppressed: int = 0
@@ -72,6 +75,7 @@ class CheckReport:
             "toolsChecked": len(self.tools_checked),
             "toolsSkipped": dict(self.tools_skipped),
             "toolsUnchecked": list(self.tools_unchecked),
+            "toolsWithoutValidCall": list(self.tools_without_valid_call),
             "calls": self.calls,
             "durationSeconds": self.duration_seconds,
         }
@@ -115,6 +119,14 @@ class CheckReport:
             console.print(table)
         for tool, reason in self.tools_skipped.items():
             console.print(Text.assemble(("  - ", "dim"), (tool, "bold"), (f" skipped: {reason}", "dim")))
+        for tool in self.tools_without_valid_call:
+            console.print(
+                Text.assemble(
+                    ("  - ", "dim"),
+                    (tool, "bold"),
+                    (": no valid call made (no arguments found that satisfy its inputSchema)", "dim"),
+                )
+            )
         for tool in self.tools_unchecked:
             console.print(Text.assemble(("  - ", "dim"), (tool, "bold"), (" not checked: the run stopped", "dim")))
         summary = self.summary()

@@ -71,6 +71,7 @@ class _Run:
     skipped: dict[str, str] = field(default_factory=dict)
     calls: int = 0
     unchecked: list[str] = field(default_factory=list)
+    without_valid_call: list[str] = field(default_factory=list)
     stopped: bool = False
     server_info: dict[str, str | None] = field(default_factory=dict)
 
@@ -129,6 +130,7 @@ async def check_server(target: Target, options: CheckOptions | None = None) -> C
         tools_checked=run.checked,
         tools_skipped=run.skipped,
         tools_unchecked=run.unchecked,
+        tools_without_valid_call=run.without_valid_call,
         calls=run.calls,
         duration_seconds=round(anyio.current_time() - started, 3),
     )
@@ -206,6 +208,8 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
             arguments = valid_arguments(schema)
             if arguments is not None:
                 probes.append(Probe("valid", arguments, detail="valid call"))
+            else:
+                run.without_valid_call.append(tool.name)
     except Exception as exc:
         # A schema jsonschema cannot use (a bad regex, a dangling $ref) breaks clients too.
         run.add(
