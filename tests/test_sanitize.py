@@ -96,3 +96,7 @@ def test_ordinary_names_are_not_secret(name: str) -> None:
 )
 def test_secrets_under_camel_case_or_glued_names_are_redacted(text: str, secret: str) -> None:
     assert secret not in sanitize_text(text, limit=200)
+
+
+def test_windows_network_paths_are_redacted() -> None:
+    assert sanitize_text(r"cannot open \\fileserver\finance\salaries.xlsx now", limit=200) == "cannot open [path] now"

@@ -54,8 +54,10 @@ _TOKENS: Final = re.compile(
 )
 _TRACEBACK: Final = re.compile(r"(?s)Traceback \(most recent call last\):.*")
 _FRAME: Final = re.compile(r'File "[^"]+", line \d+(?:, in \S+)?')
-# Absolute paths of two or more segments, Unix or Windows, not part of a URL.
-_PATH: Final = re.compile(r"(?<![\w:/.])(?:/[\w.@~+-]+){2,}/?|\b[A-Za-z]:\\(?:[\w.@~ +-]+\\?)+")
+# Absolute paths of two or more segments, Unix or Windows (drive or UNC), not part of a URL.
+_PATH: Final = re.compile(
+    r"(?<![\w:/.])(?:/[\w.@~+-]+){2,}/?|\b[A-Za-z]:\\(?:[\w.@~ +-]+\\?)+|\\\\[\w.$-]+(?:\\[\w.$@~+-]+)+"
+)
 
 
 def sanitize_text(text: str, *, limit: int) -> str:
