@@ -262,6 +262,24 @@ async def test_a_tool_the_checker_finds_no_valid_arguments_for_is_named_not_sile
 
 
 @pytest.mark.anyio
+async def test_concurrent_checks_each_count_only_their_own_servers_stdout_noise() -> None:
+    noisy = StdioServerParameters(command=PYTHON, args=[str(FIXTURES / "noisy_server.py")])
+    good = StdioServerParameters(command=PYTHON, args=[str(FIXTURES / "good_server.py")])
+    reports: dict[str, CheckReport] = {}
+
+    async def run(name: str, params: StdioServerParameters) -> None:
+        reports[name] = await check_server(params, CheckOptions(connect_timeout=SLOW_START))
+
+    with anyio.fail_after(SLOW_START + 30):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "good", good)
+            group.start_soon(run, "noisy", noisy)
+
+    assert "ME021" in rules_by_tool(reports["noisy"]).get(None, set())
+    assert "ME021" not in rules_by_tool(reports["good"]).get(None, set())
+
+
+@pytest.mark.anyio
 async def test_a_server_that_never_answers_the_handshake_ends_in_a_finding() -> None:
     with anyio.fail_after(20):
         report = await check_server(misbehaving("silent"), CheckOptions(connect_timeout=3.0))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -13,6 +14,15 @@ from mcp_errors import BusinessRuleError, install
 from servers.checks import assert_nothing_leaks, check_error, check_success
 from servers.contract_fastmcp import build_fastmcp_server
 from servers.contract_server import CASES, CRASH_TEXT, LEAKED_PATH, LEAKED_SECRET, Case
+
+
+class Opaque:
+    """A value no serialiser knows."""
+
+
+@dataclass
+class Out:
+    value: object
 
 
 def wire(result: CallToolResult) -> dict[str, Any]:
@@ -167,3 +177,19 @@ async def test_fastmcp_tool_error_raised_from_another_exception_keeps_its_messag
     envelope = check_error(wire(result), None)
     assert envelope["code"] == "TOOL_ERROR"
     assert "Order A1 not found" in wire(result)["content"][0]["text"]
+
+
+@pytest.mark.anyio
+async def test_fastmcps_own_wrapper_of_a_crash_stays_an_internal_error() -> None:
+    """fastmcp raises its ToolError `from` a serialisation failure: that is a crash, not a message."""
+    server = install(FastMCP("returns"))
+
+    @server.tool
+    def bad_return() -> Out:
+        return Out(value=Opaque())
+
+    async with Client(server) as client:
+        result = await client.call_tool_mcp("bad_return", {})
+    envelope = check_error(wire(result), None)
+    assert (envelope["code"], envelope["executionState"]) == ("INTERNAL_ERROR", "outcome_unknown")
+    assert "Opaque" not in wire(result)["content"][0]["text"]

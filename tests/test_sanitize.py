@@ -100,3 +100,32 @@ def test_secrets_under_camel_case_or_glued_names_are_redacted(text: str, secret:
 
 def test_windows_network_paths_are_redacted() -> None:
     assert sanitize_text(r"cannot open \\fileserver\finance\salaries.xlsx now", limit=200) == "cannot open [path] now"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "connect failed: ANALYTICS_WAREHOUSE_REPLICA_READONLY_PASSWORD=hunter2x",
+        "PASSWORD_FOR_THE_MAIN_REPLICA_DB=hunter2x",
+    ],
+)
+def test_secrets_under_long_names_are_redacted(text: str) -> None:
+    assert "hunter2x" not in sanitize_text(text, limit=200)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "InvalidTokenError: Signature has expired",
+        "AuthError: user disabled",
+        "SessionIdMismatch: retry login",
+        "tokenLimit=4096",
+    ],
+)
+def test_names_about_a_secret_are_not_taken_for_one(text: str) -> None:
+    assert sanitize_text(text, limit=200) == text
+
+
+def test_a_secret_cut_in_two_by_the_length_cap_is_dropped_not_shown() -> None:
+    text = "x" + " " * 1052 + "ghp_" + "A" * 30
+    assert "ghp_" not in sanitize_text(text, limit=200)

@@ -319,25 +319,30 @@ def _one_kind(group: BaseExceptionGroup[BaseException]) -> FailureDetails | None
 def _is_sdk_wrapper(exc: BaseException) -> bool:
     # The SDKs wrap what a tool raised in their own ToolError, with the original as
     # `__cause__`. A ToolError the tool raised itself (`raise ToolError("...") from exc`) is
-    # the same class, so it is told apart by the wrappers' fixed messages; its own message is
-    # what the tool meant the client to read.
+    # the same class: what tells them apart is where it was raised. Its own message is what
+    # the tool meant the client to read.
     if isinstance(exc, _SDK_ALWAYS_WRAPPERS):
         return True
     if isinstance(exc, _SDKToolError):
-        return str(exc).startswith("Error executing tool ")
+        return _raised_in(exc, "mcp.")
     if is_fastmcp(exc, "ToolError"):
-        return str(exc).startswith(_FASTMCP_WRAPPER_TEXTS)
+        return _raised_in(exc, "fastmcp.")
     # fastmcp's other wrappers (its ValidationError, ...); checking the module keeps fastmcp
     # an optional dependency.
     return type(exc).__module__.startswith("fastmcp.")
 
 
 _SDK_ALWAYS_WRAPPERS: Final = (_SDKUnexpectedToolError, _SDKResourceError)
-_FASTMCP_WRAPPER_TEXTS: Final = (
-    "Error calling tool ",
-    "Rate limited by upstream API, please retry later",
-    "Upstream request timed out, please retry",
-)
+
+
+def _raised_in(exc: BaseException, package: str) -> bool:
+    """Whether the innermost frame of `exc`'s traceback, where it was raised, is in `package`."""
+    frame = exc.__traceback__
+    if frame is None:
+        return False
+    while frame.tb_next is not None:
+        frame = frame.tb_next
+    return str(frame.tb_frame.f_globals.get("__name__", "")).startswith(package)
 
 
 def _is_plain_tool_error(exc: BaseException) -> bool:

@@ -7,6 +7,7 @@ hangs, crashes or speaks no contract at all ends as findings in the report.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import logging
 import os
@@ -260,7 +261,11 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
 
 class _StdoutNoise(logging.Filter):
     """Counts the stdout lines the SDK's stdio client could not parse, and keeps its traceback
-    for them off the checker's output."""
+    for them off the checker's output.
+
+    The logger is shared; a record counts for the run whose server sent the line, known by
+    the context the stdio client's reader task inherited from that run.
+    """
 
     def __init__(self) -> None:
         super().__init__()
@@ -268,7 +273,7 @@ class _StdoutNoise(logging.Filter):
         self.first: str | None = None
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not record.getMessage().startswith("Failed to parse JSONRPC message"):
+        if _current_noise.get() is not self or not record.getMessage().startswith("Failed to parse JSONRPC message"):
             return True
         self.lines += 1
         if self.first is None and record.exc_info is not None:
@@ -281,10 +286,17 @@ def _catch_stdout_noise() -> Iterator[_StdoutNoise]:
     stdio_logger = logging.getLogger("mcp.client.stdio")
     noise = _StdoutNoise()
     stdio_logger.addFilter(noise)
+    token = _current_noise.set(noise)
     try:
         yield noise
     finally:
+        _current_noise.reset(token)
         stdio_logger.removeFilter(noise)
+
+
+_current_noise: Final[contextvars.ContextVar[_StdoutNoise | None]] = contextvars.ContextVar(
+    "mcp_errors_check_stdout_noise", default=None
+)
 
 
 def _unparsed_line(exc: BaseException | None) -> str | None:
