@@ -72,6 +72,7 @@ from mcp_errors._sanitize import (
 __all__ = [
     "classify_arguments",
     "classify_failure",
+    "log_fields",
     "new_error_id",
     "register_exception",
     "unknown_tool",
@@ -107,6 +108,11 @@ def register_exception(exc_type: type[BaseException], handler: ExceptionHandler)
         ```
     """
     _registry[exc_type] = handler
+
+
+def log_fields(tool: str | None, error_id: str, category: ErrorCategory) -> dict[str, Any]:
+    """The structured fields of a failure's log line (`extra=`), the same on every line."""
+    return {"tool": tool, "error_id": error_id, "error_category": category.value}
 
 
 def new_error_id() -> str:
@@ -156,22 +162,17 @@ def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None
             leaf = cause
         else:
             leaf = _unwrap(exc)
-        tool_error = leaf if isinstance(leaf, ToolError) else _from_registry(leaf)
-        if tool_error is not None:
-            details: FailureDetails | None = _details_from_tool_error(tool_error)
-        else:
-            details = _from_known_types(leaf)
-            if details is None and _is_plain_tool_error(leaf):
-                details = _uncategorised_tool_error(leaf)
-            if details is None and isinstance(leaf, BaseExceptionGroup):
-                details = _one_kind(leaf)
+        # Our ToolError inline: the commonest failure saves a call (docs/performance.md).
+        details = _details_from_tool_error(leaf) if isinstance(leaf, ToolError) else _kind_of(leaf)
+        if details is None and _is_plain_tool_error(leaf):
+            details = _uncategorised_tool_error(leaf)
         if details is None:
             logger.error(
                 "tool %r raised an unclassified exception, errorId %s",
                 tool_name,
                 error_id,
                 exc_info=(type(leaf), leaf, leaf.__traceback__),
-                extra={"tool": tool_name, "error_id": error_id, "error_category": ErrorCategory.BUSINESS.value},
+                extra=log_fields(tool_name, error_id, ErrorCategory.BUSINESS),
             )
             return _INTERNAL_ERROR
         # Checked first so that a server with INFO off does not build the record's arguments.
@@ -184,7 +185,7 @@ def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None
                 details.category.value,
                 details.code or "",
                 error_id,
-                extra={"tool": tool_name, "error_id": error_id, "error_category": details.category.value},
+                extra=log_fields(tool_name, error_id, details.category),
             )
         return details
     except Exception:
@@ -195,7 +196,7 @@ def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None
             "could not classify the failure of tool %r, errorId %s",
             tool_name,
             error_id,
-            extra={"tool": tool_name, "error_id": error_id, "error_category": ErrorCategory.BUSINESS.value},
+            extra=log_fields(tool_name, error_id, ErrorCategory.BUSINESS),
         )
         return _INTERNAL_ERROR
 
@@ -245,7 +246,7 @@ def classify_arguments(
         tool_name,
         names,
         error_id,
-        extra={"tool": tool_name, "error_id": error_id, "error_category": ErrorCategory.VALIDATION.value},
+        extra=log_fields(tool_name, error_id, ErrorCategory.VALIDATION),
     )
     return FailureDetails(
         message="Invalid arguments",
@@ -265,7 +266,7 @@ def unknown_tool(name: str, *, error_id: str) -> FailureDetails:
         "call named unknown tool %r, errorId %s",
         shown,
         error_id,
-        extra={"tool": shown, "error_id": error_id, "error_category": ErrorCategory.VALIDATION.value},
+        extra=log_fields(shown, error_id, ErrorCategory.VALIDATION),
     )
     return FailureDetails(
         message="Unknown tool",
@@ -297,23 +298,23 @@ _MAX_UNWRAP: Final = 16
 _SDK_WRAPPERS: Final = (_SDKToolError, _SDKResourceError)
 
 
+def _kind_of(leaf: BaseException) -> FailureDetails | None:
+    """What a failure is, from the tool, the registry, its type or, for a group, its members."""
+    # The registry is checked here, not in `_from_registry`, to spare the common unclassified
+    # path (nothing registered) a call (docs/performance.md).
+    tool_error = leaf if isinstance(leaf, ToolError) else (_from_registry(leaf) if _registry else None)
+    if tool_error is not None:
+        return _details_from_tool_error(tool_error)
+    if isinstance(leaf, BaseExceptionGroup):
+        return _one_kind(leaf)
+    return _from_known_types(leaf)
+
+
 def _one_kind(group: BaseExceptionGroup[BaseException]) -> FailureDetails | None:
     """What several failures at once are (a task group's two timeouts), when all are one kind."""
-    kinds: list[FailureDetails] = []
-    for member in group.exceptions:
-        leaf = _unwrap(member)
-        tool_error = leaf if isinstance(leaf, ToolError) else _from_registry(leaf)
-        kind: FailureDetails | None
-        if tool_error is not None:
-            kind = _details_from_tool_error(tool_error)
-        elif isinstance(leaf, BaseExceptionGroup):
-            kind = _one_kind(leaf)
-        else:
-            kind = _from_known_types(leaf)
-        if kind is None:
-            return None
-        kinds.append(kind)
-    return kinds[0] if kinds and all(kind == kinds[0] for kind in kinds) else None
+    kinds = [_kind_of(_unwrap(member)) for member in group.exceptions]
+    first = kinds[0]
+    return first if first is not None and all(kind == first for kind in kinds) else None
 
 
 def _is_sdk_wrapper(exc: BaseException) -> bool:
@@ -368,8 +369,6 @@ def _uncategorised_tool_error(exc: BaseException) -> FailureDetails:
 
 
 def _from_registry(exc: BaseException) -> ToolError | None:
-    if not _registry:
-        return None
     for klass in type(exc).__mro__:
         handler = _registry.get(klass)
         if handler is None:

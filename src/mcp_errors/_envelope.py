@@ -131,12 +131,13 @@ class FailureDetails:
             written = (self._text(), self._structured())
             object.__setattr__(self, "_written", written)
         text, structured = written
-        if self.field_errors or self.extra:
-            # Nested lists and objects too: a caller changing one result must not change the next.
-            structured = copy.deepcopy(structured)
+        # A new dict per result, nested lists and objects too when there are any: a caller
+        # changing one result must not change the next.
+        fresh = copy.deepcopy(structured) if self.field_errors or self.extra else dict(structured)
         if error_id is None:
-            return text, dict(structured)
-        return f"{text} (errorId: {error_id})", {**structured, "errorId": error_id}
+            return text, fresh
+        fresh["errorId"] = error_id
+        return f"{text} (errorId: {error_id})", fresh
 
     def _structured(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -186,9 +187,9 @@ ENVELOPE_SCHEMA: Final[dict[str, Any]] = json.loads(
 _ENVELOPE_TITLE: Final = ENVELOPE_SCHEMA["title"]
 _ENVELOPE_REQUIRED: Final = frozenset(ENVELOPE_SCHEMA["required"])
 CATEGORY_VALUES: Final = frozenset(category.value for category in ErrorCategory)
+"""The four `errorCategory` strings, for checking untrusted input."""
 CONTRACT_FIELDS: Final = frozenset(ENVELOPE_SCHEMA["properties"])
 """The envelope's field names, which `extra` fields may not use."""
-"""The four `errorCategory` strings, for checking untrusted input."""
 
 
 def error_result(

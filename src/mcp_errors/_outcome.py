@@ -158,7 +158,8 @@ def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> T
             category=ErrorCategory(contract["category"]),
             is_retryable=False,
             category_inferred=True,
-            description=text,
+            # The text after the head: the head's own verdict is not the reader's.
+            description=text[contract.end("verdict") + 1 :].strip(),
             message=text,
             retry_after_seconds=float(contract["after"]) if contract["after"] else None,
             error_id=contract["error_id"],

@@ -11,8 +11,7 @@ resent or gave up on.
 from __future__ import annotations
 
 import json
-import re
-from typing import Any, Final
+from typing import Any
 
 from mcp_types import TextContent
 
@@ -149,11 +148,4 @@ def _error_head(outcome: ToolOutcome) -> str:
     if outcome.is_retryable and outcome.retry_after_seconds is not None:
         verdict += f" after {outcome.retry_after_seconds:g}s"
     description = outcome.description or outcome.message or "The tool failed without saying why."
-    if outcome.source == "contract_text":
-        # The text already starts with a contract head, but prose never makes an error
-        # retryable: the verdict shown is the reader's, then the text as it came.
-        return f"[{label}, {verdict}] {_CONTRACT_HEAD.sub('', description, count=1)}"
     return f"[{label}, {verdict}] {description}"
-
-
-_CONTRACT_HEAD: Final = re.compile(r"^\[[a-z]+ error, [^\]]*\]\s*")

@@ -48,7 +48,7 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, Tool
 
-from mcp_errors._classify import new_error_id
+from mcp_errors._classify import log_fields, new_error_id
 from mcp_errors._envelope import ErrorCategory, ExecutionState, FailureDetails, FieldError, error_result
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
 
@@ -166,7 +166,7 @@ def enable_replay(server: MCPServer[Any], store: IdempotencyStore) -> None:
                         "tool %r: idempotency key reused with other arguments, errorId %s",
                         name,
                         error_id,
-                        extra={"tool": name, "error_id": error_id, "error_category": ErrorCategory.VALIDATION.value},
+                        extra=log_fields(name, error_id, ErrorCategory.VALIDATION),
                     )
                     return error_result(_KEY_REUSED, error_id=error_id)
                 replayed = CallToolResult.model_validate(stored.result)

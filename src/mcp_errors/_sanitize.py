@@ -107,7 +107,7 @@ def _sanitize(text: str, limit: int) -> str:
     cut = limit * 4 + 256
     if len(text) > cut:
         head = text[:cut]
-        text = head[: max(map(head.rfind, _SPACES), default=0)]
+        text = head[: max(0, *map(head.rfind, _SPACES))]
     text = _TRACEBACK.sub("[traceback removed]", text)
     text = _FRAME.sub("[frame removed]", text)
     text = _redact_secret_values(text)

@@ -455,11 +455,7 @@ _CATEGORY_PATTERNS: Final = {
     "CATEGORY_SPACE": r"\s",
     "CATEGORY_NOT_SPACE": r"\S",
 }
+# One character each category stands for in a generated value.
 _CATEGORY_CHARS: Final = {
-    "CATEGORY_DIGIT": "1",
-    "CATEGORY_NOT_DIGIT": "a",
-    "CATEGORY_WORD": "a",
-    "CATEGORY_NOT_WORD": "-",
-    "CATEGORY_SPACE": " ",
-    "CATEGORY_NOT_SPACE": "a",
+    name: next(char for char in "a1- " if re.fullmatch(pattern, char)) for name, pattern in _CATEGORY_PATTERNS.items()
 }

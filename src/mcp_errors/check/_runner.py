@@ -81,6 +81,11 @@ class _Run:
         first, count = self.findings.get(key, (message, 0))
         self.findings[key] = (first, count + 1)
 
+    def mark_unreached(self, tools: Sequence[Tool]) -> None:
+        """Record as unchecked every tool the run stopped before judging."""
+        reached = {*self.checked, *self.skipped}
+        self.unchecked = [tool.name for tool in tools if tool.name not in reached]
+
     def remaining(self) -> float:
         return self.deadline - anyio.current_time()
 
@@ -174,8 +179,7 @@ async def _check(target: Target, run: _Run) -> None:
                         run.server_info = {"name": client.server_info.name, "version": client.server_info.version}
                     for tool in tools:
                         if not await _check_tool(client, tool, run, errlog):
-                            reached = {*run.checked, *run.skipped}
-                            run.unchecked = [t.name for t in tools if t.name not in reached]
+                            run.mark_unreached(tools)
                             break
                     finished = True
         except Exception as exc:
@@ -183,8 +187,7 @@ async def _check(target: Target, run: _Run) -> None:
                 run.add("ME015", None, f"could not connect: {_describe(exc)}{_tail(errlog)}")
             elif not finished:
                 # Connected is not complete: whatever stopped the loop leaves tools unjudged.
-                reached = {*run.checked, *run.skipped}
-                run.unchecked = [t.name for t in tools if t.name not in reached]
+                run.mark_unreached(tools)
                 run.add("ME017", None, f"the run stopped early: {_describe(exc)}{_tail(errlog)}")
             # After the last tool the findings are complete; an error while closing is not one.
         if scope.cancelled_caught:
