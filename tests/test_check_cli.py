@@ -14,8 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from mcp_errors._cli import app
+from servers import CHECK_SERVERS_DIR
 
-FIXTURES = Path(__file__).parent / "check_fixtures"
+FIXTURES = CHECK_SERVERS_DIR
 DEFECTS = [sys.executable, str(FIXTURES / "defects_server.py")]
 GOOD = [sys.executable, str(FIXTURES / "good_server.py")]
 SLOW_START = ["--connect-timeout", "60"]

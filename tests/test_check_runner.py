@@ -4,7 +4,6 @@ and hanging, crashing or silent servers end in findings within the timeouts."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated, Literal
 
 import anyio
@@ -15,15 +14,15 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from check_fixtures import defects_server, good_server, misbehaving_server, unusable_schema_server
 from mcp_errors import BusinessRuleError, install
 from mcp_errors.check import RULES, CheckOptions, CheckReport, check_server
+from servers import CHECK_SERVERS_DIR
+from servers.check import defects_server, good_server, misbehaving_server, unusable_schema_server
 
-FIXTURES = Path(__file__).parent / "check_fixtures"
+FIXTURES = CHECK_SERVERS_DIR
 PYTHON = sys.executable
 # Starting a Python server on a loaded 2-core machine can take seconds; calls are fast.
 SLOW_START = 60.0
-MODES: list[Literal["auto", "legacy"]] = ["auto", "legacy"]
 
 
 def rules_by_tool(report: CheckReport) -> dict[str | None, set[str]]:
@@ -47,7 +46,6 @@ def assert_well_formed(report: CheckReport) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_foundation_built_server_passes_every_rule(mode: Literal["auto", "legacy"]) -> None:
     with anyio.fail_after(30):
         report = await check_server(good_server.build_server(), CheckOptions(call_valid=True, mode=mode))
@@ -68,7 +66,6 @@ async def test_a_foundation_built_server_passes_every_rule_over_stdio() -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_each_defect_is_flagged_with_exactly_its_rule(mode: Literal["auto", "legacy"]) -> None:
     with anyio.fail_after(30):
         report = await check_server(defects_server.build_server(), CheckOptions(call_valid=True, mode=mode))
@@ -89,7 +86,6 @@ def test_every_envelope_rule_has_a_defect_fixture() -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_tool_whose_schema_cannot_be_used_is_flagged_and_the_others_are_still_checked(
     mode: Literal["auto", "legacy"],
 ) -> None:
@@ -104,7 +100,6 @@ async def test_a_tool_whose_schema_cannot_be_used_is_flagged_and_the_others_are_
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_an_installed_server_with_secret_named_arguments_does_not_leak_by_naming_them(
     mode: Literal["auto", "legacy"],
 ) -> None:
@@ -324,7 +319,6 @@ async def test_a_third_party_server_from_pypi_is_checked_end_to_end() -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_the_demo_server_passes_every_rule(mode: Literal["auto", "legacy"]) -> None:
     from mcp_errors.demo import build_server
 

@@ -17,8 +17,6 @@ from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_K
 from mcp_errors.demo import Database, DeskConfig, FaultConfig, build_server
 from servers.checks import assert_nothing_leaks, check_error, check_success
 
-MODES = ["legacy", "auto"]
-
 
 def wire(result: CallToolResult) -> dict[str, Any]:
     return result.model_dump(by_alias=True, exclude_none=True, mode="json")
@@ -41,7 +39,6 @@ async def call(client: Client, name: str, arguments: dict[str, Any], key: str | 
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_unknown_email_is_a_valid_empty_result_not_an_error(mode: str) -> None:
     async with desk(mode) as (client, schemas):
         result = await call(client, "lookup_customer", {"email": "john@example.com"})
@@ -51,7 +48,6 @@ async def test_unknown_email_is_a_valid_empty_result_not_an_error(mode: str) -> 
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_known_email_finds_the_customer(mode: str) -> None:
     async with desk(mode) as (client, schemas):
         result = await call(client, "lookup_customer", {"email": "Ana.Silva@example.com"})
@@ -61,7 +57,6 @@ async def test_known_email_finds_the_customer(mode: str) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_malformed_order_id_names_the_expected_format_and_the_received_value(mode: str) -> None:
     async with desk(mode) as (client, schemas):
         result = await call(client, "get_order", {"order_id": "order-abc"})
@@ -74,7 +69,6 @@ async def test_malformed_order_id_names_the_expected_format_and_the_received_val
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_unknown_well_formed_order_is_a_valid_empty_result(mode: str) -> None:
     async with desk(mode) as (client, schemas):
         empty = await call(client, "get_order", {"order_id": "#99999"})
@@ -86,7 +80,6 @@ async def test_unknown_well_formed_order_is_a_valid_empty_result(mode: str) -> N
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_refund_over_the_limit_is_a_business_error_and_applies_nothing(mode: str) -> None:
     db = Database()
     async with desk(mode, db=db) as (client, schemas):
@@ -98,7 +91,6 @@ async def test_refund_over_the_limit_is_a_business_error_and_applies_nothing(mod
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(
     "amount", [0, -5, float("nan"), 0.004], ids=["zero", "negative", "nan", "below-a-cent-once-rounded"]
 )
@@ -113,7 +105,6 @@ async def test_a_refund_amount_below_one_cent_is_a_validation_error(mode: str, a
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_refund_amount_is_rounded_to_cents_before_it_is_checked_stored_and_reported(mode: str) -> None:
     db = Database()
     refundable = db.get_order("#10003")["refundable"]  # type: ignore[index]
@@ -128,7 +119,6 @@ async def test_a_refund_amount_is_rounded_to_cents_before_it_is_checked_stored_a
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_refund_beyond_the_remaining_total_is_a_business_error(mode: str) -> None:
     db = Database()
     refundable = db.get_order("#10003")["refundable"]  # type: ignore[index]
@@ -144,7 +134,6 @@ async def test_refund_beyond_the_remaining_total_is_a_business_error(mode: str) 
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_refund_of_an_unknown_order_is_refused(mode: str) -> None:
     async with desk(mode) as (client, schemas):
         result = await call(client, "process_refund", {"order_id": "#99999", "amount": 5, "reason": "x"})
@@ -152,7 +141,6 @@ async def test_refund_of_an_unknown_order_is_refused(mode: str) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_financial_records_are_denied_before_existence_is_checked(mode: str) -> None:
     async with desk(mode) as (client, schemas):
         existing = await call(client, "get_financial_records", {"customer_id": "C-1001"})
@@ -166,7 +154,6 @@ async def test_financial_records_are_denied_before_existence_is_checked(mode: st
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_finance_role_reads_records_and_gets_an_empty_result_for_unknown_customers(mode: str) -> None:
     async with desk(mode, role="finance") as (client, schemas):
         found = await call(client, "get_financial_records", {"customer_id": "C-1001"})
@@ -176,7 +163,6 @@ async def test_finance_role_reads_records_and_gets_an_empty_result_for_unknown_c
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_search_answers_from_the_source_and_an_outage_is_a_transient_error(mode: str) -> None:
     faults = FaultConfig.build(outages=["search_knowledge:tickets"])
     async with desk(mode, faults=faults) as (client, schemas):
@@ -196,7 +182,6 @@ async def test_search_answers_from_the_source_and_an_outage_is_a_transient_error
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_annotations_are_truthful(mode: str) -> None:
     async with Client(build_server(), mode=mode) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
@@ -212,7 +197,6 @@ async def test_annotations_are_truthful(mode: str) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_resent_refund_with_the_same_key_is_replayed_not_applied_twice(mode: str) -> None:
     db = Database()
     args = {"order_id": "#10004", "amount": 3.5, "reason": "late"}
@@ -228,7 +212,6 @@ async def test_a_resent_refund_with_the_same_key_is_replayed_not_applied_twice(m
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_commit_then_timeout_applies_the_refund_and_says_the_outcome_is_unknown(mode: str) -> None:
     db = Database()
     faults = FaultConfig.build(commit_then_timeout=1.0)
@@ -243,7 +226,6 @@ async def test_commit_then_timeout_applies_the_refund_and_says_the_outcome_is_un
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_same_seed_injects_the_same_faults(mode: str) -> None:
     async def pattern() -> list[bool]:
         async with desk(mode, faults=FaultConfig.build(fault_rate=0.5, seed=3)) as (client, _):
@@ -255,7 +237,6 @@ async def test_same_seed_injects_the_same_faults(mode: str) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_without_the_contract_failures_are_plain_text(mode: str) -> None:
     async with Client(build_server(DeskConfig(contract=False)), mode=mode) as client:
         result = wire(await client.call_tool("get_order", {"order_id": "order-abc"}))

@@ -20,7 +20,6 @@ from mcp_errors import ENVELOPE_SCHEMA, BusinessRuleError, install, to_error_res
 from servers.checks import assert_nothing_leaks, check_error, check_success, validate
 from servers.contract_server import CASES, CRASH_TEXT, LEAKED_PATH, LEAKED_SECRET, Case, build_server
 
-MODES = ["legacy", "auto"]
 CONTRACT_SERVER = Path(__file__).parent / "servers" / "contract_server.py"
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 
@@ -45,7 +44,6 @@ def check_case(case: Case, result: dict[str, Any], schema: Mapping[str, Any] | N
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.tool)
 async def test_every_failure_reaches_the_client_as_a_schema_valid_envelope(mode: str, case: Case) -> None:
     async with Client(build_server(), mode=mode) as client:
@@ -56,7 +54,6 @@ async def test_every_failure_reaches_the_client_as_a_schema_valid_envelope(mode:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_success_results_still_validate_against_the_widened_output_schema(mode: str) -> None:
     async with Client(build_server(), mode=mode) as client:
         schemas = await output_schemas(client)
@@ -69,7 +66,6 @@ async def test_success_results_still_validate_against_the_widened_output_schema(
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_tools_registered_before_and_after_install_both_advertise_the_envelope(mode: str) -> None:
     # check_stock is registered before install(), refund after it.
     async with Client(build_server(), mode=mode) as client:
@@ -82,7 +78,6 @@ async def test_tools_registered_before_and_after_install_both_advertise_the_enve
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_an_empty_result_is_a_success_that_says_the_query_ran(mode: str) -> None:
     async with Client(build_server(), mode=mode) as client:
         schemas = await output_schemas(client)
@@ -96,7 +91,6 @@ async def test_an_empty_result_is_a_success_that_says_the_query_ran(mode: str) -
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_an_unclassified_crash_shows_no_exception_text_and_logs_the_same_error_id(
     mode: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -113,7 +107,6 @@ async def test_an_unclassified_crash_shows_no_exception_text_and_logs_the_same_e
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_classified_failures_log_their_error_id_without_a_traceback(
     mode: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -127,7 +120,6 @@ async def test_classified_failures_log_their_error_id_without_a_traceback(
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_argument_validation_names_each_bad_argument(mode: str) -> None:
     async with Client(build_server(), mode=mode) as client:
         result = await client.call_tool("get_order", {"order_id": "order-abc", "quantity": 0, "colour": "x" * 500})
@@ -144,7 +136,6 @@ async def test_argument_validation_names_each_bad_argument(mode: str) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_missing_argument_is_named_without_a_received_value(mode: str) -> None:
     async with Client(build_server(), mode=mode) as client:
         result = await client.call_tool("refund", {"order_id": "#12345"})
@@ -247,7 +238,6 @@ def low_level_server() -> Server[Any]:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(
     ("city", "category", "code"),
     [("Atlantis", "transient", "UPSTREAM_UNAVAILABLE"), ("Nowhere", "validation", "INVALID_ARGUMENTS")],
@@ -269,7 +259,6 @@ async def test_to_error_result_speaks_the_contract_inside_a_low_level_server(
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_the_sdk_tool_error_keeps_its_message_as_an_uncategorised_business_error(mode: str) -> None:
     from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 
@@ -300,7 +289,6 @@ async def test_a_pydantic_error_raised_inside_the_tool_body_is_a_crash_not_bad_a
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_tool_error_raised_from_another_exception_keeps_the_tools_message(mode: str) -> None:
     from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 
@@ -322,7 +310,6 @@ async def test_a_tool_error_raised_from_another_exception_keeps_the_tools_messag
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_failures_the_classifier_cannot_read_are_internal_errors_never_raw_text(mode: str) -> None:
     import httpx
 

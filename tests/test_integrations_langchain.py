@@ -17,9 +17,9 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from mcp import Client, StdioServerParameters
 
-from integrations_server import FAILING_CALLS, SERVER_SCRIPT, build_server
 from mcp_errors._policy import RecoveryPolicy
 from mcp_errors.integrations.langchain import load_mcp_tools
+from servers.integrations_server import FAILING_CALLS, SERVER_SCRIPT, build_server
 
 pytestmark = pytest.mark.anyio
 

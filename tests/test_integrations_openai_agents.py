@@ -18,9 +18,9 @@ from agents import Agent, FunctionTool, RunContextWrapper
 from agents.mcp import MCPServer, MCPServerStdio
 from agents.tool_context import ToolContext
 
-from integrations_server import FAILING_CALLS, SERVER_SCRIPT
 from mcp_errors._policy import Decision, RecoveryPolicy
 from mcp_errors.integrations.openai_agents import RecoveringMCPServer
+from servers.integrations_server import FAILING_CALLS, SERVER_SCRIPT
 
 pytestmark = pytest.mark.anyio
 

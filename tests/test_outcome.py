@@ -13,15 +13,12 @@ from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, INVALID_PARAMS, REQUEST
 
 from mcp_errors import ErrorCategory, ExecutionState, TransientError, empty_result, install, read_result
 
-MODES = ["legacy", "auto"]
-
 
 def text_error(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_our_envelope_is_read_with_every_optional_field(mode: str) -> None:
     server = install(MCPServer("s"))
 
@@ -184,7 +181,6 @@ def test_the_empty_rule(result: CallToolResult, kind: str) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_tool_returning_nothing_reads_as_empty_not_as_an_error(mode: str) -> None:
     server: MCPServer[Any] = MCPServer("s")
 

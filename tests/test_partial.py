@@ -32,9 +32,8 @@ from mcp_errors import (
     read_partial,
     read_result,
 )
-from mcp_errors.testing import set_testing
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("zero_wait")]
 
 ATTEMPTS = 3
 ALL_SOURCES = [1, 2, 3, 4, 5]
@@ -81,17 +80,6 @@ def make_subagent(sources: MCPServer[Any]) -> MCPServer[Any]:
         return report.to_tool_result()
 
     return subagent
-
-
-@pytest.fixture(autouse=True)
-def zero_wait() -> Any:
-    with set_testing():
-        yield
-
-
-@pytest.fixture(params=["legacy", "auto"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 @asynccontextmanager

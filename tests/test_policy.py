@@ -6,7 +6,6 @@ import logging
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -29,18 +28,16 @@ from mcp_errors import (
 )
 from mcp_errors._envelope import FailureDetails, error_result
 from mcp_errors.testing import drop_answers, set_testing
-from recovery_servers.shop import build_shop, build_third_party
+from servers import SERVERS_DIR
+from servers.shop import build_shop, build_third_party
 
-SHOP = Path(__file__).parent / "recovery_servers" / "shop.py"
+SHOP = SERVERS_DIR / "shop.py"
 TRANSPORTS = ["legacy", "auto", "stdio"]
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
 
-@pytest.fixture(autouse=True)
-def zero_wait() -> Any:
-    with set_testing():
-        yield
+pytestmark = pytest.mark.usefixtures("zero_wait")
 
 
 @pytest.fixture(params=TRANSPORTS)

@@ -14,8 +14,6 @@ from mcp_errors import BusinessRuleError, IdempotencyStore, TransientError, inst
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
 from mcp_errors._replay import StoredResult
 
-MODES = ["legacy", "auto"]
-
 
 def build(store: IdempotencyStore) -> tuple[MCPServer[Any], list[int]]:
     server: MCPServer[Any] = MCPServer("pay")
@@ -58,7 +56,6 @@ def key(value: str) -> dict[str, Any]:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_repeated_key_replays_the_first_result_without_running_again(mode: str) -> None:
     server, charges = build(IdempotencyStore())
     async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
@@ -73,7 +70,6 @@ async def test_a_repeated_key_replays_the_first_result_without_running_again(mod
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_key_reused_with_other_arguments_is_a_validation_error(mode: str) -> None:
     server, charges = build(IdempotencyStore())
     async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
@@ -90,7 +86,6 @@ async def test_a_key_reused_with_other_arguments_is_a_validation_error(mode: str
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_only_tools_that_write_advertise_honouring_keys(mode: str) -> None:
     server, _ = build(IdempotencyStore())
     async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
@@ -120,7 +115,6 @@ async def test_an_error_that_did_not_execute_is_not_stored_so_the_resend_runs() 
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_an_unknown_outcome_is_replayed_so_a_keyed_resend_never_applies_twice(mode: str) -> None:
     server, charges = build(IdempotencyStore())
     async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
@@ -134,7 +128,6 @@ async def test_an_unknown_outcome_is_replayed_so_a_keyed_resend_never_applies_tw
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_an_error_that_applied_nothing_is_not_stored_so_the_keyed_resend_runs(mode: str) -> None:
     server, charges = build(IdempotencyStore())
     async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
@@ -148,7 +141,6 @@ async def test_an_error_that_applied_nothing_is_not_stored_so_the_keyed_resend_r
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_business_error_is_replayed_for_the_same_key(mode: str) -> None:
     server, charges = build(IdempotencyStore())
     async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
@@ -163,7 +155,6 @@ async def test_a_business_error_is_replayed_for_the_same_key(mode: str) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_hung_keyed_call_is_cancelled_when_the_client_gives_up(mode: str) -> None:
     server: MCPServer[Any] = MCPServer("hung")
     install(server, idempotency=IdempotencyStore())
@@ -261,7 +252,6 @@ def test_idempotency_on_a_fastmcp_server_is_refused_before_anything_changes() ->
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_tools_own_transient_error_is_not_stored_so_the_keyed_resend_reaches_it(mode: str) -> None:
     """ "Rate limited, retry shortly" said nothing was applied or unknown: the resend must run."""
     server: MCPServer[Any] = MCPServer("limits")

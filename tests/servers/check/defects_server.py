@@ -3,7 +3,7 @@
 `DEFECTS` maps each tool to the one rule it breaks; `well_behaved` breaks none. Every tool
 takes one argument, `customer_email`, validates it with jsonschema and answers a bad one with
 a contract error; each defect tool then spoils that answer (or its valid-call answer) in one
-way. Run as a stdio server: `python tests/check_fixtures/defects_server.py`.
+way. Run as a stdio server: `python tests/servers/check/defects_server.py`.
 """
 
 from __future__ import annotations

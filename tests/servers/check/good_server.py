@@ -1,7 +1,7 @@
 """A server built with the foundation (MCPServer + install): it must pass every rule.
 
-Run as a stdio server: `python tests/check_fixtures/good_server.py`, or over streamable
-HTTP: `python tests/check_fixtures/good_server.py --http PORT`.
+Run as a stdio server: `python tests/servers/check/good_server.py`, or over streamable
+HTTP: `python tests/servers/check/good_server.py --http PORT`.
 """
 
 from __future__ import annotations

@@ -6,15 +6,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 from mcp_types import CallToolResult, ToolAnnotations
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 from mcp_errors import AccessDeniedError, BusinessRuleError, IdempotencyStore, empty_result, install
 from mcp_errors.testing import add_flaky_tool

@@ -4,7 +4,7 @@
 definition that does not exist, `bad_output_pattern` an outputSchema with a bad regex (so only
 judging its answers fails); `well_behaved` is fine. The server never validates with these
 schemas itself: it answers every call with a contract validation error. Run as a stdio
-server: `python tests/check_fixtures/unusable_schema_server.py`.
+server: `python tests/servers/check/unusable_schema_server.py`.
 """
 
 from __future__ import annotations
