@@ -26,7 +26,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, CallToolResult, Tool
 
-from mcp_errors._listing import list_all_tools
+from mcp_errors._client import list_all_tools
 from mcp_errors.check._judge import Verdict, judge_call, judge_output_mismatch
 from mcp_errors.check._probes import Probe, invalid_probes, valid_arguments
 from mcp_errors.check._report import CheckReport
