@@ -28,6 +28,7 @@ __all__ = [
     "admit_error_envelope",
     "empty_result",
     "error_result",
+    "is_empty_result",
 ]
 
 
@@ -169,6 +170,30 @@ def empty_result(summary: str, structured: Mapping[str, Any] | None = None) -> C
     data: dict[str, Any] = dict(structured) if structured is not None else {}
     data.setdefault("resultCount", 0)
     return CallToolResult(content=[TextContent(type="text", text=summary)], structured_content=data, is_error=False)
+
+
+def is_empty_result(result: CallToolResult) -> bool:
+    """Whether a successful result is a valid empty result: the call ran and matched nothing.
+
+    That is `structuredContent.resultCount == 0`, or no content at all (`content` empty and
+    `structuredContent` absent, empty, or the SDKs' wrapping of an empty return value,
+    `{"result": []}`). A partial report (`partial: true`) is never empty: the sources that
+    failed may hold what the others did not find.
+    """
+    structured = result.structured_content
+    if isinstance(structured, Mapping) and structured.get("partial") is True:
+        # A partial report whose answers found nothing still misses the failed sources'.
+        return False
+    if (
+        isinstance(structured, Mapping)
+        and type(structured.get("resultCount")) is int
+        and structured["resultCount"] == 0
+    ):
+        return True
+    if isinstance(structured, Mapping) and structured.keys() == {"result"}:
+        # The SDKs wrap a non-object return value as `{"result": value}`.
+        structured = structured["result"]
+    return not result.content and structured in (None, {}, [], "")
 
 
 def admit_error_envelope(output_schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
