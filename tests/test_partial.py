@@ -95,7 +95,7 @@ async def test_coordinator_receives_partial_answer_and_reruns_only_failed_source
         async with coordinator(subagent, mode) as client:
             result = await client.call_tool("research", {"query": "refund policy"})
             outcome = read_result(result)
-            report = outcome.partial
+            report = read_partial(outcome)
 
             assert outcome.kind == "success"
             assert report is not None
@@ -334,8 +334,9 @@ async def test_a_write_with_an_unknown_outcome_is_escalated_not_rerun(mode: str)
             calls = {f"target_{n}": ToolCall(client, "publish", {"source": n}) for n in (1, 2)}
             report = await gather_partial(calls, policy=RecoveryPolicy())
     outcome = read_result(report.to_tool_result())
-    assert outcome.partial is not None
-    assert outcome.partial.failed["target_2"].reason == "outcome_unknown"
+    report = read_partial(outcome)
+    assert report is not None
+    assert report.failed["target_2"].reason == "outcome_unknown"
     assert writes[2] == 1, "a non-idempotent write is not resent locally"
     assert plan_next_step(outcome).action == "escalate", "nor re-run by the coordinator"
 
@@ -350,8 +351,9 @@ async def test_a_fan_out_where_every_source_found_nothing_is_a_valid_empty_resul
     assert not result.is_error
     outcome = read_result(result)
     assert outcome.kind == "empty"
-    assert outcome.partial is not None
-    assert all(answer.kind == "empty" for answer in outcome.partial.succeeded.values())
+    report = read_partial(outcome)
+    assert report is not None
+    assert all(answer.kind == "empty" for answer in report.succeeded.values())
 
 
 def test_a_rerun_merged_into_the_report_replaces_what_it_ran_again() -> None:
@@ -401,8 +403,9 @@ async def test_answers_that_found_nothing_beside_a_failure_do_not_hide_the_failu
             report = await gather_partial(calls, policy=RecoveryPolicy())
     outcome = read_result(report.to_tool_result())
     assert (outcome.kind, outcome.ok) == ("success", True)
-    assert outcome.partial is not None
-    assert list(outcome.partial.failed) == ["b"]
+    report = read_partial(outcome)
+    assert report is not None
+    assert list(report.failed) == ["b"]
     assert plan_next_step(outcome) == plan_next_step(report)
     assert plan_next_step(outcome).rerun == ("b",)
 

@@ -10,22 +10,21 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
 from mcp_errors import Decision, ErrorCategory, RecoveryPolicy, call_tool_with_recovery, install
-from mcp_errors._policy import _testing
-from mcp_errors.testing import add_flaky_tool, drop_answers, set_testing
+from mcp_errors.testing import add_flaky_tool, drop_answers, is_testing, reset_retry_budgets, set_testing
 
 
 def test_set_testing_works_as_a_call_and_as_a_context_manager() -> None:
-    assert not _testing["zero_wait"]
+    assert not is_testing()
     with set_testing():
-        assert _testing["zero_wait"]
+        assert is_testing()
         with set_testing(False):
-            assert not _testing["zero_wait"]
-        assert _testing["zero_wait"]
-    assert not _testing["zero_wait"]
+            assert not is_testing()
+        assert is_testing()
+    assert not is_testing()
     set_testing(True)
-    assert _testing["zero_wait"]
+    assert is_testing()
     set_testing(False)
-    assert not _testing["zero_wait"]
+    assert not is_testing()
 
 
 @pytest.mark.anyio
@@ -77,13 +76,17 @@ async def test_dropped_answers_still_reach_the_server() -> None:
     assert flaky.calls == 2
 
 
-def test_reset_retry_budgets_refills_the_shared_default_policy() -> None:
-    from mcp_errors._policy import DEFAULT_POLICY
-    from mcp_errors.testing import reset_retry_budgets
-
-    budget = DEFAULT_POLICY.budget_for("outage")
-    for _ in range(100):
-        budget.record_failure()
-    assert not budget.allows_retry()
-    reset_retry_budgets()
-    assert DEFAULT_POLICY.budget_for("outage").allows_retry()
+@pytest.mark.anyio
+@pytest.mark.usefixtures("zero_wait")
+async def test_reset_retry_budgets_lets_calls_without_a_policy_retry_again() -> None:
+    server = install(MCPServer("outage"))
+    add_flaky_tool(server, "down", failures=10**9, read_only=True)
+    async with Client(server) as client:
+        # Calls without a policy share the default policy's budget for this server: an
+        # outage drains it until only first attempts are made.
+        attempts = [len((await call_tool_with_recovery(client, "down", {})).attempts) for _ in range(6)]
+        reset_retry_budgets()
+        after_reset = await call_tool_with_recovery(client, "down", {})
+    assert attempts[0] == 3
+    assert attempts[-1] == 1
+    assert len(after_reset.attempts) == 3

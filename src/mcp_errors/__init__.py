@@ -2,15 +2,8 @@
 
 from mcp_errors._budget import RetryBudget
 from mcp_errors._classify import register_exception
-from mcp_errors._envelope import (
-    ENVELOPE_SCHEMA,
-    ErrorCategory,
-    ExecutionState,
-    FieldError,
-    admit_error_envelope,
-    empty_result,
-    is_error_envelope,
-)
+from mcp_errors._contract import ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError, is_error_envelope
+from mcp_errors._envelope import admit_error_envelope, empty_result
 from mcp_errors._errors import (
     AccessDeniedError,
     BusinessRuleError,

@@ -3,19 +3,8 @@
 Every integration (MCPServer, fastmcp, the low-level helper) calls `classify_failure`
 or `classify_arguments`; nothing else decides a category.
 
-The taxonomy
-============
-
-| category     | what happened                                | isRetryable | the agent should                 |
-|--------------|----------------------------------------------|-------------|----------------------------------|
-| `transient`  | timeout, service down, rate limit, busy DB   | `true`      | resend the same call after a wait |
-| `validation` | the arguments are malformed or out of range  | `false`     | fix the input and call again      |
-| `business`   | a valid request breaks a policy or rule      | `false`     | take another path or escalate     |
-| `permission` | the caller may not do this                   | `false`     | escalate or use another principal |
-
-`isRetryable` answers one narrow question: can resending *this exact call* succeed? Only a
-transient failure says yes. `false` never means "stop": it means something must change
-first (the input, the request, or the caller).
+The taxonomy (the four categories and the exception a tool raises for each) is drawn in
+`mcp_errors._errors`; this module decides which category a failure is in.
 
 What is classified without the tool saying so
 ---------------------------------------------
@@ -57,8 +46,9 @@ from mcp.server.mcpserver.exceptions import ResourceError as _SDKResourceError
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
 from mcp.server.mcpserver.exceptions import UnexpectedToolError as _SDKUnexpectedToolError
 
+from mcp_errors._contract import ErrorCategory, ExecutionState, FieldError
 from mcp_errors._duck import is_fastmcp, is_httpx
-from mcp_errors._envelope import ErrorCategory, ExecutionState, FailureDetails, FieldError
+from mcp_errors._envelope import FailureDetails
 from mcp_errors._errors import ToolError
 from mcp_errors._sanitize import (
     MAX_DESCRIPTION_CHARS,

@@ -1,9 +1,10 @@
-"""The wire contract: how a tool failure and a valid empty result look on the wire.
+"""Writing a failure as a result: the `structuredContent` envelope and the whole `CallToolResult`.
 
 MCP's `CallToolResult` has only `content`, `structuredContent` and `isError`. This module
 builds results whose `structuredContent` carries the application-level error envelope
 (`errorCategory`, `isRetryable`, `description` and the optional fields) and whose first
-text block repeats the same facts for hosts that show the model only text.
+text block (`_head.py`) repeats the same facts for hosts that show the model only text. It
+also widens outputSchemas so that strict clients accept those results.
 
 Nothing here knows about exceptions: `_classify.py` decides *what* a failure is, this module
 decides *how it is written*. The envelope is hand-written on purpose: no library ships it.
@@ -12,86 +13,22 @@ decides *how it is written*. The envelope is hand-written on purpose: no library
 from __future__ import annotations
 
 import copy
-import enum
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any, Final
 
 from mcp_types import CallToolResult, TextContent
 
+from mcp_errors._contract import CONTRACT_FIELDS, ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
+from mcp_errors._head import ErrorHead, with_error_id, write_error_text
+
 __all__ = [
-    "CATEGORY_VALUES",
-    "CONTRACT_FIELDS",
-    "ENVELOPE_SCHEMA",
-    "ErrorCategory",
-    "ExecutionState",
     "FailureDetails",
-    "FieldError",
+    "WideningCache",
     "admit_error_envelope",
     "empty_result",
     "error_result",
-    "is_error_envelope",
 ]
-
-
-class ErrorCategory(enum.StrEnum):
-    """What kind of failure a tool hit, which decides how an agent recovers.
-
-    The full taxonomy, with the recovery for each category, is drawn in
-    `mcp_errors._classify`.
-    """
-
-    TRANSIENT = "transient"
-    VALIDATION = "validation"
-    BUSINESS = "business"
-    PERMISSION = "permission"
-
-    @property
-    def is_retryable(self) -> bool:
-        """Whether resending the exact same call can succeed: only for transient failures."""
-        return self is ErrorCategory.TRANSIENT
-
-
-class ExecutionState(enum.StrEnum):
-    """Whether the failed operation changed anything, so a client knows if a resend is safe."""
-
-    NOT_EXECUTED = "not_executed"
-    """Nothing was applied: resending cannot duplicate a side effect."""
-    OUTCOME_UNKNOWN = "outcome_unknown"
-    """The operation may or may not have been applied (for example a write that timed out)."""
-
-
-@dataclass(frozen=True, slots=True)
-class FieldError:
-    """One bad argument of a `validation` failure."""
-
-    field: str
-    """Dotted path of the argument, e.g. `order_id` or `items.0.qty`."""
-    problem: str
-    """What is wrong with it."""
-    expected: str | None = None
-    """What would be accepted, e.g. `a string matching #NNNNN`."""
-    received: str | None = None
-    """A truncated, redacted rendering of the value that was sent."""
-
-    def to_sentence(self) -> str:
-        """`field: problem (expected ...; received ...)`, for the text block."""
-        details = []
-        if self.expected is not None:
-            details.append(f"expected {self.expected}")
-        if self.received is not None:
-            details.append(f"received {self.received}")
-        return f"{self.field}: {self.problem}" + (f" ({'; '.join(details)})" if details else "")
-
-    def to_json(self) -> dict[str, str]:
-        data = {"field": self.field, "problem": self.problem}
-        if self.expected is not None:
-            data["expected"] = self.expected
-        if self.received is not None:
-            data["received"] = self.received
-        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +74,7 @@ class FailureDetails:
         if error_id is None:
             return text, fresh
         fresh["errorId"] = error_id
-        return f"{text} (errorId: {error_id})", fresh
+        return with_error_id(text, error_id), fresh
 
     def _structured(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -161,17 +98,12 @@ class FailureDetails:
         return data
 
     def _text(self) -> str:
-        if self.category.is_retryable:
-            verdict = "retryable"
-            if self.retry_after_seconds is not None:
-                verdict += f" after {self.retry_after_seconds:g}s"
-        else:
-            verdict = "not retryable"
-        text = f"[{self.category.value} error, {verdict}] {_sentence(self.message)} {self.description}"
+        head = ErrorHead(self.category, self.category.is_retryable, self.retry_after_seconds)
+        body = f"{_sentence(self.message)} {self.description}"
         if self.field_errors:
             # Hosts that show only text never see `fieldErrors`: spell each one out.
-            text += " Fields: " + "; ".join(error.to_sentence() for error in self.field_errors) + "."
-        return text
+            body += " Fields: " + "; ".join(error.to_sentence() for error in self.field_errors) + "."
+        return write_error_text(head, body)
 
 
 def _sentence(text: str) -> str:
@@ -179,17 +111,7 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else f"{text}."
 
 
-ENVELOPE_SCHEMA: Final[dict[str, Any]] = json.loads(
-    resources.files("mcp_errors").joinpath("error-envelope.schema.json").read_text(encoding="utf-8")
-)
-"""JSON Schema of the error envelope (`structuredContent` of an error result)."""
-
 _ENVELOPE_TITLE: Final = ENVELOPE_SCHEMA["title"]
-_ENVELOPE_REQUIRED: Final = frozenset(ENVELOPE_SCHEMA["required"])
-CATEGORY_VALUES: Final = frozenset(category.value for category in ErrorCategory)
-"""The four `errorCategory` strings, for checking untrusted input."""
-CONTRACT_FIELDS: Final = frozenset(ENVELOPE_SCHEMA["properties"])
-"""The envelope's field names, which `extra` fields may not use."""
 
 
 def error_result(
@@ -249,20 +171,6 @@ def empty_result(summary: str, structured: Mapping[str, Any] | None = None) -> C
     return CallToolResult(content=[TextContent(type="text", text=summary)], structured_content=data, is_error=False)
 
 
-def is_error_envelope(value: object) -> bool:
-    """Whether `value` has the envelope's required fields with consistent values."""
-    if not isinstance(value, Mapping) or not value.keys() >= _ENVELOPE_REQUIRED:
-        return False
-    category = value.get("errorCategory")
-    retryable = value.get("isRetryable")
-    return (
-        category in CATEGORY_VALUES
-        and isinstance(retryable, bool)
-        and retryable == (category == ErrorCategory.TRANSIENT.value)
-        and isinstance(value.get("description"), str)
-    )
-
-
 def admit_error_envelope(output_schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """Widen a tool's outputSchema so that its error results validate against it.
 
@@ -297,6 +205,26 @@ def admit_error_envelope(output_schema: Mapping[str, Any] | None) -> dict[str, A
         widened["properties"] = {"result": properties["result"]}
     widened["anyOf"] = [schema, _envelope_branch()]
     return widened
+
+
+class WideningCache:
+    """`admit_error_envelope` per tool, redone only when a tool's schema object changes.
+
+    tools/list is asked for on every new session; a tool's schema object stays the same
+    between calls, so identity is enough to know that the widened copy is still right.
+    """
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, tuple[object, dict[str, Any] | None]] = {}
+
+    def widen(self, tool: Any) -> dict[str, Any] | None:
+        """The widened outputSchema of `tool` (an MCP or fastmcp `Tool`)."""
+        schema = tool.output_schema
+        hit = self._by_name.get(tool.name)
+        if hit is None or hit[0] is not schema:
+            hit = (schema, admit_error_envelope(schema))
+            self._by_name[tool.name] = hit
+        return hit[1]
 
 
 def _branches(schema: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:

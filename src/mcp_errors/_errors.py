@@ -1,4 +1,29 @@
-"""The exceptions a tool raises to report a classified failure."""
+"""The exceptions a tool raises to report a classified failure, and the taxonomy they follow.
+
+Every tool failure falls in one of four categories; each asks the agent for a different
+recovery, and only a transient one is worth resending unchanged:
+
+    mcp.server.mcpserver.exceptions.ToolError    (the SDK's: a message, no category)
+    └── ToolError                                 category given per instance
+        ├── TransientError        transient    isRetryable: true   resend the same call after a wait
+        ├── InputValidationError  validation   isRetryable: false  fix the input and call again
+        ├── BusinessRuleError     business     isRetryable: false  take another path or escalate
+        └── AccessDeniedError     permission   isRetryable: false  escalate or use another principal
+
+- `transient`: timeout, service down, rate limit, busy database. The request is valid; the
+  system was briefly unreachable. `retry_after_seconds` says how long to wait.
+- `validation`: the arguments are malformed or out of range. `field_errors` name each one.
+- `business`: a valid request that breaks a policy or rule (a refund over the limit).
+- `permission`: the caller may not do this (missing role, refused credentials).
+
+`isRetryable` answers one narrow question: can resending *this exact call* succeed?
+`false` never means "stop": something must change first (the input, the request, or the
+caller). `execution_state` says whether anything was applied before the failure, which is
+what makes a resend of a write safe or not.
+
+Exceptions a tool does not classify itself are classified for it by `mcp_errors._classify`
+(timeouts are transient, HTTP 403 is permission, ...).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +34,7 @@ from typing import Any, Final
 
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
 
-from mcp_errors._envelope import CONTRACT_FIELDS, ErrorCategory, ExecutionState, FieldError
+from mcp_errors._contract import CONTRACT_FIELDS, ErrorCategory, ExecutionState, FieldError
 
 __all__ = [
     "AccessDeniedError",

@@ -13,8 +13,7 @@ from fastmcp.tools import Tool, ToolResult
 from mcp_types import CallToolRequestParams, ListToolsRequest, TextContent
 
 from mcp_errors._classify import classify_arguments, classify_failure, new_error_id, unknown_tool
-from mcp_errors._envelope import FailureDetails
-from mcp_errors._install import WideningCache
+from mcp_errors._envelope import FailureDetails, WideningCache
 
 __all__ = ["install_on_fastmcp"]
 

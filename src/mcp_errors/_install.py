@@ -15,7 +15,7 @@ from mcp_types import CallToolResult, Tool
 
 from mcp_errors._classify import classify_arguments, classify_failure, new_error_id, unknown_tool
 from mcp_errors._duck import is_fastmcp
-from mcp_errors._envelope import FailureDetails, admit_error_envelope, error_result
+from mcp_errors._envelope import FailureDetails, WideningCache, error_result
 
 if TYPE_CHECKING:
     from mcp_errors._replay import IdempotencyStore
@@ -152,26 +152,6 @@ def _install_on_mcpserver(server: MCPServer[Any]) -> None:
 
     server.call_tool = call_tool  # type: ignore[method-assign]  # instance-level wrap, see above
     server.list_tools = list_tools  # type: ignore[method-assign]
-
-
-class WideningCache:
-    """`admit_error_envelope` per tool, redone only when a tool's schema object changes.
-
-    tools/list is asked for on every new session; a tool's schema object stays the same
-    between calls, so identity is enough to know that the widened copy is still right.
-    """
-
-    def __init__(self) -> None:
-        self._by_name: dict[str, tuple[object, dict[str, Any] | None]] = {}
-
-    def widen(self, tool: Any) -> dict[str, Any] | None:
-        """The widened outputSchema of `tool` (an MCP or fastmcp `Tool`)."""
-        schema = tool.output_schema
-        hit = self._by_name.get(tool.name)
-        if hit is None or hit[0] is not schema:
-            hit = (schema, admit_error_envelope(schema))
-            self._by_name[tool.name] = hit
-        return hit[1]
 
 
 def _failure_on_mcpserver(server: MCPServer[Any], name: str, exc: Exception, error_id: str) -> FailureDetails:

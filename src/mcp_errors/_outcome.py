@@ -40,19 +40,25 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal
 
 import anyio
+import pydantic
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, METHOD_NOT_FOUND, REQUEST_TIMEOUT, CallToolResult
 
+from mcp_errors._contract import CATEGORY_VALUES, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._duck import is_httpx
-from mcp_errors._envelope import CATEGORY_VALUES, ErrorCategory, ExecutionState, FieldError
+from mcp_errors._head import read_error_text
 
-if TYPE_CHECKING:
-    from mcp_errors._partial import PartialReport
-
-__all__ = ["TOOL_FAILURE_META", "OutcomeKind", "OutcomeSource", "ToolOutcome", "read_result"]
+__all__ = [
+    "TOOL_FAILURE_META",
+    "OutcomeKind",
+    "OutcomeSource",
+    "ToolOutcome",
+    "is_call_failure",
+    "read_result",
+]
 
 TOOL_FAILURE_META: Final = "io.modelcontextprotocol/toolFailure"
 """Key of the proposed (not yet standard) tool-failure object in a result's `_meta`."""
@@ -104,13 +110,6 @@ class ToolOutcome:
         """Whether the failure says nothing was applied, so a resend cannot duplicate it."""
         return self.execution_state is ExecutionState.NOT_EXECUTED
 
-    @property
-    def partial(self) -> PartialReport | None:
-        """The partial report this result carries (from a subagent's `gather_partial`), if any."""
-        from mcp_errors._partial import read_partial
-
-        return read_partial(self)
-
 
 def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> ToolOutcome:
     """Read a tool result, from any MCP server, into a `ToolOutcome`.
@@ -148,21 +147,22 @@ def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> T
     failure = (result.meta or {}).get(TOOL_FAILURE_META)
     if isinstance(failure, Mapping):
         return _from_tool_failure(failure, text, result)
-    contract = _CONTRACT_TEXT.match(text)
-    if contract:
+    written = read_error_text(text)
+    if written is not None and written.head.category is not None:
         # Our text head without the envelope (a host or proxy dropped structuredContent, or
         # a server imitates the format): the category is worth reading, but retryability is
         # never concluded from prose.
+        head = written.head
         return ToolOutcome(
             kind="error",
-            category=ErrorCategory(contract["category"]),
+            category=head.category,
             is_retryable=False,
             category_inferred=True,
             # The text after the head: the head's own verdict is not the reader's.
-            description=text[contract.end("verdict") + 1 :].strip(),
+            description=written.body,
             message=text,
-            retry_after_seconds=float(contract["after"]) if contract["after"] else None,
-            error_id=contract["error_id"],
+            retry_after_seconds=head.retry_after_seconds if head.retryable else None,
+            error_id=written.error_id,
             source="contract_text",
             structured=structured,
             result=result,
@@ -179,13 +179,6 @@ def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> T
         result=result,
     )
 
-
-_CONTRACT_TEXT: Final = re.compile(
-    r"^\[(?P<category>transient|validation|business|permission) error, "
-    r"(?P<verdict>retryable(?: after (?P<after>[0-9]+(?:\.[0-9]+)?)s)?|not retryable)\]"
-    r"(?:.*\(errorId: (?P<error_id>[^)]+)\)\s*$)?",
-    re.DOTALL,
-)
 
 # Keywords only choose a *category* for a text-only error; they never make it retryable.
 _KEYWORDS: Final[Sequence[tuple[ErrorCategory, re.Pattern[str]]]] = (
@@ -383,10 +376,22 @@ def _transport(
     )
 
 
+def is_call_failure(exc: BaseException) -> bool:
+    """Whether `exc` is a failure to get an answer, which `read_result` reads as an outcome.
+
+    The one list of such failures: a JSON-RPC error, a transport failure (connection, stream,
+    timeout, HTTP), or an answer the client could not parse. Anything else raised around a
+    call is a bug of the caller and propagates.
+    """
+    return isinstance(exc, _CALL_FAILURES) or is_httpx(exc, "HTTPError")
+
+
+_STREAM_FAILURES: Final = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream)
+_CALL_FAILURES: Final = (MCPError, OSError, EOFError, pydantic.ValidationError, *_STREAM_FAILURES)
+
+
 def _is_transport_error(exc: BaseException) -> bool:
-    return isinstance(exc, anyio.BrokenResourceError | anyio.ClosedResourceError | anyio.EndOfStream) or is_httpx(
-        exc, "TransportError"
-    )
+    return isinstance(exc, _STREAM_FAILURES) or is_httpx(exc, "TransportError")
 
 
 def _str_or_none(value: object) -> str | None:

@@ -25,7 +25,8 @@ from typing import Any, Final, Literal
 import anyio
 from mcp_types import CallToolResult, TextContent, Tool
 
-from mcp_errors._envelope import CATEGORY_VALUES, ErrorCategory
+from mcp_errors._contract import CATEGORY_VALUES, ErrorCategory
+from mcp_errors._envelope import FailureDetails, error_result
 from mcp_errors._outcome import OutcomeKind, ToolOutcome, read_result
 from mcp_errors._policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
 
@@ -205,14 +206,14 @@ class PartialReport:
                 ErrorCategory.PERMISSION: "Escalate, or call again as a principal with access.",
             }[category]
         )
-        envelope = {"errorCategory": category.value, "isRetryable": category.is_retryable, "description": description}
-        verdict = "retryable" if category.is_retryable else "not retryable"
-        text = f"[{category.value} error, {verdict}] No source answered. {description}"
-        return CallToolResult(
-            content=[TextContent(type="text", text=text)],
-            structured_content=envelope | {"code": "ALL_SOURCES_FAILED"} | body,
-            is_error=True,
+        details = FailureDetails(
+            message="No source answered",
+            category=category,
+            description=description,
+            code="ALL_SOURCES_FAILED",
+            extra=body,
         )
+        return error_result(details)
 
     def merged_with(self, rerun: PartialReport) -> PartialReport:
         """This report updated by a re-run of some of its sub-calls; the re-run wins."""
@@ -395,8 +396,6 @@ def plan_next_step(outcome: ToolOutcome | PartialReport, *, min_answered: int | 
 
 def read_partial(outcome: ToolOutcome | CallToolResult) -> PartialReport | None:
     """Read a partial report back out of a subagent's tool result.
-
-    `ToolOutcome.partial` does the same for an outcome already read.
 
     Args:
         outcome: The subagent's result, raw or read with `read_result`.

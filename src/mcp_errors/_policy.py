@@ -37,21 +37,19 @@ import uuid
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal, NamedTuple
 
 import anyio
-import pydantic
-from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, Tool
+from mcp_types import Tool
 from tenacity import AsyncRetrying, RetryCallState, retry_if_result, wait_random_exponential
 from tenacity.wait import wait_base
 
 from mcp_errors._budget import RetryBudget
-from mcp_errors._duck import is_fastmcp, is_httpx
-from mcp_errors._envelope import ErrorCategory, FieldError
+from mcp_errors._client import CallFn, ToolsFn, adapt_client
+from mcp_errors._config import is_testing
+from mcp_errors._contract import ErrorCategory, FieldError
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
-from mcp_errors._listing import list_all_tools
-from mcp_errors._outcome import ToolOutcome, read_result
+from mcp_errors._outcome import ToolOutcome, is_call_failure, read_result
 
 __all__ = [
     "Attempt",
@@ -64,9 +62,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("mcp_errors.recovery")
-
-CallFn = Callable[[str, dict[str, Any], dict[str, Any] | None], Awaitable[CallToolResult]]
-"""Any `async (name, arguments, meta) -> CallToolResult`: the one thing the policy needs."""
 
 PermissionHook = Callable[[str, ToolOutcome], Awaitable[object | None]]
 """`async (tool_name, outcome) -> client | CallFn | None`: another principal to try once."""
@@ -155,6 +150,10 @@ class RecoveryPolicy:
             budget = self._budgets[server] = self.budget_factory()
         return budget
 
+    def reset_budgets(self) -> None:
+        """Forget every server's retry budget: each starts full again on its next call."""
+        self._budgets.clear()
+
 
 DEFAULT_POLICY: Final = RecoveryPolicy()
 """The policy of calls made without one. A policy keeps the retry budget of each server, so
@@ -203,15 +202,6 @@ class RecoveryReport:
         return sum(attempt.wait_before for attempt in self.attempts)
 
 
-_testing: dict[str, bool] = {"zero_wait": False}
-
-
-def _set_zero_wait(enabled: bool) -> bool:
-    previous = _testing["zero_wait"]
-    _testing["zero_wait"] = enabled
-    return previous
-
-
 @dataclass(frozen=True, slots=True)
 class _ToolInfo:
     read_only: bool = False
@@ -228,7 +218,6 @@ def _tool_info(tool: Tool) -> _ToolInfo:
     )
 
 
-ToolsFn = Callable[[], Awaitable[Sequence[Tool]]]
 _tool_cache: weakref.WeakKeyDictionary[object, dict[str, _ToolInfo]] = weakref.WeakKeyDictionary()
 
 
@@ -289,15 +278,15 @@ async def call_tool_with_recovery(
         ```
     """
     policy = policy or DEFAULT_POLICY
-    call, tools_fn, server_name = _adapt(client)
+    adapter = adapt_client(client)
     if tools is not None:
         info_source = _ToolInfoSource(None, None, {tool.name: _tool_info(tool) for tool in tools})
     else:
-        info_source = _ToolInfoSource(tools_fn, client if tools_fn is not None else None, None)
-    chosen_budget = budget or policy.budget_for(server or server_name)
+        info_source = _ToolInfoSource(adapter.list_tools, client if adapter.list_tools is not None else None, None)
+    chosen_budget = budget or policy.budget_for(server or adapter.server_name)
     key = idempotency_key or (uuid.uuid4().hex if policy.send_idempotency_key else None)
     run = _Run(policy=policy, name=name, arguments=dict(arguments or {}), budget=chosen_budget, key=key)
-    return await run.execute(call, info_source)
+    return await run.execute(adapter.call, info_source)
 
 
 class _ToolInfoSource:
@@ -315,7 +304,9 @@ class _ToolInfoSource:
         if self._known is None and self._fetch is not None:
             try:
                 tools = await self._fetch()
-            except (MCPError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            except Exception as exc:
+                if not is_call_failure(exc):
+                    raise
                 return _ToolInfo()  # unknown annotations: nothing is assumed safe
             self._known = {tool.name: _tool_info(tool) for tool in tools}
             if self._owner is not None:
@@ -323,58 +314,6 @@ class _ToolInfoSource:
                 with contextlib.suppress(TypeError):
                     _tool_cache[self._owner] = self._known
         return (self._known or {}).get(name, _ToolInfo())
-
-
-def _adapt(client: object) -> tuple[CallFn, ToolsFn | None, str]:
-    from mcp import Client
-
-    if isinstance(client, Client):
-        mcp_client = client
-
-        async def call_mcp(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
-            return await mcp_client.call_tool(name, arguments, meta=cast(Any, meta))
-
-        async def list_mcp() -> Sequence[Tool]:
-            return await list_all_tools(mcp_client)
-
-        info = mcp_client.server_info
-        return call_mcp, list_mcp, info.name if info is not None else "default"
-    if is_fastmcp(client, "Client"):
-        return _adapt_fastmcp(client)
-    if callable(client):
-        return cast(CallFn, client), None, "default"
-    raise TypeError(f"call_tool_with_recovery needs an mcp.Client, a fastmcp Client or a call function, not {client!r}")
-
-
-def _adapt_fastmcp(client: Any) -> tuple[CallFn, ToolsFn | None, str]:
-    async def call_fastmcp(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
-        result: CallToolResult = await client.call_tool_mcp(name, arguments, meta=meta)
-        return result
-
-    async def list_fastmcp() -> Sequence[Tool]:
-        # `list_tools` follows every page (`list_tools_mcp` returns only the first).
-        return cast(Sequence[Tool], await client.list_tools())
-
-    init = getattr(client, "initialize_result", None)
-    server_info = getattr(init, "server_info", None)
-    return call_fastmcp, list_fastmcp, getattr(server_info, "name", None) or "default"
-
-
-def _is_call_failure(exc: BaseException) -> bool:
-    # Failures to get an answer are outcomes to decide on; anything else is a bug of
-    # the caller and propagates.
-    if isinstance(
-        exc,
-        MCPError
-        | OSError
-        | EOFError
-        | pydantic.ValidationError
-        | anyio.BrokenResourceError
-        | anyio.ClosedResourceError
-        | anyio.EndOfStream,
-    ):
-        return True
-    return is_httpx(exc, "HTTPError")
 
 
 class _WaitAtLeastRetryAfter(wait_base):
@@ -411,7 +350,6 @@ class _Run:
         self.budget = budget
         self.key = key
         self.attempts: list[Attempt] = []
-        self.reason: EscalationReason | None = None
         self._start = time.monotonic()
         self._skipped = 0.0
         self._pending_wait = 0.0
@@ -422,15 +360,14 @@ class _Run:
         return time.monotonic() - self._start + self._skipped
 
     async def execute(self, call: CallFn, info: _ToolInfoSource) -> RecoveryReport:
-        outcome = await self._loop(call, info)
+        outcome, stopped = await self._loop(call, info)
         hook = self.policy.on_permission_denied
         if outcome.category is ErrorCategory.PERMISSION and hook is not None:
             other = await hook(self.name, outcome)
             if other is not None:
-                other_call, _, _ = _adapt(other)
                 self._principal_changed = True
-                outcome = await self._loop(other_call, info)
-        decision, reason = self._decide(outcome)
+                outcome, stopped = await self._loop(adapt_client(other).call, info)
+        decision, reason = _decide(outcome, stopped)
         self._log(outcome, decision.value, wait=None, reason=reason)
         return RecoveryReport(
             tool=self.name,
@@ -441,20 +378,22 @@ class _Run:
             idempotency_key=self.key,
         )
 
-    async def _loop(self, call: CallFn, info: _ToolInfoSource) -> ToolOutcome:
+    async def _loop(self, call: CallFn, info: _ToolInfoSource) -> tuple[ToolOutcome, EscalationReason | None]:
+        """Resend while that is safe and allowed: the last outcome, and why resending stopped."""
         policy = self.policy
-        self.reason = None  # a second loop (another principal) decides afresh
         retrying = AsyncRetrying(
-            retry=retry_if_result(self._resend_is_safe),
+            retry=retry_if_result(lambda outcome: self._resend_refusal(outcome) is None),
             wait=_WaitAtLeastRetryAfter(wait_random_exponential(multiplier=policy.initial_wait, max=policy.max_wait)),
-            stop=self._stop,
+            stop=lambda state: self._stop_reason(state) is not None,
             sleep=self._sleep,
             before_sleep=self._before_sleep,
-            retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
+            retry_error_callback=self._stopped,
             reraise=True,
         )
-        result: ToolOutcome = await retrying(self._attempt, call, info)
-        return result
+        result: ToolOutcome | _Stopped = await retrying(self._attempt, call, info)
+        if isinstance(result, _Stopped):
+            return result.outcome, result.reason
+        return result, self._resend_refusal(result)
 
     async def _attempt(self, call: CallFn, info: _ToolInfoSource) -> ToolOutcome:
         started = _dt.datetime.now(_dt.UTC)
@@ -468,7 +407,7 @@ class _Run:
             with anyio.fail_after(max(limit, 0.0) if math.isfinite(limit) else None):
                 outcome = read_result(await call(self.name, self.arguments, meta))
         except Exception as exc:
-            if not _is_call_failure(exc):
+            if not is_call_failure(exc):
                 raise
             outcome = read_result(exc)
         if outcome.category is ErrorCategory.TRANSIENT:
@@ -495,35 +434,40 @@ class _Run:
             return await info.get(self.name)
         return _ToolInfo()  # not in time: nothing is assumed safe
 
-    def _resend_is_safe(self, outcome: ToolOutcome) -> bool:
+    def _resend_refusal(self, outcome: ToolOutcome) -> EscalationReason | None:
+        """Why `outcome` must not be resent, or `None` when a resend is safe."""
         if outcome.category is not ErrorCategory.TRANSIENT or not outcome.is_retryable:
-            return False
+            return "not_retryable"
         if outcome.not_executed:
-            return True
+            return None
         if outcome.result is not None and (outcome.result.meta or {}).get(REPLAYED_META) is True:
             # The server answered from its idempotency store: every resend with this key
             # gets this same answer back.
-            self.reason = "outcome_unknown"
-            return False
+            return "outcome_unknown"
         info = self._info or _ToolInfo()
         if self.policy.trust_annotations and (info.read_only or info.idempotent):
-            return True
+            return None
         if self.key is not None and info.honours_key:
-            return True
-        self.reason = "outcome_unknown"
-        return False
+            return None
+        return "outcome_unknown"
 
-    def _stop(self, state: RetryCallState) -> bool:
-        wait = state.upcoming_sleep
+    def _stop_reason(self, state: RetryCallState) -> EscalationReason | None:
+        """Why no further resend is allowed after this attempt, or `None` to resend."""
         if state.attempt_number >= self.policy.max_attempts:
-            self.reason = "retries_exhausted"
-        elif self.elapsed() + wait >= self.policy.deadline:
-            self.reason = "deadline"
-        elif not self.budget.allows_retry():
-            self.reason = "retry_budget"
-        else:
-            return False
-        return True
+            return "retries_exhausted"
+        # As of the attempt's end, so that asking twice about one attempt gives one answer.
+        at = (state.outcome_timestamp or state.start_time) - self._start + self._skipped
+        if at + state.upcoming_sleep >= self.policy.deadline:
+            return "deadline"
+        if not self.budget.allows_retry():
+            return "retry_budget"
+        return None
+
+    def _stopped(self, state: RetryCallState) -> _Stopped:
+        # tenacity stops only after an attempt, and `_attempt` returns every failure as an
+        # outcome, so there is always a result here.
+        assert state.outcome is not None
+        return _Stopped(state.outcome.result(), self._stop_reason(state))
 
     def _before_sleep(self, state: RetryCallState) -> None:
         if state.outcome is not None and not state.outcome.failed:
@@ -531,21 +475,10 @@ class _Run:
 
     async def _sleep(self, seconds: float) -> None:
         self._pending_wait = seconds
-        if _testing["zero_wait"]:
+        if is_testing():
             self._skipped += seconds
         else:
             await anyio.sleep(seconds)
-
-    def _decide(self, outcome: ToolOutcome) -> tuple[Decision, EscalationReason | None]:
-        if outcome.ok:
-            return Decision.DONE, None
-        if outcome.category is not None and outcome.category in _FINAL_BY_CATEGORY:
-            return _FINAL_BY_CATEGORY[outcome.category]
-        if outcome.category is ErrorCategory.TRANSIENT:
-            if not outcome.is_retryable:
-                return Decision.ESCALATE, "not_retryable"
-            return Decision.ESCALATE, self.reason or "retries_exhausted"
-        return Decision.ESCALATE, "unclassified"
 
     def _log(self, outcome: ToolOutcome, decision: str, *, wait: float | None, reason: str | None) -> None:
         attempt = len(self.attempts)
@@ -566,3 +499,23 @@ class _Run:
                 "idempotency_key": self.key,
             },
         )
+
+
+class _Stopped(NamedTuple):
+    """The loop's result when it stopped resending a failure it would otherwise resend."""
+
+    outcome: ToolOutcome
+    reason: EscalationReason | None
+
+
+def _decide(outcome: ToolOutcome, stopped: EscalationReason | None) -> tuple[Decision, EscalationReason | None]:
+    """The decision on the final outcome; `stopped` is why the loop stopped resending it."""
+    if outcome.ok:
+        return Decision.DONE, None
+    if outcome.category is not None and outcome.category in _FINAL_BY_CATEGORY:
+        return _FINAL_BY_CATEGORY[outcome.category]
+    if outcome.category is ErrorCategory.TRANSIENT:
+        if not outcome.is_retryable:
+            return Decision.ESCALATE, "not_retryable"
+        return Decision.ESCALATE, stopped or "retries_exhausted"
+    return Decision.ESCALATE, "unclassified"

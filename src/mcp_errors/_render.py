@@ -15,6 +15,7 @@ from typing import Any
 
 from mcp_types import TextContent
 
+from mcp_errors._head import ErrorHead, write_error_text
 from mcp_errors._outcome import ToolOutcome
 from mcp_errors._policy import Decision, RecoveryReport
 
@@ -140,12 +141,11 @@ def _success_text(outcome: ToolOutcome) -> str:
 
 
 def _error_head(outcome: ToolOutcome) -> str:
-    if outcome.category is None:
-        label = "unclassified error"
-    else:
-        label = f"{outcome.category.value} error" + (" (inferred)" if outcome.category_inferred else "")
-    verdict = "retryable" if outcome.is_retryable else "not retryable"
-    if outcome.is_retryable and outcome.retry_after_seconds is not None:
-        verdict += f" after {outcome.retry_after_seconds:g}s"
+    head = ErrorHead(
+        category=outcome.category,
+        retryable=outcome.is_retryable,
+        retry_after_seconds=outcome.retry_after_seconds,
+        inferred=outcome.category_inferred,
+    )
     description = outcome.description or outcome.message or "The tool failed without saying why."
-    return f"[{label}, {verdict}] {description}"
+    return write_error_text(head, description)

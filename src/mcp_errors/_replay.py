@@ -49,7 +49,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, Tool
 
 from mcp_errors._classify import log_fields, new_error_id
-from mcp_errors._envelope import ErrorCategory, ExecutionState, FailureDetails, FieldError, error_result
+from mcp_errors._contract import ErrorCategory, ExecutionState, FieldError
+from mcp_errors._envelope import FailureDetails, error_result
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
 
 __all__ = ["IdempotencyStore", "StoredResult", "enable_replay"]

@@ -1,8 +1,9 @@
 """Helpers for testing code that uses the recovery policy: no waits, scripted failures.
 
 - `set_testing()` makes `call_tool_with_recovery` skip its backoff waits (like stamina's
-  `set_testing`). Skipped waits still count towards the deadline and still appear in the
-  report, so behaviour is the same as in production, only faster.
+  `set_testing`), and `is_testing()` says whether it is on. Skipped waits still count
+  towards the deadline and still appear in the report, so behaviour is the same as in
+  production, only faster.
 - `add_flaky_tool()` registers on an `MCPServer` a tool that fails a given number of times
   in a given category, then succeeds, and counts its calls and side effects.
 - `drop_answers()` wraps a client so that the first answers are lost after the server ran
@@ -12,47 +13,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT, CallToolResult, ToolAnnotations
 
-from mcp_errors._envelope import ErrorCategory, ExecutionState, FieldError
+from mcp_errors._client import CallFn, adapt_client
+from mcp_errors._config import is_testing, set_testing
+from mcp_errors._contract import ErrorCategory, ExecutionState, FieldError
 from mcp_errors._errors import ToolError
-from mcp_errors._policy import DEFAULT_POLICY, CallFn, _adapt, _set_zero_wait
+from mcp_errors._policy import DEFAULT_POLICY
 
-__all__ = ["FlakyTool", "add_flaky_tool", "drop_answers", "reset_retry_budgets", "set_testing"]
-
-
-class set_testing:  # noqa: N801  # used as a function, like stamina.set_testing
-    """Turn zero-wait testing mode on or off; as a context manager, restore it on exit.
-
-    Args:
-        enabled: Whether backoff waits are skipped.
-
-    Example:
-        ```python
-        from mcp_errors.testing import set_testing
-
-        with set_testing():
-            ...  # call_tool_with_recovery does not sleep here
-        set_testing(True)  # or for the whole test session
-        set_testing(False)
-        ```
-    """
-
-    def __init__(self, enabled: bool = True) -> None:
-        self._previous = _set_zero_wait(enabled)
-
-    def __enter__(self) -> set_testing:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        _set_zero_wait(self._previous)
+__all__ = [
+    "FlakyTool",
+    "add_flaky_tool",
+    "drop_answers",
+    "is_testing",
+    "reset_retry_budgets",
+    "set_testing",
+]
 
 
 @dataclass
@@ -169,7 +149,7 @@ def drop_answers(client: object, *, times: int = 1) -> CallFn:
         A call function for `call_tool_with_recovery` (pass the server's `tools=` along,
         since a function cannot list them).
     """
-    call, _, _ = _adapt(client)
+    call = adapt_client(client).call
     remaining = [times]
 
     async def lossy(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
@@ -189,4 +169,4 @@ def reset_retry_budgets() -> None:
     share each server's budget; in a test suite that lets one test's outage throttle the
     retries of the next. Call this between tests (e.g. in an autouse fixture).
     """
-    DEFAULT_POLICY._budgets.clear()  # the policy's own per-server state
+    DEFAULT_POLICY.reset_budgets()

@@ -20,7 +20,8 @@ from jsonschema.exceptions import best_match
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, Tool
 
-from mcp_errors._envelope import ENVELOPE_SCHEMA
+from mcp_errors._contract import ENVELOPE_SCHEMA, REQUIRED_FIELDS
+from mcp_errors._head import read_error_text
 from mcp_errors._sanitize import find_leaks
 from mcp_errors.check._probes import Probe, schema_validator
 
@@ -28,7 +29,6 @@ __all__ = ["Verdict", "judge_call", "judge_output_mismatch"]
 
 Verdict = tuple[str, str]
 
-_ENVELOPE_FIELDS: Final = ("errorCategory", "isRetryable", "description")
 _ENVELOPE_VALIDATOR: Final = schema_validator(ENVELOPE_SCHEMA)
 
 _GENERIC: Final = frozenset(
@@ -130,8 +130,6 @@ _ALLOWED_PLACE: Final = re.compile(
 )
 _SENTENCE_CHARS: Final = 300
 _MASK: Final = "[path]"
-_PREFIX: Final = re.compile(r"^\s*\[[^\]]*\]\s*")
-_ERROR_ID: Final = re.compile(r"\s*\(errorId:[^)]*\)\s*$")
 
 
 def judge_call(
@@ -213,11 +211,11 @@ def judge_error_result(
         if error is not None:
             verdicts.append(("ME011", f"{probe.label}: outputSchema rejects the error's structuredContent"))
 
-    if not isinstance(structured, Mapping) or not all(key in structured for key in _ENVELOPE_FIELDS):
+    if not isinstance(structured, Mapping) or not all(key in structured for key in REQUIRED_FIELDS):
         missing = (
             "no structuredContent"
             if structured is None
-            else ("a structuredContent without " + ", ".join(key for key in _ENVELOPE_FIELDS if key not in structured))
+            else ("a structuredContent without " + ", ".join(key for key in REQUIRED_FIELDS if key not in structured))
         )
         verdicts.append(
             (
@@ -306,7 +304,8 @@ def _judge_description(
 
 
 def _message_of(text: str, description: str) -> str:
-    body = _ERROR_ID.sub("", _PREFIX.sub("", text, count=1))
+    written = read_error_text(text)
+    body = written.body if written is not None else text
     squashed_body = _squash(body)
     squashed_description = _squash(description)
     index = squashed_body.find(squashed_description)

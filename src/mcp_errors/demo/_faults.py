@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from mcp_errors._envelope import ExecutionState
+from mcp_errors._contract import ExecutionState
 from mcp_errors._errors import TransientError
 
 __all__ = ["FaultConfig", "FaultInjector"]

@@ -17,7 +17,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from mcp_errors._envelope import ExecutionState, FieldError, empty_result
+from mcp_errors._contract import ExecutionState, FieldError
+from mcp_errors._envelope import empty_result
 from mcp_errors._errors import AccessDeniedError, BusinessRuleError, InputValidationError, TransientError
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META
 from mcp_errors._install import install

@@ -22,7 +22,7 @@ from typing import Any
 from mcp import Client
 from mcp_types import Tool
 
-from mcp_errors._listing import list_all_tools
+from mcp_errors._client import list_all_tools
 from mcp_errors._outcome import ToolOutcome
 from mcp_errors._policy import RecoveryPolicy, RecoveryReport, call_tool_with_recovery
 from mcp_errors._render import outcome_text

@@ -26,8 +26,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mcp_types import CallToolResult, TextContent
+from mcp_types import TextContent
 
+from mcp_errors._client import adapt_client
 from mcp_errors._outcome import ToolOutcome
 from mcp_errors._policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
 from mcp_errors._render import outcome_text
@@ -107,12 +108,7 @@ class RecoveringMCPToolset(MCPToolset[Any]):
         if use_task:
             return await super().direct_call_tool(name, args, metadata=metadata, use_task=use_task)
         async with self:
-            client = self.client
-
-            async def send(tool: str, arguments: dict[str, Any], key_meta: dict[str, Any] | None) -> CallToolResult:
-                merged = {**(metadata or {}), **(key_meta or {})}
-                return await client.call_tool_mcp(tool, arguments, meta=merged or None)
-
+            send = adapt_client(self.client, meta=metadata).call
             tools = await self.list_tools()
             # One retry budget per server: its id, else the name it gave when connecting.
             server = self.id or getattr(getattr(self, "server_info", None), "name", None) or self.label

@@ -1,0 +1,115 @@
+"""The contract's vocabulary: the four categories, execution states, field errors, the schema.
+
+This is the bottom layer: the server side writes these values, the client side reads them,
+and neither needs the other to do so. How a failure is written as a result is in
+`_envelope.py` (structuredContent) and `_head.py` (the first text line); the taxonomy with
+the exception each category is raised with is drawn in `_errors.py`.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Final
+
+__all__ = [
+    "CATEGORY_VALUES",
+    "CONTRACT_FIELDS",
+    "ENVELOPE_SCHEMA",
+    "REQUIRED_FIELDS",
+    "ErrorCategory",
+    "ExecutionState",
+    "FieldError",
+    "is_error_envelope",
+]
+
+
+class ErrorCategory(enum.StrEnum):
+    """What kind of failure a tool hit, which decides how an agent recovers.
+
+    The taxonomy, with the recovery for each category and the exception a tool raises for
+    it, is drawn at the top of `mcp_errors._errors` and in docs/wire-format.md.
+    """
+
+    TRANSIENT = "transient"
+    VALIDATION = "validation"
+    BUSINESS = "business"
+    PERMISSION = "permission"
+
+    @property
+    def is_retryable(self) -> bool:
+        """Whether resending the exact same call can succeed: only for transient failures."""
+        return self is ErrorCategory.TRANSIENT
+
+
+class ExecutionState(enum.StrEnum):
+    """Whether the failed operation changed anything, so a client knows if a resend is safe."""
+
+    NOT_EXECUTED = "not_executed"
+    """Nothing was applied: resending cannot duplicate a side effect."""
+    OUTCOME_UNKNOWN = "outcome_unknown"
+    """The operation may or may not have been applied (for example a write that timed out)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """One bad argument of a `validation` failure."""
+
+    field: str
+    """Dotted path of the argument, e.g. `order_id` or `items.0.qty`."""
+    problem: str
+    """What is wrong with it."""
+    expected: str | None = None
+    """What would be accepted, e.g. `a string matching #NNNNN`."""
+    received: str | None = None
+    """A truncated, redacted rendering of the value that was sent."""
+
+    def to_sentence(self) -> str:
+        """`field: problem (expected ...; received ...)`, for the text block."""
+        details = []
+        if self.expected is not None:
+            details.append(f"expected {self.expected}")
+        if self.received is not None:
+            details.append(f"received {self.received}")
+        return f"{self.field}: {self.problem}" + (f" ({'; '.join(details)})" if details else "")
+
+    def to_json(self) -> dict[str, str]:
+        data = {"field": self.field, "problem": self.problem}
+        if self.expected is not None:
+            data["expected"] = self.expected
+        if self.received is not None:
+            data["received"] = self.received
+        return data
+
+
+ENVELOPE_SCHEMA: Final[dict[str, Any]] = json.loads(
+    resources.files("mcp_errors").joinpath("error-envelope.schema.json").read_text(encoding="utf-8")
+)
+"""JSON Schema of the error envelope (`structuredContent` of an error result)."""
+
+REQUIRED_FIELDS: Final[tuple[str, ...]] = tuple(ENVELOPE_SCHEMA["required"])
+"""The envelope's required fields, in the schema's order."""
+CATEGORY_VALUES: Final = frozenset(category.value for category in ErrorCategory)
+"""The four `errorCategory` strings, for checking untrusted input."""
+CONTRACT_FIELDS: Final = frozenset(ENVELOPE_SCHEMA["properties"])
+"""The envelope's field names, which `extra` fields may not use."""
+
+
+def is_error_envelope(value: object) -> bool:
+    """Whether `value` has the envelope's required fields with consistent values."""
+    if not isinstance(value, Mapping) or not value.keys() >= _REQUIRED:
+        return False
+    category = value.get("errorCategory")
+    retryable = value.get("isRetryable")
+    return (
+        category in CATEGORY_VALUES
+        and isinstance(retryable, bool)
+        and retryable == (category == ErrorCategory.TRANSIENT.value)
+        and isinstance(value.get("description"), str)
+    )
+
+
+_REQUIRED: Final = frozenset(REQUIRED_FIELDS)
