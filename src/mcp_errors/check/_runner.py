@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import json
 import logging
 import os
 import re
@@ -380,10 +381,25 @@ def _schema_problem(tool: Tool) -> str | None:
         if not isinstance(schema, Mapping):
             return f"the {where} is not a JSON object"
         try:
-            validator_for(schema).check_schema(schema)
-        except SchemaError as exc:
-            location = "/".join(str(part) for part in exc.absolute_path) or "(root)"
-            return f"the {where} is not valid JSON Schema at {location}: {_clip(exc.message, _SCHEMA_ERROR_CHARS)}"
+            text = json.dumps(schema, sort_keys=True)
+        except (TypeError, ValueError):
+            return f"the {where} is not JSON"
+        problem = _metaschema_problem(text)
+        if problem is not None:
+            return f"the {where} is not valid JSON Schema at {problem}"
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _metaschema_problem(schema_text: str) -> str | None:
+    # Tools of one server share schemas (every outputSchema `install` widens looks alike), and
+    # a metaschema check costs milliseconds: each distinct schema is checked once.
+    schema = json.loads(schema_text)
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        location = "/".join(str(part) for part in exc.absolute_path) or "(root)"
+        return f"{location}: {_clip(exc.message, _SCHEMA_ERROR_CHARS)}"
     return None
 
 
