@@ -25,7 +25,7 @@ from mcp_errors._head import read_error_text
 from mcp_errors._sanitize import find_leaks
 from mcp_errors.check._probes import Probe, schema_validator
 
-__all__ = ["Verdict", "judge_call", "judge_output_mismatch"]
+__all__ = ["Verdict", "judge_call"]
 
 Verdict = tuple[str, str]
 
@@ -172,14 +172,6 @@ def judge_call(
     if probe.is_invalid:
         return [("ME005", f"{probe.label}: accepted and run instead of rejected"), *verdicts]
     return verdicts + _judge_success(probe, outcome)
-
-
-def judge_output_mismatch(probe: Probe, problem: str) -> list[Verdict]:
-    """Judge a success whose structuredContent breaks the tool's outputSchema."""
-    verdicts: list[Verdict] = [("ME019", f"{probe.label}: {_clip(problem)}")]
-    if probe.is_invalid:
-        verdicts.append(("ME005", f"{probe.label}: accepted and run instead of rejected"))
-    return verdicts
 
 
 def _judge_output(tool: Tool, probe: Probe, result: CallToolResult) -> list[Verdict]:
