@@ -50,6 +50,31 @@ def wait_for_port(port: int, *, timeout: float = 30.0, process: subprocess.Popen
     raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
 
 
+@contextlib.contextmanager
+def listening(
+    command: list[str], port: int, *, env: dict[str, str] | None = None, wait: bool = True
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run `command`, return once it listens on `port` (unless `wait=False`), and stop it at exit."""
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        if wait:
+            wait_for_port(port, process=process)
+        yield process
+    finally:
+        stop(process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop a server process: SIGTERM, and SIGKILL if it is still there after 15 s."""
+    if process.poll() is None:
+        process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def postgres_bindir() -> Path | None:
     """Where `initdb` and `pg_ctl` are: `pg_config --bindir`, else /usr/lib/postgresql/*/bin."""
     candidates: list[str] = []
@@ -100,21 +125,11 @@ def running_redis() -> Iterator[str]:
         raise FileNotFoundError("redis-server")
     folder = tempfile.mkdtemp(prefix="mcp-errors-redis-")
     port = free_port()
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", folder],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     try:
-        wait_for_port(port, process=process)
-        yield f"redis://127.0.0.1:{port}/0"
+        with listening([*command, "--dir", folder], port):
+            yield f"redis://127.0.0.1:{port}/0"
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
         shutil.rmtree(folder, ignore_errors=True)
 
 
