@@ -256,6 +256,21 @@ async def test_a_resend_that_waits_too_long_is_told_the_call_is_in_progress(flav
 
 
 @pytest.mark.anyio
+async def test_a_call_that_outlives_its_lease_keeps_its_claim_by_renewing_it(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore(lease_seconds=0.15, wait_seconds=0))
+    async with connect(flavour, server) as session:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(session.call, "held_write", {"amount": 1}, "k")
+                await effects.started.wait()
+                await anyio.sleep(0.5)  # over three leases: only renewals keep the claim
+                busy = await session.call("held_write", {"amount": 1}, "k")
+                effects.release.set()
+    assert envelope(busy)[1] == "IN_PROGRESS", "not taken for a dead runner"
+    assert effects.writes == ["held 1"]
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize("tool", ["write_then_wait", "wait_then_write"])
 async def test_a_keyed_write_that_outlasts_the_callers_timeout_runs_once_and_answers_the_resend(
     flavour: Any, tool: str, zero_wait: None

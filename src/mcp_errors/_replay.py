@@ -174,34 +174,21 @@ class Replay(Generic[R]):
 
     async def _run_claimed(self, scope: str, token: str, tool: str, run: Callable[[], Awaitable[R]]) -> R:
         done = self._running[scope] = anyio.Event()
-        caller_gone = anyio.Event()
-        stopped = anyio.CancelScope()
+        call = _ClaimedCall(self, scope, token, tool)
         outcome: list[R] = []
         failure: Exception | None = None
-
-        async def watch_caller() -> None:
-            # Cancelled with the request (the caller stopped waiting, or the server stops).
-            try:
-                await anyio.sleep_forever()
-            finally:
-                caller_gone.set()
-
         try:
             async with anyio.create_task_group() as caller:
-                caller.start_soon(watch_caller)
+                caller.start_soon(call.guard)
                 # The call runs on when its caller leaves: cancelling a write that may have
                 # started is what leaves its outcome unknown. `grace_seconds` bounds it.
                 with anyio.CancelScope(shield=True):
-                    async with anyio.create_task_group() as helpers:
-                        helpers.start_soon(self._keep_lease, scope, token, tool)
-                        helpers.start_soon(self._stop_after_grace, caller_gone, stopped, tool)
-                        try:
-                            with stopped:
-                                outcome.append(await run())
-                        except Exception as exc:
-                            failure = exc
-                        finally:
-                            helpers.cancel_scope.cancel()
+                    try:
+                        with call.stopped:
+                            outcome.append(await run())
+                    except Exception as exc:
+                        failure = exc
+                    call.ended.set()
                     with anyio.move_on_after(_STORE_WRITE_SECONDS):
                         await self._record(scope, token, tool, outcome[0] if outcome else None)
                 caller.cancel_scope.cancel()
@@ -235,24 +222,6 @@ class Replay(Generic[R]):
             # The claim stays until its lease ends; then resends learn the outcome is unknown.
             logger.exception("tool %r: the idempotency store did not record the call's answer", tool)
 
-    async def _keep_lease(self, scope: str, token: str, tool: str) -> None:
-        lease = self.store.lease_seconds
-        while True:
-            await anyio.sleep(lease / 3)
-            try:
-                if not await self.store.renew(scope, token, lease_seconds=lease):
-                    logger.warning("tool %r: the idempotency store no longer holds this call's claim", tool)
-                    return
-            except Exception:
-                logger.warning("tool %r: could not renew the idempotency claim", tool, exc_info=True)
-
-    async def _stop_after_grace(self, caller_gone: anyio.Event, stopped: anyio.CancelScope, tool: str) -> None:
-        await caller_gone.wait()
-        grace = self.store.grace_seconds
-        logger.info("tool %r: the caller left; the keyed call may run %g s more to keep its answer", tool, grace)
-        await anyio.sleep(grace)
-        stopped.cancel()
-
     def _error(self, details: FailureDetails, tool: str, *, replayed: bool = False, exc_info: bool = False) -> R:
         error_id = new_error_id()
         log = logger.warning if exc_info else logger.info
@@ -267,6 +236,58 @@ class Replay(Generic[R]):
         return self._from_wire(
             error_result(details, error_id=error_id, meta={REPLAYED_META: True} if replayed else None)
         )
+
+
+class _ClaimedCall:
+    """The guard of one claimed call: renews its lease, and stops it `grace_seconds` after its caller left.
+
+    One task per call (the fast path pays for one spawn): it renews while the caller waits,
+    and when the caller leaves (its cancellation reaches the guard, which sits outside the
+    call's shield) it goes on renewing, shielded, until the call ends or the grace is over.
+    """
+
+    def __init__(self, replay: Replay[Any], scope: str, token: str, tool: str) -> None:
+        self.store = replay.store
+        self.scope = scope
+        self.token = token
+        self.tool = tool
+        self.stopped = anyio.CancelScope()
+        self.ended = anyio.Event()
+        self._renewing = True
+
+    async def guard(self) -> None:
+        lease = self.store.lease_seconds
+        try:
+            while True:
+                await anyio.sleep(lease / 3)
+                await self._renew()
+        except anyio.get_cancelled_exc_class():
+            if self.ended.is_set():
+                raise
+            with anyio.CancelScope(shield=True):
+                grace = self.store.grace_seconds
+                logger.info(
+                    "tool %r: the caller left; the keyed call may run %g s more to keep its answer", self.tool, grace
+                )
+                with anyio.move_on_after(grace):
+                    while not self.ended.is_set():
+                        with anyio.move_on_after(lease / 3):
+                            await self.ended.wait()
+                        await self._renew()
+                if not self.ended.is_set():
+                    self.stopped.cancel()
+            raise
+
+    async def _renew(self) -> None:
+        if not self._renewing or self.ended.is_set():
+            return
+        try:
+            self._renewing = await self.store.renew(self.scope, self.token, lease_seconds=self.store.lease_seconds)
+        except Exception:
+            logger.warning("tool %r: could not renew the idempotency claim", self.tool, exc_info=True)
+            return
+        if not self._renewing:
+            logger.warning("tool %r: the idempotency store no longer holds this call's claim", self.tool)
 
 
 def _final(result: CallToolResult) -> bool:

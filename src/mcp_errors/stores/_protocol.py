@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import abc
 import math
-import uuid
+import os
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Final, Self
@@ -76,7 +76,7 @@ _DEFAULT_MAX_RESULT_BYTES: Final = 256 * 1024
 
 def new_token() -> str:
     """A fresh claim token: unguessable, so only the winner can finish, release or renew."""
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()
 
 
 class IdempotencyStore(abc.ABC):

@@ -43,8 +43,11 @@ class SQLiteStore(IdempotencyStore):
 
     Each operation is one `BEGIN IMMEDIATE` transaction, which holds SQLite's write lock, so
     exactly one of any number of concurrent claimers (threads or processes) wins a key.
-    Calls run in a worker thread, so a busy database never blocks the event loop. Expired
-    keys are deleted in batches, at most once per `cleanup_interval` per process.
+    An operation is first tried in the event loop on a connection that never waits (tens of
+    microseconds); when the file is locked it runs in a worker thread instead, which waits up
+    to `busy_timeout`, so a busy database never blocks the event loop (only SQLite's own WAL
+    checkpoints, every 1000 pages written, do some I/O in it). Expired keys are deleted in
+    batches, at most once per `cleanup_interval` per process.
 
     Durability: WAL with `synchronous=NORMAL`, SQLite's recommended setting for WAL: a
     committed claim or answer survives a crash of the process; a power loss may lose the
@@ -86,9 +89,10 @@ class SQLiteStore(IdempotencyStore):
         self.busy_timeout = busy_timeout
         self.cleanup_interval = cleanup_interval
         self._clock = clock
-        self._conn: sqlite3.Connection | None = None
         self._next_cleanup = 0.0
-        # One connection per store, used by one worker thread at a time.
+        # Two connections to the file: one that never waits (tried in the event loop) and one
+        # that waits up to `busy_timeout` for another process's lock (in a worker thread).
+        self._connections: dict[bool, sqlite3.Connection] = {}
         self._lock = threading.Lock()
         self._limiter = anyio.CapacityLimiter(1)
 
@@ -97,83 +101,104 @@ class SQLiteStore(IdempotencyStore):
 
     async def finish(self, key: str, token: str, result: bytes) -> bool:
         sql = f"UPDATE {self.table} SET result = ?, lease_until = NULL WHERE key = ? AND token = ? AND result IS NULL"
-        return await self._run(self._change, sql, (result, key, token))
+        return await self._run(_change, sql, (result, key, token))
 
     async def release(self, key: str, token: str) -> bool:
         sql = f"DELETE FROM {self.table} WHERE key = ? AND token = ? AND result IS NULL"
-        return await self._run(self._change, sql, (key, token))
+        return await self._run(_change, sql, (key, token))
 
     async def renew(self, key: str, token: str, *, lease_seconds: float) -> bool:
         sql = f"UPDATE {self.table} SET lease_until = ? WHERE key = ? AND token = ? AND result IS NULL"
-        return await self._run(lambda: self._change(sql, (self._clock() + lease_seconds, key, token)))
+        return await self._run(_change, sql, (self._clock() + lease_seconds, key, token))
 
     async def aclose(self) -> None:
         def close() -> None:
             with self._lock:
-                if self._conn is not None:
-                    self._conn.close()
-                    self._conn = None
+                for conn in self._connections.values():
+                    conn.close()
+                self._connections.clear()
 
-        await self._run(close)
+        await anyio.to_thread.run_sync(close, limiter=self._limiter)
 
-    async def _run(self, function: Callable[..., _T], *args: Any) -> _T:
-        return await anyio.to_thread.run_sync(function, *args, limiter=self._limiter)
+    async def _run(self, operation: Callable[..., _T], *args: Any) -> _T:
+        # An operation takes tens of microseconds when nothing holds the database, less than
+        # a hop to a worker thread: it is tried right here on the connection that never
+        # waits. When the file is locked (by this process's worker or another process),
+        # nothing was done and it goes to the worker thread, which may wait.
+        if self._lock.acquire(blocking=False):
+            try:
+                return operation(self._connection(wait=False), *args)
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                    raise
+            finally:
+                self._lock.release()
+        return await anyio.to_thread.run_sync(self._run_waiting, operation, *args, limiter=self._limiter)
 
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
+    def _run_waiting(self, operation: Callable[..., _T], *args: Any) -> _T:
+        with self._lock:
+            return operation(self._connection(wait=True), *args)
+
+    def _connection(self, *, wait: bool) -> sqlite3.Connection:
+        wait = wait or self.path == ":memory:"  # one private database: one connection
+        conn = self._connections.get(wait)
+        if conn is None:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=self.busy_timeout)
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {self.table} ("
-                " key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, token TEXT NOT NULL,"
-                " lease_until REAL, expires_at REAL NOT NULL, result BLOB) WITHOUT ROWID"
+            conn = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=self.busy_timeout if wait else 0
             )
-            conn.execute(f"CREATE INDEX IF NOT EXISTS {self.table}_expires ON {self.table} (expires_at)")
-            self._conn = conn
-        return self._conn
+            if not self._connections:  # the first connection sets the file up, waiting if it must
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute(
+                    f"CREATE TABLE IF NOT EXISTS {self.table} ("
+                    " key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, token TEXT NOT NULL,"
+                    " lease_until REAL, expires_at REAL NOT NULL, result BLOB) WITHOUT ROWID"
+                )
+                conn.execute(f"CREATE INDEX IF NOT EXISTS {self.table}_expires ON {self.table} (expires_at)")
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000) if wait else 0}")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            self._connections[wait] = conn
+        return conn
 
-    def _claim(self, key: str, fingerprint: str, lease_seconds: float) -> Claim:
-        with self._lock:
-            conn = self._connection()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                now = self._clock()
-                row = conn.execute(
-                    f"SELECT fingerprint, lease_until, expires_at, result FROM {self.table} WHERE key = ?", (key,)
-                ).fetchone()
-                claim: Claim
-                if row is None or row[2] <= now:
-                    token = new_token()
+    def _claim(self, conn: sqlite3.Connection, key: str, fingerprint: str, lease_seconds: float) -> Claim:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            now = self._clock()
+            row = conn.execute(
+                f"SELECT fingerprint, lease_until, expires_at, result FROM {self.table} WHERE key = ?", (key,)
+            ).fetchone()
+            claim: Claim
+            if row is None or row[2] <= now:
+                token = new_token()
+                conn.execute(
+                    f"INSERT OR REPLACE INTO {self.table} VALUES (?, ?, ?, ?, ?, NULL)",
+                    (key, fingerprint, token, now + lease_seconds, now + self.ttl_seconds),
+                )
+                claim = Won(token)
+                if now >= self._next_cleanup:
+                    self._next_cleanup = now + self.cleanup_interval
                     conn.execute(
-                        f"INSERT OR REPLACE INTO {self.table} VALUES (?, ?, ?, ?, ?, NULL)",
-                        (key, fingerprint, token, now + lease_seconds, now + self.ttl_seconds),
+                        f"DELETE FROM {self.table} WHERE key IN"
+                        f" (SELECT key FROM {self.table} WHERE expires_at <= ? LIMIT {_CLEANUP_BATCH})",
+                        (now,),
                     )
-                    claim = Won(token)
-                    if now >= self._next_cleanup:
-                        self._next_cleanup = now + self.cleanup_interval
-                        conn.execute(
-                            f"DELETE FROM {self.table} WHERE key IN"
-                            f" (SELECT key FROM {self.table} WHERE expires_at <= ? LIMIT {_CLEANUP_BATCH})",
-                            (now,),
-                        )
-                elif row[0] != fingerprint:
-                    claim = Mismatch()
-                elif row[3] is not None:
-                    claim = Finished(bytes(row[3]))
-                elif row[1] > now:
-                    claim = InProgress(row[1] - now)
-                else:
-                    claim = Abandoned()
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-            return claim
+            elif row[0] != fingerprint:
+                claim = Mismatch()
+            elif row[3] is not None:
+                claim = Finished(bytes(row[3]))
+            elif row[1] > now:
+                claim = InProgress(row[1] - now)
+            else:
+                claim = Abandoned()
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return claim
 
-    def _change(self, sql: str, params: tuple[Any, ...]) -> bool:
-        with self._lock:
-            # One statement in autocommit mode: its own atomic transaction.
-            return self._connection().execute(sql, params).rowcount == 1
+
+def _change(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> bool:
+    # One statement in autocommit mode: its own atomic transaction.
+    return conn.execute(sql, params).rowcount == 1
