@@ -77,10 +77,6 @@ def written(lines: Path) -> Counter[int]:
     return Counter(int(line.split()[0]) for line in text.splitlines())
 
 
-def line_of(lines: Path, n: int) -> str:
-    return next(line for line in lines.read_text(encoding="utf-8").splitlines() if line.split()[0] == str(n))
-
-
 @pytest.mark.anyio
 @pytest.mark.parametrize("backend", SHARED_STORES)
 async def test_a_thousand_keyed_writes_through_three_replicas_run_once_and_all_get_their_answer(

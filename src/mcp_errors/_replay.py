@@ -333,28 +333,25 @@ _KEY_REUSED: Final = FailureDetails(
     execution_state=ExecutionState.NOT_EXECUTED,
 )
 
-_UNKNOWN_NEXT_STEP: Final = (
-    " It is not run again under this key, so resending it gets this answer again: find out with a "
-    "read-only tool whether it took effect, or ask a human; to run it anew, send a new key."
-)
 
-_ABANDONED: Final = FailureDetails(
-    message="Outcome unknown",
-    category=ErrorCategory.TRANSIENT,
-    description="The server that ran the first call with this idempotency key stopped before it answered, "
-    "so whether the call was applied is unknown." + _UNKNOWN_NEXT_STEP,
-    code="OUTCOME_UNKNOWN",
-    execution_state=ExecutionState.OUTCOME_UNKNOWN,
-)
+def _outcome_unknown(what_happened: str) -> FailureDetails:
+    return FailureDetails(
+        message="Outcome unknown",
+        category=ErrorCategory.TRANSIENT,
+        description=f"{what_happened}, so whether the call was applied is unknown. It is not run again under this "
+        "key, so resending it gets this answer again: find out with a read-only tool whether it took effect, or ask "
+        "a human; to run it anew, send a new key.",
+        code="OUTCOME_UNKNOWN",
+        execution_state=ExecutionState.OUTCOME_UNKNOWN,
+    )
 
-_STOPPED: Final = FailureDetails(
-    message="Outcome unknown",
-    category=ErrorCategory.TRANSIENT,
-    description="The first call with this idempotency key ended without an answer (it was stopped after its "
-    "caller left, the server shut down, or it failed unexpectedly), so whether it was applied is unknown."
-    + _UNKNOWN_NEXT_STEP,
-    code="OUTCOME_UNKNOWN",
-    execution_state=ExecutionState.OUTCOME_UNKNOWN,
+
+_ABANDONED: Final = _outcome_unknown(
+    "The server that ran the first call with this idempotency key stopped before it answered"
+)
+_STOPPED: Final = _outcome_unknown(
+    "The first call with this idempotency key ended without an answer (it was stopped after its caller left, the "
+    "server shut down, or it failed unexpectedly)"
 )
 
 _STORE_UNAVAILABLE: Final = FailureDetails(
