@@ -28,7 +28,7 @@ from mcp_types import CallToolResult, Tool
 from mcp_errors import Decision, RecoveryPolicy, call_tool_with_recovery, install
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
 from mcp_errors._replay import fingerprint, scope_key
-from mcp_errors.stores import IdempotencyStore, MemoryStore, RedisStore, SQLiteStore, Won
+from mcp_errors.stores import Claim, IdempotencyStore, MemoryStore, RedisStore, SQLiteStore, Won
 from servers.keyed_writes import ServerKind, build
 from services import free_port
 
@@ -128,17 +128,16 @@ async def test_the_same_key_on_another_tool_is_another_operation(flavour: Any) -
 
 
 @pytest.mark.anyio
-async def test_keys_are_scoped_to_the_authenticated_caller() -> None:
-    server, effects = build("mcpserver", MemoryStore())
+async def test_keys_are_scoped_to_the_authenticated_caller(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore())
     answers = []
     for client_id in ("alice", "bob", "alice"):
         token = AccessToken(token=f"t-{client_id}", client_id=client_id, scopes=[])
         # The in-memory server's tasks start in this context, as behind the SDK's auth middleware.
         reset = auth_context_var.set(AuthenticatedUser(token))
         try:
-            async with Client(server) as client:
-                meta = {IDEMPOTENCY_KEY_META: "shared-key"}
-                answers.append(await client.call_tool("charge", {"amount": 1}, meta=meta))  # type: ignore[arg-type]
+            async with connect(flavour, server) as session:
+                answers.append(await session.call("charge", {"amount": 1}, "shared-key"))
         finally:
             auth_context_var.reset(reset)
     assert effects.writes == ["charge 1", "charge 1"], "bob's key is not alice's"
@@ -304,6 +303,28 @@ async def test_a_hung_keyed_call_is_stopped_after_its_grace_and_its_key_answers_
     assert envelope(resend) == ("transient", "OUTCOME_UNKNOWN", "outcome_unknown")
     assert replayed(resend), "the client policy escalates instead of resending into the store"
     assert effects.writes == ["held 1"]
+
+
+class SlowGrants(MemoryStore):
+    """A store whose grants take a while to come back, as over a slow network."""
+
+    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float) -> Claim:
+        granted = await super().claim(key, fingerprint, lease_seconds=lease_seconds)
+        await anyio.sleep(0.2)
+        return granted
+
+
+@pytest.mark.anyio
+async def test_a_caller_that_leaves_while_its_claim_is_granted_still_gets_the_call_run_once(flavour: Any) -> None:
+    server, effects = build(flavour[0], SlowGrants(lease_seconds=60, wait_seconds=5))
+    async with connect(flavour, server) as session:
+        with anyio.move_on_after(0.05):
+            await session.call("charge", {"amount": 3}, "k")
+        with anyio.fail_after(10):
+            resend = await session.call("charge", {"amount": 3}, "k")
+    assert not resend.is_error, "not an unknown outcome for a key nobody held"
+    assert replayed(resend)
+    assert effects.writes == ["charge 3"]
 
 
 @pytest.mark.anyio

@@ -84,17 +84,19 @@ async def test_a_thousand_keyed_writes_through_three_replicas_run_once_and_all_g
 ) -> None:
     """Commit-then-timeout faults; every write sent to two replicas at once, resends to the next one."""
     lines = tmp_path / "lines.txt"
+    # Timeouts sized for a shared, loaded 2-core machine: an attempt that times out only
+    # because the machine is slow is resent too, which is fine, but 8 in a row are not.
     policy = RecoveryPolicy(
-        attempt_timeout=0.5,
-        max_attempts=8,
-        deadline=60,
+        attempt_timeout=1.5,
+        max_attempts=12,
+        deadline=120,
         initial_wait=0.05,
-        max_wait=0.2,
+        max_wait=0.3,
         budget_factory=lambda: RetryBudget(max_tokens=100_000),
     )
     reports: dict[int, list[RecoveryReport]] = {n: [] for n in range(WRITES)}
     store = store_url(backend, request, tmp_path)
-    with replicas(3, store=store, lines=lines, REPLICA_LATE_ANSWERS="0.1", REPLICA_LATE_SECONDS="0.8") as servers:
+    with replicas(3, store=store, lines=lines, REPLICA_LATE_ANSWERS="0.05", REPLICA_LATE_SECONDS="2") as servers:
         async with AsyncExitStack() as stack:
             clients = [await stack.enter_async_context(Client(replica.url)) for replica in servers]
             tools = (await clients[0].list_tools()).tools
@@ -112,7 +114,7 @@ async def test_a_thousand_keyed_writes_through_three_replicas_run_once_and_all_g
                     )
                 )
 
-            limiter = anyio.Semaphore(32)
+            limiter = anyio.Semaphore(16)
 
             async def write(n: int) -> None:
                 async with limiter, anyio.create_task_group() as tg:
@@ -121,7 +123,7 @@ async def test_a_thousand_keyed_writes_through_three_replicas_run_once_and_all_g
                     tg.start_soon(racer, n, key, n % 3)
                     tg.start_soon(racer, n, key, (n + 1) % 3)
 
-            with anyio.fail_after(240):
+            with anyio.fail_after(600):
                 async with anyio.create_task_group() as tg:
                     for n in range(WRITES):
                         tg.start_soon(write, n)
@@ -136,7 +138,16 @@ async def test_a_thousand_keyed_writes_through_three_replicas_run_once_and_all_g
         if [report.decision for report in pair] != [Decision.DONE] * 2
         or {report.outcome.message for report in pair} != {by_line[n]}
     ]
-    assert lost == [], "lost answers"
+    assert lost == [], [
+        (
+            n,
+            [
+                (report.decision.value, report.reason, report.outcome.code, len(report.attempts))
+                for report in reports[n]
+            ],
+        )
+        for n in lost[:5]
+    ]
     calls = [attempt for pair in reports.values() for report in pair for attempt in report.attempts]
     timed_out = [attempt for attempt in calls if attempt.outcome.kind == "error"]
     replayed = [
@@ -144,7 +155,7 @@ async def test_a_thousand_keyed_writes_through_three_replicas_run_once_and_all_g
         for attempt in calls
         if ((attempt.outcome.result and attempt.outcome.result.meta) or {}).get(REPLAYED_META)
     ]
-    assert len(timed_out) >= WRITES * 0.05, "the commit-then-timeout faults happened"
+    assert len(timed_out) >= WRITES * 0.02, "the commit-then-timeout faults happened"
     assert len(replayed) >= WRITES, "duplicates got the first answer"
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fastmcp import FastMCP
+from fastmcp.server.dependencies import get_access_token
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import Tool, ToolResult
 from mcp_types import CallToolRequestParams, CallToolResult, ListToolsRequest
@@ -59,7 +60,7 @@ class _ReplayMiddleware(Middleware):
             tool=name,
             arguments=context.message.arguments or {},
             key=key,
-            principal=principal(),
+            principal=principal(get_access_token()),
             run=lambda: call_next(context),
         )
 

@@ -74,10 +74,11 @@ logger = logging.getLogger("mcp_errors")
 R = TypeVar("R")
 
 _STORE_WRITE_SECONDS: Final = 10.0
-"""Bound of the shielded write of a finished answer: a hung store cannot hold a call forever."""
+"""Bound of a shielded store operation (a claim, an answer's write): a hung store cannot hold a call forever."""
 _FIRST_POLL: Final = 0.01
 _MAX_POLL: Final = 0.25
 _MAX_KEY_LENGTH: Final = 255
+_UNSET: Final[Any] = object()
 
 
 def as_store(idempotency: IdempotencyStore | str) -> IdempotencyStore:
@@ -151,10 +152,17 @@ class Replay(Generic[R]):
         deadline = anyio.current_time() + store.wait_seconds
         poll = _FIRST_POLL
         while True:
+            claim = None
             try:
-                claim = await store.claim(scope, arguments_hash, lease_seconds=store.lease_seconds)
+                # Shielded: a claim the store granted must reach this call, or the key would
+                # be held by nobody and answer "outcome unknown" for a call that never ran.
+                # A caller that leaves now finds the call run on (see `_run_claimed`).
+                with anyio.move_on_after(_STORE_WRITE_SECONDS, shield=True):
+                    claim = await store.claim(scope, arguments_hash, lease_seconds=store.lease_seconds)
             except Exception:
                 return self._error(_STORE_UNAVAILABLE, tool, exc_info=True)
+            if claim is None:
+                return self._error(_STORE_UNAVAILABLE, tool)
             if isinstance(claim, Won):
                 return await self._run_claimed(scope, claim.token, tool, run)
             if isinstance(claim, Finished):
@@ -467,12 +475,19 @@ def advertise(tool: Any) -> Any:
     return tool.model_copy(update={"meta": {**(tool.meta or {}), HONOURS_IDEMPOTENCY_META: True}})
 
 
-def principal() -> object:
-    """The authenticated caller of the current request, `None` when there is none."""
-    from mcp.server.auth.middleware.auth_context import get_access_token
+def principal(token: Any = _UNSET) -> object:
+    """Who calls: the (client id, issuer, subject) of an access token, `None` without one.
+
+    Args:
+        token: The request's access token (fastmcp's, for a fastmcp server); by default the
+            one the SDK's auth middleware set for the current request.
+    """
     from mcp.server.auth.provider import principal_components
 
-    token = get_access_token()
+    if token is _UNSET:
+        from mcp.server.auth.middleware.auth_context import get_access_token
+
+        token = get_access_token()
     return None if token is None else list(principal_components(token))
 
 
