@@ -118,6 +118,16 @@ async def test_a_key_reused_with_other_arguments_is_a_validation_error(flavour: 
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("bad_key", [42, "", "k" * 256], ids=["number", "empty", "too-long"])
+async def test_an_unusable_key_is_refused_instead_of_running_unprotected(flavour: Any, bad_key: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore())
+    async with connect(flavour, server) as session:
+        result = await session.call_fn("charge", {"amount": 5}, {IDEMPOTENCY_KEY_META: bad_key})
+    assert envelope(result) == ("validation", "IDEMPOTENCY_KEY_INVALID", "not_executed")
+    assert effects.writes == []
+
+
+@pytest.mark.anyio
 async def test_the_same_key_on_another_tool_is_another_operation(flavour: Any) -> None:
     server, effects = build(flavour[0], MemoryStore())
     async with connect(flavour, server) as session:

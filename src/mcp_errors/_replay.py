@@ -90,10 +90,9 @@ def as_store(idempotency: IdempotencyStore | str) -> IdempotencyStore:
     raise TypeError(f"idempotency= takes an IdempotencyStore or a store URL, not {type(idempotency).__name__}")
 
 
-def request_key(meta: Mapping[str, Any] | None) -> str | None:
-    """The idempotency key of a request's `params._meta`, when it carries a usable one."""
-    key = meta.get(IDEMPOTENCY_KEY_META) if meta else None
-    return key if isinstance(key, str) and 0 < len(key) <= _MAX_KEY_LENGTH else None
+def request_key(meta: Mapping[str, Any] | None) -> object:
+    """The idempotency key a request's `params._meta` carries, as sent; `None` without one."""
+    return meta.get(IDEMPOTENCY_KEY_META) if meta else None
 
 
 def scope_key(principal: object, tool: str, key: str) -> str:
@@ -132,20 +131,29 @@ class Replay(Generic[R]):
         self._running: dict[str, anyio.Event] = {}
 
     async def call(
-        self, *, tool: str, arguments: Mapping[str, Any], key: str, principal: object, run: Callable[[], Awaitable[R]]
+        self,
+        *,
+        tool: str,
+        arguments: Mapping[str, Any],
+        key: object,
+        principal: object,
+        run: Callable[[], Awaitable[R]],
     ) -> R:
         """Run `run` once for `key`, or answer from what the key holds.
 
         Args:
             tool: The tool's name.
             arguments: Its arguments (their hash must match the first call's).
-            key: The caller's idempotency key.
+            key: The caller's idempotency key, as sent: a string of 1 to 255 characters,
+                else the call is refused (`IDEMPOTENCY_KEY_INVALID`) rather than run unprotected.
             principal: Who calls (JSON-able; `None` when the server does not know).
             run: Runs the tool and returns the server's result.
 
         Returns:
             The tool's result, the first call's replayed answer, or a contract error.
         """
+        if not (isinstance(key, str) and 0 < len(key) <= _MAX_KEY_LENGTH):
+            return self._error(_KEY_INVALID, tool)
         store = self.store
         scope = scope_key(principal, tool, key)
         arguments_hash = fingerprint(arguments)
@@ -325,6 +333,22 @@ def _replayed(answer: bytes) -> CallToolResult:
     return result
 
 
+_KEY_INVALID: Final = FailureDetails(
+    message="Invalid idempotency key",
+    category=ErrorCategory.VALIDATION,
+    description=f"The idempotency key must be a string of 1 to {_MAX_KEY_LENGTH} characters. The call did not run: "
+    "send it again with a valid key (one per operation), or without a key.",
+    code="IDEMPOTENCY_KEY_INVALID",
+    field_errors=(
+        FieldError(
+            field=f"_meta.{IDEMPOTENCY_KEY_META}",
+            problem="not a string of 1 to 255 characters",
+            expected="a string of 1 to 255 characters, e.g. a UUID",
+        ),
+    ),
+    execution_state=ExecutionState.NOT_EXECUTED,
+)
+
 _KEY_REUSED: Final = FailureDetails(
     message="Idempotency key reused",
     category=ErrorCategory.VALIDATION,
@@ -496,7 +520,7 @@ def _as_call_tool_result(result: Any) -> CallToolResult | None:
     return result if isinstance(result, CallToolResult) else None
 
 
-def _mcpserver_key(context: Any) -> str | None:
+def _mcpserver_key(context: Any) -> object:
     if not isinstance(context, Context):
         return None
     try:
