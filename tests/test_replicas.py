@@ -58,6 +58,9 @@ def replicas(count: int, *, store: str, lines: Path, **settings: str) -> Iterato
             port = free_port()
             command = [sys.executable, "-m", "uvicorn", "--factory", "replica_app:make_app"]
             command += ["--app-dir", str(SERVERS_DIR), "--port", str(port), "--log-level", "warning"]
+            # Longer than any pause of the clients' pooled connections: uvicorn's 5 s default
+            # can close one just as a client reuses it (what a load balancer's idle timeout needs too).
+            command += ["--timeout-keep-alive", "75"]
             started.append(Replica(stack.enter_context(listening(command, port, env=env, wait=False)), port))
         for replica in started:  # started together, so their imports overlap
             wait_for_port(replica.port, process=replica.process)
