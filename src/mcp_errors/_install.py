@@ -18,7 +18,7 @@ from mcp_errors._duck import is_fastmcp
 from mcp_errors._envelope import FailureDetails, WideningCache, error_result
 
 if TYPE_CHECKING:
-    from mcp_errors._replay import IdempotencyStore
+    from mcp_errors.stores import IdempotencyStore
 
 __all__ = ["install", "to_error_result"]
 
@@ -26,7 +26,7 @@ _ServerT = TypeVar("_ServerT")
 _INSTALLED = "_mcp_errors_installed"
 
 
-def install(server: _ServerT, *, idempotency: IdempotencyStore | None = None) -> _ServerT:
+def install(server: _ServerT, *, idempotency: IdempotencyStore | str | None = None) -> _ServerT:
     """Make every tool failure of `server` a structured, actionable error result.
 
     Works on an `mcp.server.mcpserver.MCPServer` and on a fastmcp `FastMCP` (through a
@@ -43,16 +43,19 @@ def install(server: _ServerT, *, idempotency: IdempotencyStore | None = None) ->
 
     Args:
         server: The server to change in place.
-        idempotency: Opt in to honour idempotency keys (`MCPServer` only): tools not
-            annotated read-only replay their first result for a repeated key and say so
-            in tools/list. See `mcp_errors._replay`.
+        idempotency: Opt in to honour idempotency keys: a store from `mcp_errors.stores`,
+            or its URL for `open_store` (`"sqlite:///keys.sqlite3"`, `"redis://..."`).
+            Tools not annotated read-only then run once per key (claimed before they
+            run) and replay their first result for a repeated key, and say so in
+            tools/list. See `mcp_errors._replay`.
 
     Returns:
         The same server, for chaining.
 
     Raises:
         TypeError: If `server` is neither an `MCPServer` nor a `FastMCP`, or `idempotency`
-            is given for a server other than an `MCPServer` (nothing is changed then).
+            is neither a store nor a URL (nothing is changed then).
+        ValueError: If `idempotency` is a URL that names no store.
 
     Example:
         ```python
@@ -71,8 +74,10 @@ def install(server: _ServerT, *, idempotency: IdempotencyStore | None = None) ->
             return "refunded"
         ```
     """
-    if idempotency is not None and not isinstance(server, MCPServer):
-        raise TypeError("install(idempotency=...) supports MCPServer only")
+    if idempotency is not None:
+        from mcp_errors._replay import as_store
+
+        idempotency = as_store(idempotency)  # a bad value fails before anything changes
     if not getattr(server, _INSTALLED, False):
         if isinstance(server, MCPServer):
             _install_on_mcpserver(server)
@@ -83,10 +88,15 @@ def install(server: _ServerT, *, idempotency: IdempotencyStore | None = None) ->
         else:
             raise TypeError(f"install() takes an MCPServer or a fastmcp FastMCP, not {type(server).__name__}")
         setattr(server, _INSTALLED, True)
-    if idempotency is not None and isinstance(server, MCPServer):  # checked above; narrows the type
-        from mcp_errors._replay import enable_replay
+    if idempotency is not None:
+        if isinstance(server, MCPServer):
+            from mcp_errors._replay import enable_replay
 
-        enable_replay(server, idempotency)
+            enable_replay(server, idempotency)
+        else:
+            from mcp_errors._fastmcp_replay import enable_replay_on_fastmcp
+
+            enable_replay_on_fastmcp(server, idempotency)  # type: ignore[arg-type]  # checked by is_fastmcp above
     return server
 
 
