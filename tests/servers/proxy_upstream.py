@@ -1,0 +1,166 @@
+"""An upstream for `mcp-errors proxy`: a server that does *not* follow the contract.
+
+Built with the SDK's `MCPServer` and no `install`, so its failures come out the way most
+servers send them: prose in an `isError` result, raised JSON-RPC errors, structured fields
+of its own, SEP-3313 `_meta`. It also has what the proxy must pass through untouched
+(successes, empty results, progress, foreign `_meta`, resources, prompts) and what it must
+survive (a child that dies in the middle of a call). Run it over stdio:
+`python tests/servers/proxy_upstream.py`.
+
+Per-process counters (`attempts`, `count_write`) let the tests see how often the proxy
+really called the upstream.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel
+
+READ_ONLY = ToolAnnotations(read_only_hint=True)
+WRITES = ToolAnnotations(read_only_hint=False, idempotent_hint=False)
+
+# Planted in failure texts: none of these may reach the client through the proxy.
+LEAKED_SECRET = "sk-live-9f8e7d6c5b4a39281706"
+LEAKED_PATH = "/srv/upstream/app/handlers.py"
+
+
+class Forecast(BaseModel):
+    city: str
+    celsius: float
+
+
+def build_server() -> MCPServer[Any]:
+    """The upstream server; every tool is described in its docstring."""
+    server: MCPServer[Any] = MCPServer("proxy-upstream")
+    calls: Counter[str] = Counter()
+
+    @server.tool(annotations=READ_ONLY)
+    def echo(text: str) -> str:
+        """Return `text` unchanged."""
+        return text
+
+    @server.tool(annotations=READ_ONLY)
+    def forecast(city: str) -> Forecast:
+        """A typed result: the tool advertises an outputSchema."""
+        if city == "Atlantis":
+            raise ValueError(f"no station for {city}")
+        return Forecast(city=city, celsius=21.5)
+
+    @server.tool(annotations=READ_ONLY)
+    def search(query: str) -> list[str]:
+        """Find nothing: the SDK answers with no content at all."""
+        return []
+
+    @server.tool(annotations=READ_ONLY)
+    def nothing() -> CallToolResult:
+        """A success with no content and no structuredContent."""
+        return CallToolResult(content=[])
+
+    @server.tool(annotations=READ_ONLY)
+    def fail(message: str) -> str:
+        """Fail with `message` as prose (`isError` with one text block)."""
+        raise SDKToolError(message)
+
+    @server.tool(annotations=READ_ONLY)
+    def fail_jsonrpc(code: int, message: str, data: dict[str, Any] | None = None) -> str:
+        """Answer with a JSON-RPC error instead of a result."""
+        raise MCPError(code, message, data)
+
+    @server.tool(annotations=READ_ONLY)
+    def fail_structured(structured: dict[str, Any], text: str = "failed") -> CallToolResult:
+        """An `isError` result with the given structuredContent."""
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured, is_error=True)
+
+    @server.tool(annotations=READ_ONLY)
+    def fail_meta(failure: dict[str, Any], text: str = "failed") -> CallToolResult:
+        """An `isError` result with SEP-3313 `_meta["io.modelcontextprotocol/toolFailure"]`."""
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)],
+            is_error=True,
+            _meta={"io.modelcontextprotocol/toolFailure": failure, "trace": "kept"},
+        )
+
+    @server.tool(annotations=READ_ONLY)
+    def with_meta(ctx: Context) -> CallToolResult:
+        """Succeed, echoing the request's `_meta` in the result's `_meta`."""
+        request_meta = dict(ctx.request_context.meta or {})
+        return CallToolResult(
+            content=[TextContent(type="text", text="ok")],
+            _meta={"echo": {k: v for k, v in request_meta.items() if not k.startswith("io.modelcontextprotocol/")}},
+        )
+
+    @server.tool(annotations=READ_ONLY)
+    def environment(name: str) -> str:
+        """The child's value of environment variable `name` and its working directory."""
+        return f"{os.environ.get(name, '<unset>')}|{os.getcwd()}"
+
+    @server.tool(annotations=READ_ONLY)
+    def flaky_read(key: str, failures: int = 2) -> str:
+        """Time out `failures` times per key, then succeed."""
+        calls[key] += 1
+        if calls[key] <= failures:
+            raise SDKToolError(f"upstream read timed out (attempt {calls[key]})")
+        return f"read after {calls[key]} attempts"
+
+    @server.tool(annotations=WRITES)
+    def flaky_write(key: str) -> str:
+        """A write that always times out, outcome unknown."""
+        calls[key] += 1
+        raise SDKToolError("the ledger did not answer in time")
+
+    @server.tool(annotations=WRITES)
+    def busy_write(key: str, failures: int = 1) -> str:
+        """A write refused before it runs ('database locked') `failures` times per key."""
+        calls[key] += 1
+        if calls[key] <= failures:
+            raise SDKToolError("database is locked, nothing was written")
+        return f"written after {calls[key]} attempts"
+
+    @server.tool(annotations=WRITES)
+    def count_write(key: str) -> str:
+        """A write that counts how often it ran for `key`."""
+        calls[key] += 1
+        return f"ran {calls[key]} time(s)"
+
+    @server.tool(annotations=READ_ONLY)
+    def attempts(key: str) -> int:
+        """How often a counting tool ran for `key`."""
+        return calls[key]
+
+    @server.tool(annotations=READ_ONLY)
+    async def hang(pid_file: str, ctx: Context) -> str:
+        """Write this process's pid to `pid_file`, report progress, then never answer."""
+        with open(pid_file, "w") as file:
+            file.write(str(os.getpid()))
+        await ctx.report_progress(1, 2, "started")
+        await anyio.sleep_forever()
+        return "unreachable"
+
+    @server.tool(annotations=WRITES)
+    def crash() -> str:
+        """Exit the whole server in the middle of the call."""
+        os._exit(3)
+
+    @server.resource("note://greeting")
+    def greeting() -> str:
+        """A static resource."""
+        return "hello from upstream"
+
+    @server.prompt()
+    def summarize(topic: str) -> str:
+        """A prompt with one argument."""
+        return f"Summarize {topic}."
+
+    return server
+
+
+if __name__ == "__main__":
+    build_server().run()
