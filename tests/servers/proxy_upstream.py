@@ -14,6 +14,7 @@ really called the upstream.
 from __future__ import annotations
 
 import os
+import sys
 from collections import Counter
 from typing import Any
 
@@ -77,7 +78,9 @@ def build_server() -> MCPServer[Any]:
     @server.tool(annotations=READ_ONLY)
     def fail_structured(structured: dict[str, Any], text: str = "failed") -> CallToolResult:
         """An `isError` result with the given structuredContent."""
-        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured, is_error=True)
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=structured, is_error=True
+        )
 
     @server.tool(annotations=READ_ONLY)
     def fail_meta(failure: dict[str, Any], text: str = "failed") -> CallToolResult:
@@ -136,10 +139,22 @@ def build_server() -> MCPServer[Any]:
         return calls[key]
 
     @server.tool(annotations=READ_ONLY)
+    async def count_up(steps: int, ctx: Context) -> str:
+        """Report progress `steps` times, then answer."""
+        for step in range(1, steps + 1):
+            await ctx.report_progress(step, steps, f"step {step}")
+        return f"counted to {steps}"
+
+    @server.tool(annotations=READ_ONLY)
+    def log_to_stderr(text: str) -> str:
+        """Write `text` to the server's stderr."""
+        print(text, file=sys.stderr, flush=True)
+        return "logged"
+
+    @server.tool(annotations=READ_ONLY)
     async def hang(pid_file: str, ctx: Context) -> str:
         """Write this process's pid to `pid_file`, report progress, then never answer."""
-        with open(pid_file, "w") as file:
-            file.write(str(os.getpid()))
+        await anyio.Path(pid_file).write_text(str(os.getpid()))
         await ctx.report_progress(1, 2, "started")
         await anyio.sleep_forever()
         return "unreachable"

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 import fastmcp.exceptions
+import jsonschema
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import Tool, ToolResult
 from mcp.shared.exceptions import MCPError
@@ -155,14 +156,16 @@ class ContractMiddleware(Middleware):
     ) -> ToolResult:
         name = context.message.name
         summary = f"The tool {name!r} ran and returned nothing: an empty result, not an error."
+        tool = await self._tool(context, name)
+        schema = tool.output_schema if tool is not None else None
+        # `resultCount: 0` tells a reader it is an empty result, not a failure; it is added
+        # only where the tool's outputSchema admits it.
         structured = result.structured_content
-        if structured is None:
-            tool = await self._tool(context, name)
-            if tool is None or tool.output_schema is None:
-                # A tool without an outputSchema may carry any object: say the count too.
-                structured = empty_result(summary).structured_content
+        counted = empty_result(summary, structured).structured_content
+        if (structured is not None) if schema is None else not _fits(counted, schema):
+            counted = structured
         return ToolResult(
-            content=[TextContent(type="text", text=summary)], structured_content=structured, meta=result.meta
+            content=[TextContent(type="text", text=summary)], structured_content=counted, meta=result.meta
         )
 
     def _write(
@@ -203,6 +206,13 @@ class ContractMiddleware(Middleware):
         if not self._tools and context.fastmcp_context is not None:
             self._tools = {tool.name: tool for tool in await context.fastmcp_context.fastmcp.list_tools()}
         return list(self._tools)
+
+
+def _fits(value: object, schema: Mapping[str, Any]) -> bool:
+    try:
+        return bool(jsonschema.Draft202012Validator(dict(schema)).is_valid(value))
+    except Exception:
+        return False  # an upstream's schema we cannot apply: leave its result as it is
 
 
 _PROTOCOL_SIGNALS: Final = frozenset({URL_ELICITATION_REQUIRED, MISSING_REQUIRED_CLIENT_CAPABILITY})

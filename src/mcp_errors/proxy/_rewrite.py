@@ -541,7 +541,11 @@ _WORD_RULES: Final[Sequence[tuple[re.Pattern[str], _Build]]] = (
         _rate_limited,
     ),
     (
-        re.compile(r"\btimed? ?out\b|\btimeout\b|\bdeadline exceeded\b|\bETIMEDOUT\b", re.IGNORECASE),
+        re.compile(
+            r"\btimed? ?out\b|\btimeout\b|\bdeadline exceeded\b|\bETIMEDOUT\b|"
+            r"\bdid not (?:answer|respond|reply) in time\b",
+            re.IGNORECASE,
+        ),
         _known(TimeoutError()),
     ),
     (
