@@ -528,7 +528,8 @@ _WORD_RULES: Final[Sequence[tuple[re.Pattern[str], _Build]]] = (
     (
         re.compile(
             r"\bpermission denied\b|\baccess (?:is )?denied\b|\bEACCES\b|\bEPERM\b|\bforbidden\b|"
-            r"\bunauthori[sz]ed\b|\bnot (?:allowed|permitted|authori[sz]ed)\b|\boutside (?:of )?(?:the )?allowed\b|"
+            r"\bunauthori[sz]ed\b|\bnot (?:allowed|permitted|authori[sz]ed)\b|"
+            r"\b(?:outside|not in) (?:of )?(?:the )?allowed\b|"
             r"\b(?:invalid|expired|missing) (?:api[ _-]?key|token|credentials?|session)\b",
             re.IGNORECASE,
         ),
@@ -559,7 +560,7 @@ _WORD_RULES: Final[Sequence[tuple[re.Pattern[str], _Build]]] = (
     (
         re.compile(
             r"\bconnection (?:reset|closed|aborted|lost)\b|\bECONNRESET\b|\bbroken pipe\b|\bEPIPE\b|"
-            r"\bnetwork is unreachable\b|\bsocket hang up\b",
+            r"\bnetwork is unreachable\b|\bsocket hang up\b|\bfetch failed\b",
             re.IGNORECASE,
         ),
         _known(ConnectionResetError()),

@@ -19,15 +19,24 @@ when asked for, recovery (`_recovery`). Three things differ from `fastmcp.server
 
 from __future__ import annotations
 
+import logging
 import shlex
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
 import anyio
 from fastmcp import FastMCP
 from fastmcp.client import Client
-from fastmcp.server.providers.proxy import ProxyClient, ProxyMetadataMiddleware, ProxyProvider
+from fastmcp.client.logging import LogMessage
+from fastmcp.server.providers.proxy import (
+    ProxyClient,
+    ProxyMetadataMiddleware,
+    ProxyProvider,
+    _restore_request_context,
+    default_proxy_log_handler,
+    default_proxy_message_handler,
+)
 from fastmcp.tools import Tool
 
 from mcp_errors._budget import RetryBudget
@@ -38,6 +47,8 @@ from mcp_errors.proxy._rewrite import Rewriter
 from mcp_errors.proxy._rules import Rules
 
 __all__ = ["ProxySettings", "StartupError", "build_proxy", "check_upstream", "serve"]
+
+logger = logging.getLogger("mcp_errors.proxy")
 
 Upstream = ChildProcess | str
 """A wrapped stdio server, or the URL of a streamable HTTP server."""
@@ -204,7 +215,27 @@ class _SharedContextClient(ProxyClient[Any]):
     fastmcp binds each copy's forwarding handlers to that copy's own slot, but a kept-alive
     stdio session keeps the handlers of the copy that opened it: without one shared slot,
     the child's sampling and elicitation requests would go to a request that has ended.
+    Notifications and log messages the child sends before the host's first request have no
+    request to travel with: they are dropped (logged at debug), not raised in the session.
     """
+
+    def __init__(self, target: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("message_handler", self._forward_notification)
+        kwargs.setdefault("log_handler", self._forward_log)
+        super().__init__(target, **kwargs)
+
+    async def _forward_notification(self, message: Any) -> None:
+        await self._forward(default_proxy_message_handler, message)
+
+    async def _forward_log(self, message: LogMessage) -> None:
+        await self._forward(default_proxy_log_handler, message)
+
+    async def _forward(self, handler: Callable[[Any], Awaitable[None]], message: Any) -> None:
+        _restore_request_context(self._proxy_rc_ref)
+        try:
+            await handler(message)
+        except RuntimeError:  # fastmcp's "No active context found": no host request yet
+            logger.debug("dropped a message of the upstream that came outside any request: %r", message)
 
     def new(self) -> _SharedContextClient:
         fresh = cast(_SharedContextClient, super().new())
