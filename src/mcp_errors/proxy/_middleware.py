@@ -189,7 +189,9 @@ class ContractMiddleware(Middleware):
             )
         if self.tool_failure_meta:
             meta = with_tool_failure(meta, structured)
-        return ToolResult(
+        # Built without fastmcp's conversion of arbitrary return values: these are already
+        # content blocks and a JSON object (a third of the error path's cost otherwise).
+        return ToolResult.model_construct(
             content=[TextContent(type="text", text=text), *others],
             structured_content=structured,
             meta=dict(meta) if meta else None,

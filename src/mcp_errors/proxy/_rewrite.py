@@ -28,8 +28,10 @@ connection, an HTTP status) are the ones `_classify` gives that exception.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import sqlite3
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -75,12 +77,18 @@ class UpstreamFailure:
 class Rewriter:
     """Classify upstream failures with the built-in chain and the user's rules (if any).
 
+    Servers fail with the same few texts over and over: a failure that only has words (no
+    structured content, `_meta` or error data) is classified once per tool, text and
+    arguments, and the result shared (like `_classify`'s).
+
     Args:
         rules: The user's rules file, tried at step 5.
     """
 
     def __init__(self, rules: Rules | None = None) -> None:
         self.rules = rules
+        self._validators: dict[str, tuple[object, Any]] = {}
+        self._by_words: OrderedDict[tuple[Any, ...], FailureDetails] = OrderedDict()
 
     def classify(self, failure: UpstreamFailure, *, error_id: str) -> FailureDetails | None:
         """The failure in the contract's terms, or `None` when the result already is in it.
@@ -95,12 +103,29 @@ class Rewriter:
         structured = failure.structured if isinstance(failure.structured, Mapping) else None
         if structured is not None and "errorCategory" in structured and _ENVELOPE.is_valid(structured):
             return None
+        if structured is not None or failure.meta or failure.jsonrpc_data is not None:
+            return self._classify(failure, structured, error_id, self._arguments_fit(failure))
+        arguments = _canonical(failure.arguments)
+        if arguments is None or len(failure.text) + len(arguments) > _MAX_SHARED_CHARS:
+            return self._classify(failure, None, error_id, self._arguments_fit(failure))
+        # Only words and arguments: the same call failing the same way is read once.
+        key = (failure.tool, failure.text, failure.jsonrpc_code, arguments, tuple(failure.known_tools))
+        details = self._by_words.get(key)
+        if details is None:
+            details = self._by_words[key] = self._classify(failure, None, error_id, self._arguments_fit(failure))
+            if len(self._by_words) > _MAX_SHARED:
+                self._by_words.popitem(last=False)
+        return details
+
+    def _classify(
+        self, failure: UpstreamFailure, structured: Mapping[str, Any] | None, error_id: str, fits: bool | None
+    ) -> FailureDetails:
         said = _said(failure.text)
         for step in (_from_tool_failure_meta, _from_structured_fields):
             details = step(failure, structured, error_id)
             if details is not None:
                 return _with_words(details, said)
-        details = _from_jsonrpc(failure, error_id)
+        details = _from_jsonrpc(failure, error_id, fits)
         if details is not None:
             return _with_words(details, said)
         if self.rules is not None:
@@ -113,7 +138,37 @@ class Rewriter:
                 return _with_words(dataclasses.replace(build(found, failure, error_id), inferred=True), said)
         return _with_words(_UNCLASSIFIED, said)
 
+    def _arguments_fit(self, failure: UpstreamFailure) -> bool | None:
+        """Whether the call's arguments fit the tool's inputSchema; `None` when that cannot be told."""
+        schema = failure.input_schema
+        if schema is None or failure.arguments is None:
+            return None
+        known = self._validators.get(failure.tool)
+        if known is None or known[0] is not schema:
+            try:
+                validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(
+                    dict(schema)
+                )
+            except Exception:
+                validator = None  # an upstream's schema we cannot apply says nothing
+            known = self._validators[failure.tool] = (schema, validator)
+        if known[1] is None:
+            return None
+        try:
+            return bool(known[1].is_valid(dict(failure.arguments)))
+        except Exception:
+            return None
 
+
+def _canonical(arguments: Mapping[str, Any] | None) -> str | None:
+    try:
+        return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
+
+
+_MAX_SHARED: Final = 256
+_MAX_SHARED_CHARS: Final = 2000
 _ENVELOPE: Final = jsonschema.Draft202012Validator(ENVELOPE_SCHEMA)
 _MAX_SEARCHED_CHARS: Final = 8000
 
@@ -319,13 +374,13 @@ def _code_of(failure: UpstreamFailure) -> int | None:
     return int(found.group(1)) if found is not None else None
 
 
-def _from_jsonrpc(failure: UpstreamFailure, error_id: str) -> FailureDetails | None:
+def _from_jsonrpc(failure: UpstreamFailure, error_id: str, fits: bool | None) -> FailureDetails | None:
     code = _code_of(failure)
     if code == METHOD_NOT_FOUND and failure.known_tools and failure.tool not in failure.known_tools:
         return unknown_tool(failure.tool, error_id=error_id, known=failure.known_tools)
     if code in (INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, METHOD_NOT_FOUND):
         # The protocol's own rejections: the call did not run.
-        checked = _schema_check(failure, error_id)
+        checked = _schema_check(failure, error_id) if fits is False else None
         if checked is not None:
             return checked
         named = _fields_from_data(failure.jsonrpc_data)
@@ -344,7 +399,7 @@ def _from_jsonrpc(failure: UpstreamFailure, error_id: str) -> FailureDetails | N
         )
     if code == REQUEST_TIMEOUT:
         return classify_known(TimeoutError())
-    checked = _schema_check(failure, error_id)
+    checked = _schema_check(failure, error_id) if fits is False else None
     if checked is not None:
         # The server failed and the arguments break its own schema: whatever it said, the
         # first thing to fix is the arguments. Whether it ran is for the server to say.
