@@ -8,6 +8,7 @@ both connection modes; the command-line tests run `mcp-errors proxy` itself.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import signal
@@ -26,7 +27,7 @@ from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
-from mcp_errors.proxy import ChildProcess, ProxySettings, build_proxy, load_rules
+from mcp_errors.proxy import ChildProcess, ProxySettings, StartupError, build_proxy, load_rules
 from mcp_errors.proxy._child import RestartBackoff
 from mcp_errors.proxy._server import check_upstream
 from servers import proxy_upstream
@@ -301,6 +302,43 @@ async def test_protocol_signals_stay_json_rpc_errors(client: Client) -> None:
     assert getattr(raised.value, "code", None) == -32042
 
 
+@pytest.mark.anyio
+async def test_a_caller_cancelling_a_call_cancels_it_upstream(mode: str, tmp_path: Path) -> None:
+    started = anyio.Event()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        started.set()
+
+    # Over stdio, as a host runs it: the SDK's in-memory modern path does not carry progress.
+    async with Client(command_params("--", sys.executable, UPSTREAM), mode=mode) as client:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                group.start_soon(
+                    functools.partial(
+                        client.call_tool, "hang", {"pid_file": str(tmp_path / "pid")}, progress_callback=on_progress
+                    )
+                )
+                await started.wait()
+                group.cancel_scope.cancel()
+            cancelled = await client.call_tool("was_cancelled", {})
+    assert cancelled.structured_content == {"result": True}
+
+
+@pytest.mark.anyio
+async def test_every_page_of_an_upstreams_tools_is_listed(mode: str) -> None:
+    child = ChildProcess(sys.executable, [UPSTREAM, "paged"])
+    server = build_proxy(child)
+    try:
+        await check_upstream(server, child, seconds=STARTUP_SECONDS)
+        async with Client(server._mcp_server, mode=mode) as client:  # type: ignore[arg-type]
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            last = await client.call_tool("tool_9", {})
+    finally:
+        await child.close()
+    assert sorted(names) == sorted(f"tool_{index}" for index in range(10))
+    assert last.content[0].text == "tool_9 ran"  # type: ignore[union-attr]
+
+
 # --- the child process ----------------------------------------------------------------
 
 
@@ -468,6 +506,43 @@ async def test_the_users_rules_come_after_what_the_upstream_declares_and_before_
     assert check_error(wire(built_in), None)["code"] == "UPSTREAM_TIMEOUT"
     assert check_error(wire(by_field), None)["code"] == "TEAPOT"
     assert check_error(wire(declared), None)["errorCategory"] == "transient"  # declared beats the rules
+
+
+# --- a streamable HTTP upstream --------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_streamable_http_upstream_is_proxied_and_its_loss_is_a_transient_not_executed_failure(
+    mode: str,
+) -> None:
+    async with await anyio.open_process([sys.executable, UPSTREAM, "http"]) as upstream:
+        assert upstream.stdout is not None
+        with anyio.fail_after(STARTUP_SECONDS):
+            port = int((await upstream.stdout.receive()).decode().split()[0])
+        url = f"http://127.0.0.1:{port}/mcp"
+        server = build_proxy(url)
+        await check_upstream(server, url, seconds=STARTUP_SECONDS)
+        async with Client(server._mcp_server, mode=mode) as client:  # type: ignore[arg-type]
+            ok = await client.call_tool("echo", {"text": "over http"})
+            failed = await client.call_tool("fail", {"message": "upstream timed out"})
+            upstream.terminate()
+            await upstream.wait()
+            lost = await client.call_tool("echo", {"text": "anyone there?"})
+    assert ok.structured_content == {"result": "over http"}
+    assert check_error(wire(failed), None)["code"] == "UPSTREAM_TIMEOUT"
+    outcome = read_result(lost)
+    assert (outcome.category, outcome.execution_state, outcome.code) == (
+        ErrorCategory.TRANSIENT,
+        ExecutionState.NOT_EXECUTED,
+        "UPSTREAM_UNAVAILABLE",
+    )
+
+
+@pytest.mark.anyio
+async def test_an_http_upstream_that_cannot_be_reached_is_a_startup_error() -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    with pytest.raises(StartupError, match="not reachable"):
+        await check_upstream(build_proxy(url), url, seconds=STARTUP_SECONDS)
 
 
 # --- the command ------------------------------------------------------------------------

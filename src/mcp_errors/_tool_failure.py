@@ -116,7 +116,7 @@ def read_tool_failure(failure: Mapping[str, Any], *, now: float | None = None) -
             category = next((c for c, pattern in _CLASS_KEYWORDS if pattern.search(raw_class)), None)
             inferred = category is not None and raw_class.lower() not in CATEGORY_VALUES
     if category is None and retryable_flag:
-        category = ErrorCategory.TRANSIENT
+        category, inferred = ErrorCategory.TRANSIENT, True
     guidance = failure.get("agentGuidance")
     correlation = failure.get("correlationId")
     return ToolFailure(

@@ -5,7 +5,8 @@ servers send them: prose in an `isError` result, raised JSON-RPC errors, structu
 of its own, SEP-3313 `_meta`. It also has what the proxy must pass through untouched
 (successes, empty results, progress, foreign `_meta`, resources, prompts) and what it must
 survive (a child that dies in the middle of a call). Run it over stdio:
-`python tests/servers/proxy_upstream.py`.
+`python tests/servers/proxy_upstream.py`, or over streamable HTTP with `... http` (it prints
+its port).
 
 Per-process counters (`attempts`, `count_write`) let the tests see how often the proxy
 really called the upstream.
@@ -19,10 +20,20 @@ from collections import Counter
 from typing import Any
 
 import anyio
+from mcp.server import Server
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
+from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
 from pydantic import BaseModel
 
 READ_ONLY = ToolAnnotations(read_only_hint=True)
@@ -151,13 +162,25 @@ def build_server() -> MCPServer[Any]:
         print(text, file=sys.stderr, flush=True)
         return "logged"
 
+    cancelled = anyio.Event()
+
     @server.tool(annotations=READ_ONLY)
     async def hang(pid_file: str, ctx: Context) -> str:
         """Write this process's pid to `pid_file`, report progress, then never answer."""
         await anyio.Path(pid_file).write_text(str(os.getpid()))
         await ctx.report_progress(1, 2, "started")
-        await anyio.sleep_forever()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
         return "unreachable"
+
+    @server.tool(annotations=READ_ONLY)
+    async def was_cancelled() -> bool:
+        """Whether a `hang` call was cancelled (waiting up to 10 s for it to be)."""
+        with anyio.move_on_after(10):
+            await cancelled.wait()
+        return cancelled.is_set()
 
     @server.tool(annotations=WRITES)
     def crash() -> str:
@@ -177,5 +200,49 @@ def build_server() -> MCPServer[Any]:
     return server
 
 
+def build_paged_server(tools: int = 10, page: int = 4) -> Server[Any]:
+    """A low-level server that lists its tools `page` at a time (`tool_0` ... `tool_<n-1>`)."""
+
+    async def on_list_tools(ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        names = [f"tool_{index}" for index in range(start, min(start + page, tools))]
+        listed = [Tool(name=name, input_schema={"type": "object"}) for name in names]
+        following = start + page
+        return ListToolsResult(tools=listed, next_cursor=str(following) if following < tools else None)
+
+    async def on_call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text=f"{params.name} ran")])
+
+    return Server("paged", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+
+
+async def serve_paged_over_stdio() -> None:
+    server = build_paged_server()
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def serve_http() -> None:
+    """Serve over streamable HTTP on a free port of 127.0.0.1, and print the port once bound."""
+    import functools
+    import socket
+
+    import uvicorn
+
+    # Bound before the port is printed: the kernel queues connections until uvicorn accepts.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    print(sock.getsockname()[1], flush=True)
+    server = uvicorn.Server(uvicorn.Config(build_server().streamable_http_app(), log_level="warning"))
+    anyio.run(functools.partial(server.serve, sockets=[sock]))
+
+
 if __name__ == "__main__":
-    build_server().run()
+    match sys.argv[1:]:
+        case ["http"]:
+            serve_http()
+        case ["paged"]:
+            anyio.run(serve_paged_over_stdio)
+        case _:
+            build_server().run()

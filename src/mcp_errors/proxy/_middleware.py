@@ -11,7 +11,7 @@ nothing. tools/list gets outputSchemas that also admit the error envelope.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 import fastmcp.exceptions
@@ -29,7 +29,7 @@ from mcp_types import (
     TextContent,
 )
 
-from mcp_errors._classify import classify_failure, log_fields, new_error_id, unknown_tool
+from mcp_errors._classify import classify_failure, classify_known, log_fields, new_error_id, unknown_tool
 from mcp_errors._contract import ErrorCategory, ExecutionState
 from mcp_errors._envelope import FailureDetails, WideningCache, empty_result
 from mcp_errors._outcome import is_call_failure, read_result
@@ -143,8 +143,7 @@ class ContractMiddleware(Middleware):
             )
             details = self.rewriter.classify(failure, error_id=error_id) or _UNREADABLE
         else:
-            transport = _find_call_failure(exc)
-            details = _from_transport(transport) if transport is not None else None
+            details = _from_causes(exc)
         if details is None:
             # Not the upstream's answer: a failure of the proxy itself, classified (and
             # logged with its traceback) where every exception is.
@@ -223,30 +222,31 @@ _PROTOCOL_SIGNALS: Final = frozenset({URL_ELICITATION_REQUIRED, MISSING_REQUIRED
 _E = TypeVar("_E", bound=BaseException)
 
 
-def _find(exc: BaseException, kind: type[_E]) -> _E | None:
-    """`exc` or the first of its causes that is a `kind` (fastmcp wraps upstream errors)."""
-    seen = 0
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """`exc` and what it wraps, outermost first (fastmcp wraps an upstream's errors)."""
     current: BaseException | None = exc
-    while current is not None and seen < _MAX_CAUSES:
-        if isinstance(current, kind):
-            return current
+    for _ in range(_MAX_CAUSES):
+        if current is None:
+            return
+        yield current
         current = current.__cause__ or current.__context__
-        seen += 1
-    return None
 
 
 _MAX_CAUSES: Final = 16
 
 
-def _find_call_failure(exc: BaseException) -> BaseException | None:
-    current: BaseException | None = exc
-    for _ in range(_MAX_CAUSES):
-        if current is None:
-            return None
-        if is_call_failure(current):
-            return current
-        current = current.__cause__ or current.__context__
-    return None
+def _find(exc: BaseException, kind: type[_E]) -> _E | None:
+    return next((cause for cause in _causes(exc) if isinstance(cause, kind)), None)
+
+
+def _from_causes(exc: BaseException) -> FailureDetails | None:
+    """A failure to reach or hear from the upstream: as a client reads it, else by its type."""
+    transport = next((cause for cause in _causes(exc) if is_call_failure(cause)), None)
+    details = _from_transport(transport) if transport is not None else None
+    if details is not None:
+        return details
+    # An HTTP upstream's own status (401, 503, ...) and the like: what `install` makes of it.
+    return next((known for cause in _causes(exc) if (known := classify_known(cause)) is not None), None)
 
 
 def _from_transport(exc: BaseException) -> FailureDetails | None:

@@ -238,10 +238,10 @@ class _SharedContextClient(ProxyClient[Any]):
             logger.debug("dropped a message of the upstream that came outside any request: %r", message)
 
     def new(self) -> _SharedContextClient:
-        fresh = cast(_SharedContextClient, super().new())
-        fresh._proxy_rc_ref = self._proxy_rc_ref
-        fresh._bind_restoring_handlers()
-        return fresh
+        # fastmcp's `Client.new` copies the client with its session handlers, which are bound
+        # to this client's forwarding slot; `ProxyClient.new` would give the copy a slot of
+        # its own, which the kept-alive session never reads.
+        return cast(_SharedContextClient, Client.new(self))
 
 
 class _LastGoodToolsProvider(ProxyProvider):
