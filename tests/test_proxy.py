@@ -584,12 +584,10 @@ def test_a_bad_rules_file_names_the_file_the_rule_and_the_problem(tmp_path: Path
 
 
 @pytest.mark.anyio
-async def test_the_command_gives_the_child_the_callers_environment_and_working_directory(
-    mode: str, tmp_path: Path
-) -> None:
+async def test_the_command_gives_the_child_the_callers_environment_and_working_directory(tmp_path: Path) -> None:
     # The SDK's stdio client would pass the child only HOME, PATH and a few more.
     params = command_params("--", sys.executable, UPSTREAM, env={"WEATHER_TOKEN": "w-123"}, cwd=tmp_path)
-    async with Client(params, mode=mode) as client:
+    async with Client(params, mode="legacy") as client:
         result = await client.call_tool("environment", {"name": "WEATHER_TOKEN"})
     assert result.structured_content == {"result": f"w-123|{tmp_path}"}
 

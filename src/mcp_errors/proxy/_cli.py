@@ -58,12 +58,11 @@ def proxy(
 ) -> None:
     """Put the error contract in front of any MCP server (docs/proxy.md).
 
-    Every tool failure of the upstream becomes a structured, classified error; everything
-    else passes unchanged.
+    Every tool failure of the upstream becomes a structured, classified error; everything else passes unchanged.
 
-    Examples: `mcp-errors proxy -- npx -y @modelcontextprotocol/server-filesystem /data` and
-    `mcp-errors proxy --http 127.0.0.1:8080 https://example.com/mcp`.
+    Examples: `mcp-errors proxy -- uvx mcp-server-git` and `mcp-errors proxy --http 127.0.0.1:8080 https://x.dev/mcp`.
     """
+    import functools
     import sys
 
     import anyio
@@ -99,7 +98,7 @@ def proxy(
         tool_failure_meta=tool_failure_meta,
     )
     try:
-        anyio.run(lambda: serve(upstream, settings, http=front, startup_seconds=startup_timeout))
+        anyio.run(functools.partial(serve, upstream, settings, http=front, startup_seconds=startup_timeout))
     except StartupError as exc:
         print(f"mcp-errors proxy: {exc}", file=sys.stderr)
         raise typer.Exit(1) from None
