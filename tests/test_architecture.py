@@ -15,11 +15,20 @@ ARCHITECTURE = ROOT / "docs" / "architecture.md"
 # The layers, bottom to top, and what each may import. `check`, `demo` and `integrations`
 # are matched as whole subpackages.
 LAYERS: dict[str, set[str]] = {
-    "contract": {"_contract", "_head", "_envelope", "_sanitize", "_duck", "_idempotency_keys", "_config"},
+    "contract": {
+        "_contract",
+        "_head",
+        "_envelope",
+        "_sanitize",
+        "_duck",
+        "_idempotency_keys",
+        "_config",
+        "_tool_failure",
+    },
     "server": {"_errors", "_classify", "_install", "_fastmcp", "_replay", "_fastmcp_replay", "stores"},
     "client": {"_client", "_outcome", "_budget", "_policy", "_render"},
     "multi-agent": {"_partial"},
-    "on top": {"testing", "_cli", "__main__", "check", "demo", "integrations"},
+    "on top": {"testing", "_cli", "__main__", "check", "demo", "integrations", "proxy"},
 }
 MAY_IMPORT: dict[str, set[str]] = {
     "contract": {"contract"},

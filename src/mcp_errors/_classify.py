@@ -41,6 +41,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+import jsonschema
 import pydantic
 from mcp.server.mcpserver.exceptions import ResourceError as _SDKResourceError
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
@@ -62,6 +63,9 @@ from mcp_errors._sanitize import (
 __all__ = [
     "classify_arguments",
     "classify_failure",
+    "classify_http_status",
+    "classify_known",
+    "classify_schema_violations",
     "log_fields",
     "new_error_id",
     "register_exception",
@@ -238,6 +242,11 @@ def classify_arguments(
         error_id,
         extra=log_fields(tool_name, error_id, ErrorCategory.VALIDATION),
     )
+    return _invalid_arguments(field_errors)
+
+
+def _invalid_arguments(field_errors: Sequence[FieldError]) -> FailureDetails:
+    names = ", ".join(sorted({fe.field for fe in field_errors}))
     return FailureDetails(
         message="Invalid arguments",
         category=ErrorCategory.VALIDATION,
@@ -249,8 +258,117 @@ def classify_arguments(
     )
 
 
-def unknown_tool(name: str, *, error_id: str) -> FailureDetails:
-    """The failure for a call that names no tool of this server (`error_id` for the log line)."""
+def classify_schema_violations(
+    arguments: Mapping[str, Any], input_schema: Mapping[str, Any], *, error_id: str, tool_name: str | None = None
+) -> FailureDetails | None:
+    """The `validation` failure for arguments that break a JSON Schema, or `None` when they fit it.
+
+    For a server that did not check its arguments itself (or said only "invalid"): a proxy
+    holds the tool's inputSchema and can name each bad argument.
+
+    Args:
+        arguments: The call's arguments.
+        input_schema: The tool's inputSchema.
+        error_id: This failure's id, for the log line.
+        tool_name: For the log line.
+
+    Returns:
+        A validation failure whose `fieldErrors` name each bad argument, or `None`.
+    """
+    try:
+        validator_class = jsonschema.validators.validator_for(input_schema, default=jsonschema.Draft202012Validator)
+        violations = list(validator_class(dict(input_schema)).iter_errors(dict(arguments)))
+    except Exception:
+        # An upstream's schema is untrusted: one that cannot be applied (invalid, a `$ref`
+        # that does not resolve) says nothing about the arguments.
+        return None
+    if not violations:
+        return None
+    properties = input_schema.get("properties", {})
+    field_errors: dict[str, FieldError] = {}
+    for violation in violations:
+        for error in _field_errors_of(violation, properties if isinstance(properties, Mapping) else {}):
+            field_errors.setdefault(error.field, error)
+    if not field_errors:
+        return None
+    logger.info(
+        "tool %r was called with arguments that break its input schema: %s, errorId %s",
+        tool_name,
+        ", ".join(sorted(field_errors)),
+        error_id,
+        extra=log_fields(tool_name, error_id, ErrorCategory.VALIDATION),
+    )
+    return _invalid_arguments(list(field_errors.values()))
+
+
+def _field_errors_of(violation: jsonschema.ValidationError, properties: Mapping[str, Any]) -> list[FieldError]:
+    path = [str(part) for part in violation.absolute_path]
+    required = violation.validator_value
+    if violation.validator == "required" and isinstance(violation.instance, Mapping) and isinstance(required, list):
+        missing = [str(name) for name in required if name not in violation.instance]
+        return [
+            FieldError(
+                field=_field_name(path, name),
+                problem="required argument is missing",
+                expected=_expected(properties.get(name)) if not path else None,
+            )
+            for name in missing
+        ]
+    if violation.validator == "additionalProperties" and isinstance(violation.instance, Mapping):
+        allowed = violation.schema.get("properties", {}) if isinstance(violation.schema, Mapping) else {}
+        patterns = violation.schema.get("patternProperties", {}) if isinstance(violation.schema, Mapping) else {}
+        return [
+            FieldError(field=_field_name(path, str(name)), problem="unknown argument")
+            for name in violation.instance
+            if name not in allowed and not patterns
+        ]
+    name = ".".join(path) or "(arguments)"
+    received = REDACTED if path and is_secret_name(path[-1]) else _render_received(violation.instance)
+    schema = violation.schema if isinstance(violation.schema, Mapping) else {}
+    return [
+        FieldError(
+            field=sanitize_text(name, limit=MAX_MESSAGE_CHARS),
+            problem=_SCHEMA_PROBLEMS.get(str(violation.validator), "does not match the input schema"),
+            expected=_expected(properties.get(path[0]) if len(path) == 1 else schema),
+            received=received,
+        )
+    ]
+
+
+def _field_name(path: Sequence[str], name: str) -> str:
+    return sanitize_text(".".join([*path, name]), limit=MAX_MESSAGE_CHARS)
+
+
+def _expected(schema: object) -> str | None:
+    return _describe_schema(schema) if isinstance(schema, Mapping) else None
+
+
+# Problems said without the value (jsonschema's own messages quote it, secrets included).
+_SCHEMA_PROBLEMS: Final = {
+    "type": "wrong type",
+    "enum": "not one of the allowed values",
+    "const": "not the required value",
+    "pattern": "does not match the required pattern",
+    "format": "not in the required format",
+    "minLength": "too short",
+    "maxLength": "too long",
+    "minimum": "too small",
+    "exclusiveMinimum": "too small",
+    "maximum": "too large",
+    "exclusiveMaximum": "too large",
+    "minItems": "too few items",
+    "maxItems": "too many items",
+    "uniqueItems": "has duplicate items",
+    "multipleOf": "not a multiple of the required step",
+}
+
+
+def unknown_tool(name: str, *, error_id: str, known: Sequence[str] = ()) -> FailureDetails:
+    """The failure for a call that names no tool of this server (`error_id` for the log line).
+
+    `known` are the names the server does have; the description lists them (capped), so that
+    the agent can pick one without listing the tools again.
+    """
     shown = sanitize_text(name, limit=MAX_RECEIVED_CHARS)
     logger.info(
         "call named unknown tool %r, errorId %s",
@@ -261,7 +379,12 @@ def unknown_tool(name: str, *, error_id: str) -> FailureDetails:
     return FailureDetails(
         message="Unknown tool",
         category=ErrorCategory.VALIDATION,
-        description=f"This server has no tool named {shown!r}. List the tools and call one of those names.",
+        description=f"This server has no tool named {shown!r}. "
+        + (
+            sanitize_text(f"Call one of these: {', '.join(sorted(known))}.", limit=MAX_DESCRIPTION_CHARS // 2)
+            if known
+            else "List the tools and call one of those names."
+        ),
         code="UNKNOWN_TOOL",
         execution_state=ExecutionState.NOT_EXECUTED,
     )
@@ -497,6 +620,25 @@ def _from_http_status(status: int, retry_after: float | None) -> FailureDetails 
             code="UPSTREAM_CONFLICT",
         )
     return None
+
+
+def classify_known(exc: BaseException) -> FailureDetails | None:
+    """What `exc` is from its type alone (and the registry), or `None`; nothing is logged.
+
+    For a failure described in words rather than raised (a proxied server's "ETIMEDOUT"):
+    the words name the exception, and the failure is the one that exception would get.
+    """
+    return _kind_of(exc)
+
+
+def classify_http_status(status: int, *, retry_after: float | None = None) -> FailureDetails | None:
+    """The failure an HTTP status means, as for an exception that carries it; `None` if it says nothing.
+
+    For answers that report a status as data rather than raise it (a proxied server's
+    `{"status": 503}`). `retry_after` is the wait the answer asked for, in seconds.
+    """
+    capped = None if retry_after is None else min(max(0.0, retry_after), _MAX_RETRY_AFTER)
+    return _from_http_status(status, capped)
 
 
 def _http_status(exc: BaseException) -> int | None:

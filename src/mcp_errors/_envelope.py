@@ -23,12 +23,17 @@ from mcp_errors._contract import CONTRACT_FIELDS, ENVELOPE_SCHEMA, ErrorCategory
 from mcp_errors._head import ErrorHead, with_error_id, write_error_text
 
 __all__ = [
+    "CATEGORY_INFERRED",
     "FailureDetails",
     "WideningCache",
     "admit_error_envelope",
     "empty_result",
     "error_result",
 ]
+
+
+CATEGORY_INFERRED: Final = "categoryInferred"
+"""Envelope field, `true` when the category was inferred from an upstream's words, not declared."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +54,9 @@ class FailureDetails:
     field_errors: tuple[FieldError, ...] = ()
     execution_state: ExecutionState | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    inferred: bool = False
+    """Whether the category was guessed (a proxy reading an upstream's prose) rather than
+    declared: the head then says `(inferred)` and the envelope has `categoryInferred: true`."""
     _written: tuple[str, dict[str, Any]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def to_structured(self, error_id: str | None = None) -> dict[str, Any]:
@@ -90,6 +98,8 @@ class FailureDetails:
             data["fieldErrors"] = [error.to_json() for error in self.field_errors]
         if self.execution_state is not None:
             data["executionState"] = self.execution_state.value
+        if self.inferred:
+            data[CATEGORY_INFERRED] = True
         for key, value in self.extra.items():
             # The contract's fields are the contract's alone, even those this failure leaves
             # out: an extra `retryAfterSeconds` on a business error would break the envelope.
@@ -98,7 +108,7 @@ class FailureDetails:
         return data
 
     def _text(self) -> str:
-        head = ErrorHead(self.category, self.category.is_retryable, self.retry_after_seconds)
+        head = ErrorHead(self.category, self.category.is_retryable, self.retry_after_seconds, inferred=self.inferred)
         body = f"{_sentence(self.message)} {self.description}"
         if self.field_errors:
             # Hosts that show only text never see `fieldErrors`: spell each one out.

@@ -18,7 +18,7 @@ from mcp_errors._fastmcp import _ErrorContractMiddleware
 from mcp_errors._replay import Replay, advertise, covers, principal, request_key
 from mcp_errors.stores import IdempotencyStore
 
-__all__ = ["enable_replay_on_fastmcp"]
+__all__ = ["enable_replay_on_fastmcp", "replay_middleware"]
 
 
 def enable_replay_on_fastmcp(server: FastMCP[Any], store: IdempotencyStore) -> None:
@@ -27,17 +27,22 @@ def enable_replay_on_fastmcp(server: FastMCP[Any], store: IdempotencyStore) -> N
     Outside it, so that it sees tool failures already written as contract results, whose
     `executionState` decides whether the answer is kept or the claim released.
     """
-    replay = Replay[ToolResult](store, to_wire=_to_wire, from_wire=ToolResult.from_mcp_result)
+    replacement = replay_middleware(store)
     for middleware in server.middleware:
         if isinstance(middleware, _ReplayMiddleware):
-            middleware.replay = replay
+            middleware.replay = replacement.replay
             return
     chain = server.middleware
     contract = next(
         (index for index, middleware in enumerate(chain) if isinstance(middleware, _ErrorContractMiddleware)),
         len(chain),
     )
-    chain.insert(contract, _ReplayMiddleware(replay))
+    chain.insert(contract, replacement)
+
+
+def replay_middleware(store: IdempotencyStore) -> _ReplayMiddleware:
+    """A fastmcp middleware that honours idempotency keys with `store` (the proxy adds one)."""
+    return _ReplayMiddleware(Replay[ToolResult](store, to_wire=_to_wire, from_wire=ToolResult.from_mcp_result))
 
 
 class _ReplayMiddleware(Middleware):

@@ -34,7 +34,6 @@ value, `{"result": []}`). An empty result is a success that found nothing; it is
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import math
 import re
@@ -50,6 +49,7 @@ from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, METHOD_NOT_FOUND, REQUE
 from mcp_errors._contract import CATEGORY_VALUES, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._duck import is_httpx
 from mcp_errors._head import read_error_text
+from mcp_errors._tool_failure import TOOL_FAILURE_META, read_tool_failure
 
 __all__ = [
     "TOOL_FAILURE_META",
@@ -60,8 +60,6 @@ __all__ = [
     "read_result",
 ]
 
-TOOL_FAILURE_META: Final = "io.modelcontextprotocol/toolFailure"
-"""Key of the proposed (not yet standard) tool-failure object in a result's `_meta`."""
 
 OutcomeKind = Literal["success", "empty", "error"]
 OutcomeSource = Literal["envelope", "tool_failure_meta", "contract_text", "text", "jsonrpc", "transport", "result"]
@@ -250,34 +248,18 @@ def _from_envelope(data: Mapping[str, Any], text: str, result: CallToolResult) -
     )
 
 
-# The proposal's `class` is free text today; map the common spellings, keep the rest unknown.
-_FAILURE_CLASSES: Final[Sequence[tuple[ErrorCategory, re.Pattern[str]]]] = (
-    (ErrorCategory.TRANSIENT, re.compile(r"transient|unavailable|timeout|rate|throttl|overload|busy", re.I)),
-    (ErrorCategory.VALIDATION, re.compile(r"validation|invalid|input|argument|param|schema", re.I)),
-    (ErrorCategory.PERMISSION, re.compile(r"permission|auth|forbidden|denied|access", re.I)),
-    (ErrorCategory.BUSINESS, re.compile(r"business|conflict|precondition|policy|rule|state", re.I)),
-)
-
-
 def _from_tool_failure(data: Mapping[str, Any], text: str, result: CallToolResult) -> ToolOutcome:
-    raw_class = data.get("class")
-    category = None
-    if isinstance(raw_class, str):
-        category = next((c for c, pattern in _FAILURE_CLASSES if pattern.search(raw_class)), None)
-    retryable = data.get("retryable") is True
-    if category is None and retryable:
-        category = ErrorCategory.TRANSIENT
-    guidance = data.get("agentGuidance")
+    failure = read_tool_failure(data)
     return ToolOutcome(
         kind="error",
-        category=category,
-        is_retryable=retryable and category is ErrorCategory.TRANSIENT,
-        description=guidance if isinstance(guidance, str) else text,
+        category=failure.category,
+        is_retryable=failure.retryable,
+        description=failure.guidance if failure.guidance is not None else text,
         message=text,
-        code=_str_or_none(data.get("code")),
-        retry_after_seconds=_retry_not_before(data.get("retryNotBefore")),
-        error_id=_str_or_none(data.get("correlationId")),
-        category_inferred=not (isinstance(raw_class, str) and raw_class.lower() in CATEGORY_VALUES),
+        code=failure.code,
+        retry_after_seconds=failure.retry_after_seconds,
+        error_id=failure.correlation_id,
+        category_inferred=failure.inferred or failure.category is None,
         source="tool_failure_meta",
         structured=result.structured_content,
         result=result,
@@ -402,19 +384,6 @@ def _seconds(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
         return None  # NaN fails the range check too
     return float(value)
-
-
-def _retry_not_before(value: object) -> float | None:
-    seconds = _seconds(value)
-    if seconds is not None or not isinstance(value, str):
-        return seconds
-    try:
-        when = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=_dt.UTC)
-    return max(0.0, (when - _dt.datetime.now(_dt.UTC)).total_seconds())
 
 
 def _execution_state(value: object) -> ExecutionState | None:

@@ -11,7 +11,9 @@ import jsonschema
 
 from mcp_errors import ENVELOPE_SCHEMA, is_error_envelope
 
-_TEXT_HEAD = re.compile(r"^\[(transient|validation|business|permission) error, (retryable|not retryable)[^\]]*\] ")
+_TEXT_HEAD = re.compile(
+    r"^\[(transient|validation|business|permission) error(?: \(inferred\))?, (retryable|not retryable)[^\]]*\] "
+)
 
 
 def validate(instance: object, schema: Mapping[str, Any]) -> None:
