@@ -14,7 +14,10 @@ What is classified without the tool saying so
   transport errors, HTTP 408/429/502/503/504 and SQLite "database is locked"/"busy":
   transient. `Retry-After` becomes `retryAfterSeconds`.
 - HTTP 401/403 and the builtin `PermissionError`: permission.
-- HTTP 400/422 and argument validation failures: validation, with `fieldErrors`.
+- HTTP 400/422 and argument validation failures: validation, with `fieldErrors`. A
+  validator's own words stay (pydantic's messages, a `ValueError` or `AssertionError` it
+  raised); a validator that raised one while handling another kind of failure (a lookup that
+  could not connect) failed itself, and that failure is classified instead, its text unsent.
 - HTTP 409/412: business.
 - The SDK's or fastmcp's plain `ToolError` (a message meant for the client, with no
   category): `business`, code `TOOL_ERROR`, its message kept (sanitised), since resending
@@ -55,6 +58,7 @@ from mcp_errors._sanitize import (
     MAX_MESSAGE_CHARS,
     MAX_RECEIVED_CHARS,
     REDACTED,
+    escape_surrogates,
     is_secret_name,
     sanitize_text,
 )
@@ -207,11 +211,16 @@ def classify_arguments(
         input_schema: The tool's inputSchema, to say what each field expects.
 
     Returns:
-        A validation failure whose `fieldErrors` name each bad argument.
+        A validation failure whose `fieldErrors` name each bad argument; or, when a
+        validator failed itself (see `_failure_inside_a_validator`), that failure.
     """
+    items = error.errors(include_url=False)
+    inner = _failure_inside_a_validator(items)
+    if inner is not None:
+        return classify_failure(inner, error_id=error_id, tool_name=tool_name)
     properties = (input_schema or {}).get("properties", {})
     field_errors: list[FieldError] = []
-    for item in error.errors(include_url=False):
+    for item in items:
         location = [str(part) for part in item["loc"]]
         name = ".".join(location) or "(arguments)"
         if item["type"] == "missing":
@@ -247,6 +256,34 @@ def classify_arguments(
         field_errors=tuple(field_errors),
         execution_state=ExecutionState.NOT_EXECUTED,
     )
+
+
+def _failure_inside_a_validator(items: Sequence[Mapping[str, Any]]) -> BaseException | None:
+    """The failure a validator hit and reported as a `ValueError`, if any.
+
+    What a validator raises on purpose is about the value: pydantic's own errors, and a
+    `ValueError` or `AssertionError` it raised, also while handling another value problem
+    (`except KeyError: raise ValueError("unknown currency")`). One it raised while handling any
+    other failure (`except OSError: raise ValueError(f"could not connect to {host}")`) is about
+    the server: its text (hosts, addresses, users, keys) is not the caller's to read, and fixing
+    the arguments will not help. That failure is what the call reports.
+    """
+    for item in items:
+        raised = (item.get("ctx") or {}).get("error")
+        if not isinstance(raised, BaseException):
+            continue
+        link = raised.__cause__ or raised.__context__
+        for _ in range(_MAX_UNWRAP):
+            if link is None:
+                break
+            if not isinstance(link, _VALUE_PROBLEMS):
+                return link
+            link = link.__cause__ or link.__context__
+    return None
+
+
+# What a validator meets while reading a value: the problems of the value itself.
+_VALUE_PROBLEMS: Final = (ValueError, TypeError, LookupError, ArithmeticError, AssertionError)
 
 
 def unknown_tool(name: str, *, error_id: str) -> FailureDetails:
@@ -609,9 +646,10 @@ def _sanitize_field_error(error: FieldError) -> FieldError:
 def _render_received(value: object) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         text = repr(value)
-    return sanitize_text(text, limit=MAX_RECEIVED_CHARS)
+    # Written as its JSON escape, a lone surrogate still shows what was sent.
+    return sanitize_text(escape_surrogates(text), limit=MAX_RECEIVED_CHARS)
 
 
 def _problem_text(item: Mapping[str, Any]) -> str:

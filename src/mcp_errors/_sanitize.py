@@ -32,6 +32,7 @@ __all__ = [
     "MAX_RECEIVED_CHARS",
     "REDACTED",
     "encodable",
+    "escape_surrogates",
     "find_leaks",
     "is_secret_name",
     "sanitize_text",
@@ -135,6 +136,11 @@ def sanitize_text(text: str, *, limit: int) -> str:
 def encodable(text: str) -> str:
     """`text` with every lone surrogate replaced by U+FFFD, so that it can be sent as UTF-8."""
     return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def escape_surrogates(text: str) -> str:
+    """`text` with every lone surrogate written as its JSON escape (`\\ud800`), six ASCII characters."""
+    return text if text.isascii() else _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 # Tools raise the same messages and descriptions over and over; a dozen regex passes per

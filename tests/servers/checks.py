@@ -22,6 +22,7 @@ def validate(instance: object, schema: Mapping[str, Any]) -> None:
 def check_error(result: Mapping[str, Any], output_schema: Mapping[str, Any] | None) -> dict[str, Any]:
     """Assert the whole contract on one error result (wire JSON) and return its envelope."""
     assert result.get("isError") is True
+    json.dumps(result, ensure_ascii=False).encode("utf-8")  # can be written to the client
     envelope = result["structuredContent"]
     validate(envelope, ENVELOPE_SCHEMA)
     assert is_error_envelope(envelope)
