@@ -49,7 +49,7 @@ from mcp.server.mcpserver.exceptions import ResourceError as _SDKResourceError
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
 from mcp.server.mcpserver.exceptions import UnexpectedToolError as _SDKUnexpectedToolError
 
-from mcp_errors._contract import ErrorCategory, ExecutionState, FieldError
+from mcp_errors._contract import MAX_RETRY_AFTER_SECONDS, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._duck import is_fastmcp, is_httpx
 from mcp_errors._envelope import FailureDetails
 from mcp_errors._errors import ToolError
@@ -553,16 +553,12 @@ def _retry_after(exc: BaseException) -> float | None:
         return None
     value = value.strip()
     if value.isascii() and value.isdigit():  # `isdigit` alone admits "²"
-        return min(float(value), _MAX_RETRY_AFTER)
+        return min(float(value), MAX_RETRY_AFTER_SECONDS)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, OverflowError):
         return None
-    return min(max(0.0, round(when.timestamp() - time.time(), 3)), _MAX_RETRY_AFTER)
-
-
-# A longer wait is no retry an agent will sit out; capped, the value stays a finite number.
-_MAX_RETRY_AFTER: Final = 86_400.0
+    return min(max(0.0, round(when.timestamp() - time.time(), 3)), MAX_RETRY_AFTER_SECONDS)
 
 
 def _details_from_tool_error(error: ToolError) -> FailureDetails:
