@@ -99,17 +99,19 @@ _QUOTED_VALUE: Final = re.compile(r"\"[^\"\n]*\"?|'[^'\n]*'?")
 _CLAUSE_VALUE: Final = re.compile(r"(?:[^\n\r,;&)\]}\".]|\.(?!\s|$))+")
 _WORD_VALUE: Final = re.compile(r"[^\s,;&]+")
 
-_FILE_URL: Final = re.compile(r"(?i)(?<![a-z0-9+.-])file:/[^\s\"'<>]*")
+# Patterns that can start with a literal do, and check what precedes it after: the regex
+# engine then skips to candidates instead of testing a lookbehind at every position.
+_FILE_URL: Final = re.compile(r"(?i)f(?<![a-z0-9+.-]f)ile:/[^\s\"'<>]*")
 # Absolute paths of two or more segments, Unix or Windows (drive with either slash, or UNC),
 # not part of a URL. A Windows segment may hold spaces (`C:\Program Files\...`) when more
 # path follows it.
-_PATH: Final = re.compile(
-    r"(?<![\w:/.])(?:/[\w.@~+-]+){2,}/?"
-    r"|(?<![\w/:.])[A-Za-z]:[\\/](?:[\w.@~+-]+(?: [\w.@~+-]+)*[\\/])*[\w.@~+-]*"
+_UNIX_PATH: Final = re.compile(r"/(?<![\w:/.]/)[\w.@~+-]+(?:/[\w.@~+-]+)+/?")
+_WINDOWS_PATH: Final = re.compile(
+    r"(?<![\w/:.])[A-Za-z]:[\\/](?:[\w.@~+-]+(?: [\w.@~+-]+)*[\\/])*[\w.@~+-]*"
     r"|\\\\[\w.$-]+(?:\\[\w.$@~+-]+)+"
 )
-_IPV4: Final = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?!\.?\d)")
-_IPV6: Final = re.compile(r"(?i)(?<![0-9a-f:])f[c-e][0-9a-f]{2}:[0-9a-f:]{1,36}(?![0-9a-f:])")
+_IPV4: Final = re.compile(r"\d(?<![\d.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}(?!\.?\d)")
+_IPV6: Final = re.compile(r"(?i)f(?<![0-9a-f:]f)[c-e][0-9a-f]{2}:[0-9a-f:]{1,36}(?![0-9a-f:])")
 _INTERNAL_NETWORKS: Final = tuple(
     ipaddress.ip_network(network)
     for network in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16")
@@ -160,11 +162,17 @@ def _sanitize(text: str, limit: int) -> str:
     text = _FRAME.sub("[frame removed]", text)
     text = _PRIVATE_KEY.sub(REDACTED, text)
     text = _redact_secret_values(text)
-    text = _USERINFO.sub(_REDACT_PASSWORD, text)
-    text = _SCHEME_CREDENTIAL.sub(_REDACT_AFTER_LABEL, text)
+    # Cheap tests first: most texts have no URL, no scheme, no Windows path.
+    if "://" in text and "@" in text:
+        text = _USERINFO.sub(_REDACT_PASSWORD, text)
+    lowered = text.lower()
+    if "bearer" in lowered or "basic" in lowered:
+        text = _SCHEME_CREDENTIAL.sub(_REDACT_AFTER_LABEL, text)
     text = _TOKENS.sub(REDACTED, text)
     text = _FILE_URL.sub(_PATH_MARK, text)
-    text = _PATH.sub(_PATH_MARK, text)
+    text = _UNIX_PATH.sub(_PATH_MARK, text)
+    if ":\\" in text or ":/" in text or "\\\\" in text:
+        text = _WINDOWS_PATH.sub(_PATH_MARK, text)
     text = _IPV4.sub(_redact_internal_address, text)
     text = _IPV6.sub(_redact_internal_address, text)
     text = _CONTROL.sub(" ", text)
@@ -345,7 +353,7 @@ def find_leaks(text: str) -> list[str]:
         leaks.append("a stack trace")
     if _has_secret(text):
         leaks.append("a secret")
-    path = _FILE_URL.search(text) or _PATH.search(text)
+    path = _FILE_URL.search(text) or _UNIX_PATH.search(text) or _WINDOWS_PATH.search(text)
     if path is not None:
         leaks.append(f"a file path ({path.group(0)})")
     address = next(
