@@ -14,7 +14,10 @@ What is classified without the tool saying so
   transport errors, HTTP 408/429/502/503/504 and SQLite "database is locked"/"busy":
   transient. `Retry-After` becomes `retryAfterSeconds`.
 - HTTP 401/403 and the builtin `PermissionError`: permission.
-- HTTP 400/422 and argument validation failures: validation, with `fieldErrors`.
+- HTTP 400/422 and argument validation failures: validation, with `fieldErrors`. A
+  validator's own words stay (pydantic's messages, a `ValueError` or `AssertionError` it
+  raised); a validator that raised one while handling another kind of failure (a lookup that
+  could not connect) failed itself, and that failure is classified instead, its text unsent.
 - HTTP 409/412: business.
 - The SDK's or fastmcp's plain `ToolError` (a message meant for the client, with no
   category): `business`, code `TOOL_ERROR`, its message kept (sanitised), since resending
@@ -47,7 +50,7 @@ from mcp.server.mcpserver.exceptions import ResourceError as _SDKResourceError
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
 from mcp.server.mcpserver.exceptions import UnexpectedToolError as _SDKUnexpectedToolError
 
-from mcp_errors._contract import ErrorCategory, ExecutionState, FieldError
+from mcp_errors._contract import MAX_RETRY_AFTER_SECONDS, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._duck import is_fastmcp, is_httpx
 from mcp_errors._envelope import FailureDetails
 from mcp_errors._errors import ToolError
@@ -56,6 +59,7 @@ from mcp_errors._sanitize import (
     MAX_MESSAGE_CHARS,
     MAX_RECEIVED_CHARS,
     REDACTED,
+    escape_surrogates,
     is_secret_name,
     sanitize_text,
 )
@@ -211,11 +215,16 @@ def classify_arguments(
         input_schema: The tool's inputSchema, to say what each field expects.
 
     Returns:
-        A validation failure whose `fieldErrors` name each bad argument.
+        A validation failure whose `fieldErrors` name each bad argument; or, when a
+        validator failed itself (see `_failure_inside_a_validator`), that failure.
     """
+    items = error.errors(include_url=False)
+    inner = _failure_inside_a_validator(items)
+    if inner is not None:
+        return classify_failure(inner, error_id=error_id, tool_name=tool_name)
     properties = (input_schema or {}).get("properties", {})
     field_errors: list[FieldError] = []
-    for item in error.errors(include_url=False):
+    for item in items:
         location = [str(part) for part in item["loc"]]
         name = ".".join(location) or "(arguments)"
         if item["type"] == "missing":
@@ -361,6 +370,34 @@ _SCHEMA_PROBLEMS: Final = {
     "uniqueItems": "has duplicate items",
     "multipleOf": "not a multiple of the required step",
 }
+
+
+def _failure_inside_a_validator(items: Sequence[Mapping[str, Any]]) -> BaseException | None:
+    """The failure a validator hit and reported as a `ValueError`, if any.
+
+    What a validator raises on purpose is about the value: pydantic's own errors, and a
+    `ValueError` or `AssertionError` it raised, also while handling another value problem
+    (`except KeyError: raise ValueError("unknown currency")`). One it raised while handling any
+    other failure (`except OSError: raise ValueError(f"could not connect to {host}")`) is about
+    the server: its text (hosts, addresses, users, keys) is not the caller's to read, and fixing
+    the arguments will not help. That failure is what the call reports.
+    """
+    for item in items:
+        raised = (item.get("ctx") or {}).get("error")
+        if not isinstance(raised, BaseException):
+            continue
+        link = raised.__cause__ or raised.__context__
+        for _ in range(_MAX_UNWRAP):
+            if link is None:
+                break
+            if not isinstance(link, _VALUE_PROBLEMS):
+                return link
+            link = link.__cause__ or link.__context__
+    return None
+
+
+# What a validator meets while reading a value: the problems of the value itself.
+_VALUE_PROBLEMS: Final = (ValueError, TypeError, LookupError, ArithmeticError, AssertionError)
 
 
 def unknown_tool(name: str, *, error_id: str, known: Sequence[str] = ()) -> FailureDetails:
@@ -637,7 +674,7 @@ def classify_http_status(status: int, *, retry_after: float | None = None) -> Fa
     For answers that report a status as data rather than raise it (a proxied server's
     `{"status": 503}`). `retry_after` is the wait the answer asked for, in seconds.
     """
-    capped = None if retry_after is None else min(max(0.0, retry_after), _MAX_RETRY_AFTER)
+    capped = None if retry_after is None else min(max(0.0, retry_after), MAX_RETRY_AFTER_SECONDS)
     return _from_http_status(status, capped)
 
 
@@ -658,16 +695,12 @@ def _retry_after(exc: BaseException) -> float | None:
         return None
     value = value.strip()
     if value.isascii() and value.isdigit():  # `isdigit` alone admits "²"
-        return min(float(value), _MAX_RETRY_AFTER)
+        return min(float(value), MAX_RETRY_AFTER_SECONDS)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, OverflowError):
         return None
-    return min(max(0.0, round(when.timestamp() - time.time(), 3)), _MAX_RETRY_AFTER)
-
-
-# A longer wait is no retry an agent will sit out; capped, the value stays a finite number.
-_MAX_RETRY_AFTER: Final = 86_400.0
+    return min(max(0.0, round(when.timestamp() - time.time(), 3)), MAX_RETRY_AFTER_SECONDS)
 
 
 def _details_from_tool_error(error: ToolError) -> FailureDetails:
@@ -751,9 +784,10 @@ def _sanitize_field_error(error: FieldError) -> FieldError:
 def _render_received(value: object) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         text = repr(value)
-    return sanitize_text(text, limit=MAX_RECEIVED_CHARS)
+    # Written as its JSON escape, a lone surrogate still shows what was sent.
+    return sanitize_text(escape_surrogates(text), limit=MAX_RECEIVED_CHARS)
 
 
 def _problem_text(item: Mapping[str, Any]) -> str:

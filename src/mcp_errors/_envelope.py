@@ -21,6 +21,7 @@ from mcp_types import CallToolResult, TextContent
 
 from mcp_errors._contract import CONTRACT_FIELDS, ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._head import ErrorHead, with_error_id, write_error_text
+from mcp_errors._sanitize import encodable
 
 __all__ = [
     "CATEGORY_INFERRED",
@@ -178,7 +179,9 @@ def empty_result(summary: str, structured: Mapping[str, Any] | None = None) -> C
     """
     data: dict[str, Any] = dict(structured) if structured is not None else {}
     data.setdefault("resultCount", 0)
-    return CallToolResult(content=[TextContent(type="text", text=summary)], structured_content=data, is_error=False)
+    # The summary often names what was searched, as the caller or the file system spelled it.
+    text = encodable(summary)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=False)
 
 
 def admit_error_envelope(output_schema: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -26,6 +26,10 @@ A timeout *after* the request was sent is not "not executed": the server may hav
 the call and only the answer was lost, so a write that timed out is resent only with an
 idempotency key (see `mcp_errors.call_tool_with_recovery`).
 
+Every value a server can send becomes an outcome: a field that cannot be read is ignored or
+leaves the category unknown, an answer that is no tool result at all is an error whose
+outcome is unknown, and nothing unreadable makes a call retryable.
+
 Empty results: `kind == "empty"` when `isError` is false and either `structuredContent`
 is an object with `resultCount == 0`, or the result carries no content at all (`content`
 is empty and `structuredContent` is absent, empty, or the SDKs' wrapping of an empty return
@@ -46,7 +50,7 @@ import pydantic
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, METHOD_NOT_FOUND, REQUEST_TIMEOUT, CallToolResult
 
-from mcp_errors._contract import CATEGORY_VALUES, ErrorCategory, ExecutionState, FieldError
+from mcp_errors._contract import CATEGORY_VALUES, MAX_RETRY_AFTER_SECONDS, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._duck import is_httpx
 from mcp_errors._head import read_error_text
 from mcp_errors._tool_failure import TOOL_FAILURE_META, read_tool_failure
@@ -134,14 +138,18 @@ def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> T
     if isinstance(result, BaseException):
         return _read_exception(result)
     if isinstance(result, Mapping):
-        result = CallToolResult.model_validate(result)
+        try:
+            result = CallToolResult.model_validate(result)
+        except pydantic.ValidationError as exc:
+            return _read_exception(exc)
     text = _first_text(result)
     structured = result.structured_content
     if not result.is_error:
         kind: OutcomeKind = "empty" if _is_empty(result) else "success"
         return ToolOutcome(kind=kind, description=text, message=text, structured=structured, result=result)
-    if isinstance(structured, Mapping) and structured.get("errorCategory") in CATEGORY_VALUES:
-        return _from_envelope(structured, text, result)
+    category = _category(structured.get("errorCategory")) if isinstance(structured, Mapping) else None
+    if category is not None:
+        return _from_envelope(category, structured, text, result)
     failure = (result.meta or {}).get(TOOL_FAILURE_META)
     if isinstance(failure, Mapping):
         return _from_tool_failure(failure, text, result)
@@ -227,8 +235,7 @@ def _is_empty(result: CallToolResult) -> bool:
     return not result.content and structured in (None, {}, [], "")
 
 
-def _from_envelope(data: Mapping[str, Any], text: str, result: CallToolResult) -> ToolOutcome:
-    category = ErrorCategory(data["errorCategory"])
+def _from_envelope(category: ErrorCategory, data: Mapping[str, Any], text: str, result: CallToolResult) -> ToolOutcome:
     description = data.get("description")
     return ToolOutcome(
         kind="error",
@@ -275,6 +282,15 @@ _NO_ANSWER_IN_TIME: Final = (
 def _read_exception(exc: BaseException) -> ToolOutcome:
     if isinstance(exc, MCPError):
         return _from_jsonrpc(exc)
+    if isinstance(exc, pydantic.ValidationError):
+        return ToolOutcome(
+            kind="error",
+            description="The server's answer could not be read as a tool result; whether the call ran is unknown.",
+            message="Unreadable answer",
+            execution_state=ExecutionState.OUTCOME_UNKNOWN,
+            category_inferred=True,
+            source="result",
+        )
     name = type(exc).__name__
     if isinstance(exc, ConnectionRefusedError) or is_httpx(exc, "ConnectError", "ConnectTimeout"):
         return _transport(
@@ -380,10 +396,15 @@ def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _category(value: object) -> ErrorCategory | None:
+    return ErrorCategory(value) if isinstance(value, str) and value in CATEGORY_VALUES else None
+
+
 def _seconds(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
         return None  # NaN fails the range check too
-    return float(value)
+    # Compared before the conversion: an integer no float can hold (10**400) is still a wait.
+    return float(min(value, MAX_RETRY_AFTER_SECONDS))
 
 
 def _execution_state(value: object) -> ExecutionState | None:
@@ -402,15 +423,20 @@ def _field_errors(value: object) -> tuple[FieldError, ...]:
             errors.append(
                 FieldError(
                     field=item["field"],
-                    problem=str(item.get("problem", "")),
+                    problem=_json_text(item.get("problem", "")) or "",
                     expected=_str_or_none(item.get("expected")),
-                    received=_text_or_none(item.get("received")),
+                    received=None if item.get("received") is None else _json_text(item["received"]),
                 )
             )
     return tuple(errors)
 
 
-def _text_or_none(value: object) -> str | None:
-    if value is None:
+def _json_text(value: object) -> str | None:
+    """A value a server sent, as text: a string as it is, anything else as JSON; `None` when
+    it cannot be written (nested too deep, an integer past Python's digit limit)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, default=repr)
+    except (ValueError, TypeError, RecursionError):
         return None
-    return value if isinstance(value, str) else json.dumps(value, default=repr)

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mcp_errors._contract import CATEGORY_VALUES, ErrorCategory
+from mcp_errors._contract import CATEGORY_VALUES, MAX_RETRY_AFTER_SECONDS, ErrorCategory
 
 __all__ = ["TOOL_FAILURE_META", "ToolFailure", "read_tool_failure", "with_tool_failure", "write_tool_failure"]
 
@@ -198,13 +198,24 @@ def _not_before(value: object, now: float) -> float | None:
     if isinstance(value, int | float):
         if not 0 <= value < math.inf:
             return None  # NaN fails the range check too
-        return max(0.0, round(value / 1000 - now, 3)) if value >= _EPOCH_MS_FROM else float(value)
+        if value < _EPOCH_MS_FROM:
+            return float(min(value, MAX_RETRY_AFTER_SECONDS))
+        # Capped before dividing: an integer no float can hold (10**400) is still a time.
+        return _wait_until(min(value, _LATEST_MS) / 1000, now)
     if not isinstance(value, str):
         return None
     try:
         when = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=_dt.UTC)
+        return _wait_until(when.timestamp(), now)
+    except (ValueError, OverflowError):  # not a time, or one beyond the calendar's range
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=_dt.UTC)
-    return max(0.0, round(when.timestamp() - now, 3))
+
+
+def _wait_until(moment: float, now: float) -> float:
+    return min(max(0.0, round(moment - now, 3)), MAX_RETRY_AFTER_SECONDS)
+
+
+_LATEST_MS: Final = 1e16
+"""Epoch milliseconds far past any wait worth keeping (year 318857), and a finite float."""
