@@ -6,6 +6,7 @@
   rules differ.
 - `zero_wait`: the recovery policy skips its backoff waits (`mcp_errors.testing`).
 - Every test starts with full default retry budgets.
+- `postgres_url`, `redis_url`: real servers started for the session (`tests/services.py`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Literal
 import pytest
 
 from mcp_errors.testing import reset_retry_budgets, set_testing
+
+pytest_plugins = ["services"]
 
 Mode = Literal["legacy", "auto"]
 

@@ -37,6 +37,17 @@ SECRET_TEMPLATES = (
     "redis://:{}@cache:6379/0",
     "Server=db;User Id=sa;Password={};Database=shop",
     "https://api.example.com/v1/search?api_key={}&q=shoes",
+    # A password containing `@`, several words, and the spellings of authorization headers.
+    "postgres://admin:p@ss{}@db.example.com/prod",
+    "password: correct horse {}",
+    "Authorization: Token {}",
+    "authorization=Token {}",
+    "Authorization:token {}",
+    "X-Amz-Signature={}",
+    "Signature={}",
+    "DefaultEndpointsProtocol=https;AccountName=shop;AccountKey={};EndpointSuffix=core.windows.net",
+    "passphrase={}",
+    "signing_key: {}",
 )
 
 FILLER = st.text(
@@ -59,12 +70,19 @@ PATH_SEGMENTS = st.text(alphabet=string.ascii_letters + string.digits + "_-.", m
 
 @st.composite
 def absolute_paths(draw: st.DrawFn) -> str:
-    """A Unix or Windows absolute path of at least two segments."""
+    """A Unix or Windows absolute path of at least two segments, or a `file:` URL."""
     segments = draw(st.lists(PATH_SEGMENTS, min_size=2, max_size=5))
-    if draw(st.booleans()):
-        return "/" + "/".join(segments)
     drive = draw(st.sampled_from("CDE"))
-    return f"{drive}:\\" + "\\".join(segments)
+    return draw(
+        st.sampled_from(
+            [
+                "/" + "/".join(segments),
+                f"{drive}:\\" + "\\".join(segments),
+                f"{drive}:/" + "/".join(segments),
+                "file:///" + "/".join(segments),
+            ]
+        )
+    )
 
 
 @st.composite

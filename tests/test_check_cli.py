@@ -15,9 +15,11 @@ from typer.testing import CliRunner
 
 from mcp_errors._cli import app
 from servers import CHECK_SERVERS_DIR
+from servers.check import unusable_schema_server
 
 FIXTURES = CHECK_SERVERS_DIR
 DEFECTS = [sys.executable, str(FIXTURES / "defects_server.py")]
+PLAIN_DEFECTS = [sys.executable, str(FIXTURES / "plain_defects_server.py")]
 GOOD = [sys.executable, str(FIXTURES / "good_server.py")]
 SLOW_START = ["--connect-timeout", "60"]
 
@@ -44,7 +46,7 @@ def test_error_findings_make_the_check_exit_non_zero() -> None:
 
     assert code == 1
     assert {"ME001", "ME002", "ME006"} <= {finding["rule"] for finding in report["findings"]}
-    assert all(set(finding) == {"rule", "severity", "tool", "message"} for finding in report["findings"])
+    assert all(set(finding) == {"rule", "severity", "family", "tool", "message"} for finding in report["findings"])
 
 
 def test_a_tool_schema_the_checker_cannot_use_fails_the_check() -> None:
@@ -53,7 +55,7 @@ def test_a_tool_schema_the_checker_cannot_use_fails_the_check() -> None:
     assert code == 1
     assert report["summary"]["passed"] is False
     flagged = {(finding["tool"], finding["rule"]) for finding in report["findings"]}
-    assert flagged == {(tool, "ME020") for tool in ("bad_pattern", "dangling_ref", "bad_output_pattern")}
+    assert flagged == {(tool, "ME020") for tool in unusable_schema_server.BROKEN}
 
 
 def test_a_baseline_of_known_failures_makes_the_same_check_pass(tmp_path: Path) -> None:
@@ -85,6 +87,51 @@ def test_ignored_rules_are_left_out() -> None:
     assert rules == {finding["rule"] for finding in full["findings"]} - {"ME002", "ME006"}
 
 
+def test_contract_off_reports_only_what_any_server_must_pass() -> None:
+    code, report = check("--call-valid", "--contract", "off", "--", *PLAIN_DEFECTS)
+
+    assert code == 1  # disguised failures and generic texts are errors for any server
+    assert {finding["family"] for finding in report["findings"]} == {"any-server"}
+    assert "ME002" not in {finding["rule"] for finding in report["findings"]}
+    assert report["summary"]["contract"] is False
+
+
+def test_an_args_file_makes_real_valid_and_empty_calls(tmp_path: Path) -> None:
+    calls = tmp_path / "calls.toml"
+    calls.write_text(
+        '[tools.find_orders]\nvalid = { order_id = "#12345" }\nempty = { order_id = "#99999" }\n', encoding="utf-8"
+    )
+
+    code, report = check("--args", str(calls), "--", *GOOD)
+
+    assert code == 0
+    summary = report["summary"]
+    assert summary["validCalls"] == {"find_orders": {"outcome": "succeeded", "arguments": "--args"}}
+    assert summary["emptyCalls"] == {"find_orders": {"outcome": "succeeded", "arguments": "--args"}}
+
+
+def test_an_unreadable_args_file_is_a_usage_error(tmp_path: Path) -> None:
+    calls = tmp_path / "calls.toml"
+    calls.write_text("[tools.find_orders]\nvalid = 3\n", encoding="utf-8")
+
+    result = runner.invoke(app, ["check", "--args", str(calls), "--", *GOOD])
+
+    assert result.exit_code == 2
+    assert "tools.find_orders.valid" in result.output
+
+
+def test_the_rich_report_keeps_the_two_rule_families_apart_and_says_what_each_valid_call_did() -> None:
+    result = runner.invoke(app, ["check", *SLOW_START, "--call-valid", "--", *PLAIN_DEFECTS], env={"COLUMNS": "200"})
+
+    lines = result.stdout.splitlines()
+    any_server = next(i for i, line in enumerate(lines) if line.startswith("What any agent needs"))
+    contract = next(i for i, line in enumerate(lines) if line.startswith("What the mcp-errors contract adds"))
+    assert any_server < contract
+    assert any("ME022" in line for line in lines[any_server:contract])
+    assert not any("ME002" in line for line in lines[any_server:contract])
+    assert any(line.strip().startswith("- well_behaved valid call: succeeded") for line in lines)
+
+
 def test_an_unknown_rule_is_a_usage_error() -> None:
     result = runner.invoke(app, ["check", "--select", "ME999", "--", *GOOD])
 
@@ -96,7 +143,7 @@ def test_the_rich_report_groups_findings_by_tool() -> None:
 
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
-    no_envelope = next(i for i, line in enumerate(lines) if line.strip().endswith("no_envelope"))
+    no_envelope = next(i for i, line in enumerate(lines) if line.strip() == "✗ no_envelope")
     assert "ME002" in lines[no_envelope + 1]
     assert any(line.strip() == "✓ well_behaved" for line in lines)
 

@@ -1,6 +1,9 @@
-"""The leak rule (ME010) on error texts: real leaks are flagged, field names and redactions are not."""
+"""Judging one answer: leaks (and paths that are not leaks), failures disguised as successes,
+error texts an agent cannot use, and silent empty results, with or without the contract."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from mcp_types import CallToolResult, TextContent, Tool
@@ -9,7 +12,22 @@ from mcp_errors.check._judge import judge_call
 from mcp_errors.check._probes import Probe
 
 TOOL = Tool(name="connect", input_schema={"type": "object", "properties": {"api_key": {"type": "string"}}})
-PROBE = Probe("missing-required", {}, ("api_key",), "required 'api_key' missing")
+PROBE = Probe("missing-required", {}, ("api_key",), "required api_key missing")
+FILES = Tool(name="read_file", input_schema={"type": "object", "properties": {"path": {"type": "string"}}})
+
+
+def plain(text: str, *, is_error: bool = True, structured: dict[str, Any] | None = None) -> CallToolResult:
+    """A result from a server without the contract."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured, is_error=is_error
+    )
+
+
+def rules(
+    result: CallToolResult, probe: Probe | None = None, *, tool: Tool = TOOL, domain: tuple[str, ...] = ()
+) -> set[str]:
+    verdicts = judge_call(tool, probe or Probe("valid", {"api_key": "k-12345"}), result, domain=domain)
+    return {rule for rule, _ in verdicts} - {"ME002"}
 
 
 def error_with(description: str) -> CallToolResult:
@@ -51,3 +69,174 @@ def test_a_secret_named_field_with_its_problem_or_a_redaction_is_not_a_leak(desc
 )
 def test_a_credential_looking_value_is_a_leak(description: str) -> None:
     assert leak_rules(description) == ["ME010"]
+
+
+def read(path: str) -> Probe:
+    return Probe("valid", {"path": path})
+
+
+@pytest.mark.parametrize(
+    ("text", "probe", "domain"),
+    [
+        # The caller's own path argument, quoted back.
+        ("Access denied - path outside allowed directories: /etc/passwd not in /srv/notes", read("/etc/passwd"), ()),
+        # The caller's relative path, as the server resolved it.
+        ("ENOENT: no such file or directory, open '/srv/notes/today.txt'", read("today.txt"), ()),
+        # An allowed root the error names so the agent can fix its input.
+        ("Repository path 'x' is outside the allowed repository '/home/ci/work/repo'", read("x"), ()),
+        ("Path not allowed; the allowed directories are: /data/a, /data/b", read("y"), ()),
+        # The caller's own path as pydantic quotes it back, shortened in the middle.
+        (
+            "1 validation error for gitArguments\ntarget\n  Field required [type=missing, input_value={'repo_path': "
+            "'/tmp/pytes...t_mcp_server_git0/repo'}, input_type=dict]",
+            read("/tmp/pytest-of-ci/pytest-7/test_mcp_server_git0/repo"),
+            (),
+        ),
+        # A root the server listed (list_allowed_directories) or the --args file named.
+        ("EISDIR: illegal operation on a directory, read '/srv/notes/drafts'", read("drafts"), ("/srv/notes",)),
+    ],
+)
+def test_a_path_in_the_servers_own_domain_is_information(text: str, probe: Probe, domain: tuple[str, ...]) -> None:
+    assert "ME010" not in rules(plain(text), probe, tool=FILES, domain=domain)
+
+
+@pytest.mark.parametrize(
+    ("text", "probe", "domain"),
+    [
+        ("Lookup failed in /home/alice/src/orders/handlers.py; try again later.", read("today.txt"), ("/srv/notes",)),
+        ("/usr/lib/python3.11/site-packages/orders/db.py raised KeyError; retry.", read("/srv/notes/a"), ()),
+        # A traceback stays a leak even when its frames are inside an allowed root.
+        (
+            'Traceback (most recent call last):\n  File "/srv/notes/app.py", line 3, in read\nOSError: locked',
+            read("a"),
+            ("/srv/notes",),
+        ),
+        # Named next to an allowed root, but not under it.
+        ("Path outside the allowed directories: /srv/notes. Config: /home/bob/.config/app.toml", read("q"), ()),
+    ],
+)
+def test_a_path_the_caller_could_not_know_is_a_leak(text: str, probe: Probe, domain: tuple[str, ...]) -> None:
+    assert "ME010" in rules(plain(text), probe, tool=FILES, domain=domain)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Error: Only SELECT queries are allowed",
+        'Database error: near "SELEC": syntax error',
+        "sqlite3.OperationalError: no such table: orders",
+        "Cmd('git') failed due to: exit code(128)\n  cmdline: git checkout nowhere",
+        "Request failed: 503 Service Unavailable",
+        "Failed to connect to the database at db.internal",
+        "Traceback (most recent call last):\n  ...",
+        "  error - the index is locked",
+    ],
+)
+def test_a_success_that_reads_as_a_failure_is_a_disguised_failure(text: str) -> None:
+    assert rules(plain(text, is_error=False)) == {"ME022"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "No errors found in the last 24 hours.",
+        "Error rate: 0.3% over the last hour.",
+        "Errors: none. All 12 checks passed.",
+        "The order #12345 shipped on 2024-01-31.",
+        "example: Error - ENOENT: no such file or directory",  # one item of a partial result
+    ],
+)
+def test_a_success_that_mentions_errors_is_not_a_disguised_failure(text: str) -> None:
+    assert "ME022" not in rules(plain(text, is_error=False))
+
+
+def test_a_success_whose_structured_content_carries_an_error_is_a_disguised_failure() -> None:
+    result = plain("Done.", is_error=False, structured={"error": "quota exceeded"})
+
+    assert rules(result) == {"ME022"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "fetch failed",
+        "Error executing tool connect",
+        "Internal error",
+        "Error: Something went wrong",
+        "",
+        "MCP error -32603: failed",
+    ],
+)
+def test_an_error_text_that_says_nothing_is_generic(text: str) -> None:
+    assert rules(plain(text)) == {"ME023"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Error executing tool get_current_time: Invalid timezone: 'No time zone found with key Mars/Olympus'",
+        "No changes staged for commit. Use git_add to stage changes first.",
+        "The orders database is locked by a backup; try again in a minute.",
+        "[validation error, not retryable] Invalid arguments. The api_key must be 32 characters; correct it.",
+    ],
+)
+def test_an_error_text_that_says_what_went_wrong_passes_the_text_rules(text: str) -> None:
+    assert rules(plain(text)) == set()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1 validation error for connectArguments\napi_key\n  Field required [type=missing, input_value={}, "
+        "input_type=dict]\n    For further information visit https://errors.pydantic.dev/2.14/v/missing",
+        "git log failed: Command '['git', 'log']' returned non-zero exit status 128: not a git repository",
+        'Invalid arguments: [{"code": "invalid_type", "expected": "string", "received": "number", "path": ["x"]}]',
+    ],
+)
+def test_a_raw_library_dump_is_flagged(text: str) -> None:
+    assert rules(plain(text)) == {"ME024"}
+
+
+def test_an_error_with_no_category_and_no_retry_signal_is_flagged() -> None:
+    assert rules(plain("The lookup went sideways at stage 3 of 5.")) == {"ME025"}
+
+
+@pytest.mark.parametrize(
+    ("text", "structured", "meta"),
+    [
+        ("The lookup went sideways at stage 3 of 5.", {"retryable": True}, None),
+        (
+            "The lookup went sideways at stage 3 of 5.",
+            None,
+            {"io.modelcontextprotocol/toolFailure": {"class": "reliability"}},
+        ),
+        ("The api_key went sideways at stage 3 of 5.", None, None),  # names the argument to fix
+    ],
+)
+def test_a_structured_signal_or_a_named_argument_is_a_recovery_hint(
+    text: str, structured: dict[str, Any] | None, meta: dict[str, Any] | None
+) -> None:
+    result = plain(text, structured=structured)
+    if meta is not None:
+        result = result.model_copy(update={"meta": meta})
+
+    assert "ME025" not in rules(result)
+
+
+@pytest.mark.parametrize("text", ["", "[]", "{}", "null", "   "])
+def test_an_empty_success_without_a_sentence_is_silent(text: str) -> None:
+    assert rules(plain(text, is_error=False)) == {"ME013"}
+
+
+@pytest.mark.parametrize(
+    "text", ["No orders match #12345; the search ran and found nothing.", "Total: 0 files, 0 directories"]
+)
+def test_an_empty_success_that_says_so_is_not_silent(text: str) -> None:
+    assert rules(plain(text, is_error=False)) == set()
+
+
+def test_without_an_envelope_the_contract_finding_says_what_the_agent_loses() -> None:
+    verdicts = dict(judge_call(TOOL, PROBE, plain("api_key is required; pass it and call again.")))
+
+    assert verdicts["ME002"].startswith("probe 'required api_key missing': ")
+    assert "no category and no retry verdict" in verdicts["ME002"]

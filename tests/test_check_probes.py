@@ -10,7 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from mcp_errors.check._probes import UNKNOWN_FIELD, invalid_probes, valid_arguments
+from mcp_errors.check._patterns import CutShortError
+from mcp_errors.check._probes import (
+    SCRATCH_NAME,
+    UNKNOWN_FIELD,
+    ArgumentHints,
+    invalid_probes,
+    valid_arguments,
+    waits_seconds,
+)
 
 ORDER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -166,3 +174,138 @@ def test_generated_schemas_give_a_valid_call_and_only_rejected_probes(
     assert validator.is_valid(arguments)
     for probe in invalid_probes(schema, limit=100):
         assert not validator.is_valid(probe.arguments), probe
+
+
+def one(prop: dict[str, Any], name: str = "value", hints: ArgumentHints | None = None) -> Any:
+    """The generated value of one required property."""
+    arguments = valid_arguments({"type": "object", "properties": {name: prop}, "required": [name]}, hints)
+    assert arguments is not None
+    return arguments[name]
+
+
+@pytest.mark.parametrize(
+    ("name", "prop", "expected"),
+    [
+        # An example quoted in the description (mcp-server-time's schema).
+        (
+            "timezone",
+            {"type": "string", "description": "IANA timezone name (e.g., 'America/New_York')."},
+            "America/New_York",
+        ),
+        ("time", {"type": "string", "description": "Time to convert in 24-hour format (HH:MM)"}, "12:00"),
+        ("branch_type", {"type": "string", "description": "List local branches ('local') or all ('all')."}, "local"),
+        ("source_timezone", {"type": "string"}, "UTC"),
+        ("customer_email", {"type": "string"}, "someone@example.com"),
+        ("link", {"type": "string", "format": "uri"}, "https://example.com/"),
+        ("when", {"type": "string", "format": "date"}, "2024-01-31"),
+    ],
+)
+def test_a_valid_value_comes_from_what_the_schema_says_before_anything_is_made_up(
+    name: str, prop: dict[str, Any], expected: str
+) -> None:
+    assert one(prop, name) == expected
+
+
+def test_a_suggested_value_that_breaks_the_schema_gives_way() -> None:
+    prop = {"type": "string", "pattern": r"^[A-Z]{3}$", "description": "e.g. 'euro'"}
+
+    assert one(prop, "currency") == "EUR"  # the name's value; the description's breaks the pattern
+    assert one(prop, "code") == "AAA"  # generated from the pattern
+
+
+def test_an_enum_value_that_asks_for_a_failure_is_not_the_valid_call() -> None:
+    assert one({"type": "string", "enum": ["error", "success", "debug"]}, "messageType") == "success"
+    assert one({"type": "string", "enum": ["error"]}, "messageType") == "error"
+
+
+def test_a_wait_stays_far_below_the_call_timeout_even_when_its_default_is_long() -> None:
+    """server-everything's `trigger-long-running-operation`: `duration` defaults to 10 s."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "duration": {"type": "number", "default": 10, "description": "Duration of the operation in seconds"},
+            "steps": {"type": "number", "default": 5},
+        },
+    }
+
+    arguments = valid_arguments(schema)
+
+    assert arguments is not None
+    assert waits_seconds(schema, arguments) <= 1
+    assert "steps" not in arguments  # only an optional wait is sent explicitly
+
+
+@pytest.mark.parametrize(
+    ("prop", "name", "seconds"),
+    [
+        ({"type": "integer", "minimum": 500}, "delay_ms", 0.5),
+        ({"type": "integer", "minimum": 5, "maximum": 60}, "timeout", 5),
+        ({"type": "integer"}, "sleep_seconds", 1),
+    ],
+)
+def test_a_wait_respects_the_schemas_own_bounds(prop: dict[str, Any], name: str, seconds: float) -> None:
+    schema = {"type": "object", "properties": {name: prop}, "required": [name]}
+
+    arguments = valid_arguments(schema)
+
+    assert arguments is not None
+    assert waits_seconds(schema, arguments) == seconds
+
+
+def test_a_path_names_a_known_root_for_a_tool_that_only_reads() -> None:
+    hints = ArgumentHints(roots=("/srv/notes",), read_only=True)
+
+    assert one({"type": "string"}, "path", hints) == "/srv/notes"
+    assert one({"type": "array", "items": {"type": "string"}}, "paths", hints) == ["/srv/notes"]
+
+
+def test_a_path_for_a_tool_that_may_write_is_a_new_place_named_after_the_checker() -> None:
+    assert one({"type": "string"}, "path", ArgumentHints(roots=("/srv/notes",))) == f"/srv/notes/{SCRATCH_NAME}"
+    assert one({"type": "string"}, "repo_path", ArgumentHints()) == SCRATCH_NAME
+    assert one({"type": "string"}, "path", ArgumentHints(read_only=True)) == "."
+
+
+def test_invalid_probes_start_from_given_arguments_when_the_schema_accepts_them() -> None:
+    base = {**valid_arguments(ORDER_SCHEMA), "order_id": "#54321"}  # type: ignore[dict-item]
+
+    probes = invalid_probes(ORDER_SCHEMA, limit=100, base=base)
+
+    assert all(p.arguments.get("order_id") == "#54321" for p in probes if "order_id" not in p.fields)
+
+
+def test_invalid_probes_ignore_given_arguments_the_schema_rejects() -> None:
+    probes = invalid_probes(ORDER_SCHEMA, limit=100, base={"order_id": "not an id"})
+
+    assert all(Draft202012Validator(ORDER_SCHEMA).iter_errors(p.arguments) for p in probes)
+    assert all(p.arguments.get("order_id") != "not an id" for p in probes)
+
+
+def test_a_pattern_that_backtracks_on_a_probe_cuts_the_probes_short_instead_of_hanging() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "pattern": "^!invalid(!|!)+Z$", "minLength": 40}},
+    }
+
+    with pytest.raises(CutShortError, match="took over"):
+        invalid_probes(schema)
+
+
+def test_the_pattern_that_made_the_checker_overrun_now_gives_probes() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "pattern": "^([!a-z]+)+Z$", "minLength": 30},
+            "name": {"type": "string"},
+        },
+        "required": ["name"],
+    }
+
+    probes = invalid_probes(schema, limit=100)
+
+    assert "pattern" in {p.kind for p in probes}
+
+
+def test_a_probe_is_named_first_in_findings() -> None:
+    probe = next(p for p in invalid_probes(ORDER_SCHEMA, limit=100) if p.kind == "missing-required")
+
+    assert probe.label == "probe 'required order_id missing'"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mcp_errors.check import RULES, Severity
+from mcp_errors.check import RULES, Family, Severity
 
 RULES_DOC = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
 _HEADING = re.compile(r"^### (ME\d{3}) ([a-z0-9-]+) \((error|warning)[^)]*\)$", re.MULTILINE)
@@ -25,12 +25,30 @@ def test_docs_document_every_rule_with_its_name_and_severity() -> None:
 
 
 def test_every_documented_rule_says_what_it_checks_and_where_it_comes_from() -> None:
-    sections = re.split(r"^### ", RULES_DOC.read_text(encoding="utf-8"), flags=re.MULTILINE)[1:]
+    sections = re.split(r"^(?=### ME\d{3} )", RULES_DOC.read_text(encoding="utf-8"), flags=re.MULTILINE)[1:]
 
     assert len(sections) == len(RULES)
     for section in sections:
         assert "**Checks:**" in section, section[:20]
         assert "**Source:**" in section, section[:20]
+
+
+def test_the_docs_keep_the_two_rule_families_apart_as_the_code_does() -> None:
+    text = RULES_DOC.read_text(encoding="utf-8")
+    any_server, _, contract = text.partition("## Rules the mcp-errors contract adds")
+    any_server = any_server.partition("## Rules any MCP server must pass")[2]
+
+    assert set(_HEADING.findall(any_server)) == {
+        (rule.id, rule.name, rule.severity.value) for rule in RULES.values() if rule.family is Family.ANY_SERVER
+    }
+    assert set(_HEADING.findall(contract)) == {
+        (rule.id, rule.name, rule.severity.value) for rule in RULES.values() if rule.family is Family.CONTRACT
+    }
+
+
+def test_only_rules_from_the_contract_cite_it_as_their_source() -> None:
+    for rule in RULES.values():
+        assert ("contract" in rule.source) is (rule.family is Family.CONTRACT), rule.id
 
 
 def test_the_input_validation_rules_that_fail_ci_are_errors() -> None:

@@ -4,20 +4,29 @@ and hanging, crashing or silent servers end in findings within the timeouts."""
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Literal
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
 import anyio
 import pytest
 from mcp import StdioServerParameters
+from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from mcp_errors import BusinessRuleError, install
-from mcp_errors.check import RULES, CheckOptions, CheckReport, check_server
+from mcp_errors.check import RULES, CallArguments, CheckOptions, CheckReport, Family, ToolArguments, check_server
 from servers import CHECK_SERVERS_DIR
-from servers.check import defects_server, good_server, misbehaving_server, unusable_schema_server
+from servers.check import (
+    defects_server,
+    domain_paths_server,
+    good_server,
+    misbehaving_server,
+    plain_defects_server,
+    unusable_schema_server,
+)
 
 FIXTURES = CHECK_SERVERS_DIR
 PYTHON = sys.executable
@@ -36,7 +45,7 @@ def assert_well_formed(report: CheckReport) -> None:
     document = report.to_json()
     assert set(document) == {"server", "findings", "summary"}
     for finding in document["findings"]:
-        assert set(finding) == {"rule", "severity", "tool", "message"}
+        assert set(finding) == {"rule", "severity", "family", "tool", "message"}
         assert finding["rule"] in RULES
         assert finding["severity"] == RULES[finding["rule"]].severity.value
         assert finding["tool"] is None or finding["tool"] in report.tools_checked
@@ -77,8 +86,9 @@ async def test_each_defect_is_flagged_with_exactly_its_rule(mode: Literal["auto"
     assert_well_formed(report)
 
 
-def test_every_envelope_rule_has_a_defect_fixture() -> None:
+def test_every_rule_has_a_defect_fixture() -> None:
     covered = {rule for rule, _, _ in defects_server.DEFECTS.values() if rule}
+    covered |= {rule for rule, _, _ in plain_defects_server.PLAIN_DEFECTS.values() if rule}
     process_level = {"ME014", "ME015", "ME016", "ME017", "ME021"}  # tested below with misbehaving servers
     schema_level = {"ME020"}  # tested below with unusable_schema_server
 
@@ -86,17 +96,232 @@ def test_every_envelope_rule_has_a_defect_fixture() -> None:
 
 
 @pytest.mark.anyio
+async def test_each_defect_any_server_can_have_is_flagged_with_exactly_its_rule_without_the_contract(
+    mode: Literal["auto", "legacy"],
+) -> None:
+    options = CheckOptions(call_valid=True, mode=mode, contract=False)
+    with anyio.fail_after(30):
+        report = await check_server(plain_defects_server.build_server(), options)
+
+    expected = {name: ({rule} if rule else set()) for name, (rule, _, _) in plain_defects_server.PLAIN_DEFECTS.items()}
+    assert {name: rules_by_tool(report).get(name, set()) for name in expected} == expected
+    assert all(RULES[finding.rule].family is Family.ANY_SERVER for finding in report.findings)
+    assert all(record.made for record in report.valid_calls.values())
+    assert_well_formed(report)
+
+
+@pytest.mark.anyio
+async def test_the_contract_adds_findings_and_never_hides_what_any_server_must_pass() -> None:
+    with anyio.fail_after(30):
+        plain = await check_server(plain_defects_server.build_server(), CheckOptions(call_valid=True, contract=False))
+        full = await check_server(plain_defects_server.build_server(), CheckOptions(call_valid=True))
+
+    assert {(f.rule, f.tool) for f in plain.findings} < {(f.rule, f.tool) for f in full.findings}
+    added = {f.rule for f in full.findings} - {f.rule for f in plain.findings}
+    assert added == {"ME002"}
+    assert full.contract
+    assert not plain.contract
+
+
+@pytest.mark.anyio
+async def test_a_finding_names_its_probe_first() -> None:
+    with anyio.fail_after(30):
+        report = await check_server(defects_server.build_server(), CheckOptions(call_valid=True))
+
+    messages = {finding.rule: finding.message for finding in report.findings}
+    assert messages["ME002"].startswith("probe 'required customer_email missing': ")
+    assert messages["ME019"].startswith("valid call: ")
+
+
+def paths_server(tmp_path: Path, default_wait: float = 10.0) -> tuple[Server[Any], Path, Path]:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "today.txt").write_text("Buy milk.", encoding="utf-8")
+    repository = tmp_path / "repository"
+    repository.mkdir()
+    return domain_paths_server.build_server(root, repository, default_wait), root, repository
+
+
+@pytest.mark.anyio
+async def test_paths_in_the_servers_own_domain_are_information_and_real_leaks_are_still_flagged(
+    tmp_path: Path, mode: Literal["auto", "legacy"]
+) -> None:
+    server, root, _ = paths_server(tmp_path)
+    outside = tmp_path / "elsewhere.txt"
+    arguments = CallArguments(
+        tools={
+            # The caller's own path, outside the root: the server's refusal quotes it back.
+            "read_note": ToolArguments(valid={"path": str(outside)}),
+        }
+    )
+    options = CheckOptions(call_valid=True, mode=mode, contract=False, arguments=arguments)
+
+    with anyio.fail_after(30):
+        report = await check_server(server, options)
+
+    assert rules_by_tool(report) == {name: {"ME010"} for name in domain_paths_server.LEAKS}
+    assert report.roots == [str(root.resolve())]  # asked from list_allowed_directories first
+    leaks = {finding.tool: finding.message for finding in report.findings}
+    assert "/home/alice/src/orders/handlers.py" in leaks["leak_source_path"]
+    assert "stack trace" in leaks["leak_traceback_in_root"]
+
+
+@pytest.mark.anyio
+async def test_a_path_argument_reaches_the_allowed_root_a_tool_lists(tmp_path: Path) -> None:
+    server, root, _ = paths_server(tmp_path)
+    arguments = CallArguments(tools={"read_note": ToolArguments(valid={"path": str(root / "today.txt")})})
+
+    with anyio.fail_after(30):
+        report = await check_server(server, CheckOptions(call_valid=True, contract=False, arguments=arguments))
+
+    assert report.valid_calls["read_note"].succeeded
+    assert report.valid_calls["read_note"].arguments == "--args"
+    assert report.valid_calls["repo_status"].outcome == "error result"  # generated: the root is not the repository
+
+
+@pytest.mark.anyio
+async def test_a_long_default_wait_is_not_the_checkers_own_timeout(tmp_path: Path) -> None:
+    timeout = 3.0
+    server, _, _ = paths_server(tmp_path, default_wait=timeout)
+
+    with anyio.fail_after(30):
+        report = await check_server(server, CheckOptions(call_valid=True, contract=False, timeout=timeout))
+
+    assert "ME014" not in {finding.rule for finding in report.findings}
+    assert report.valid_calls["wait_for_job"].succeeded
+
+
+@pytest.mark.anyio
+async def test_a_slow_tool_is_slow_when_a_small_input_is_slow() -> None:
+    server = install(MCPServer("slow"))
+
+    @server.tool()
+    async def lookup(customer_email: str) -> str:
+        """Look a customer up, slowly whatever the input."""
+        await anyio.sleep(5)
+        return "found"
+
+    with anyio.fail_after(30):
+        report = await check_server(server, CheckOptions(call_valid=True, timeout=0.5))
+
+    assert rules_by_tool(report) == {"lookup": {"ME014"}}
+
+
+@pytest.mark.anyio
+async def test_arguments_from_a_file_make_the_valid_and_empty_calls_and_say_so(mode: Literal["auto", "legacy"]) -> None:
+    arguments = CallArguments(
+        tools={
+            "find_orders": ToolArguments(valid={"order_id": "#12345"}, empty={"order_id": "#99999"}),
+            "no_such_tool": ToolArguments(valid={}),
+        }
+    )
+    options = CheckOptions(mode=mode, arguments=arguments)  # no --call-valid: the file alone asks
+
+    with anyio.fail_after(30):
+        report = await check_server(good_server.build_server(), options)
+
+    assert report.findings == []
+    assert report.valid_calls == {"find_orders": report.valid_calls["find_orders"]}
+    assert report.valid_calls["find_orders"].succeeded
+    assert report.empty_calls["find_orders"].succeeded
+    assert report.unused_arguments == ["no_such_tool"]
+
+
+@pytest.mark.anyio
+async def test_an_empty_result_call_answered_with_an_error_is_flagged() -> None:
+    server = install(MCPServer("orders"))
+
+    @server.tool()
+    def find_orders(customer: str) -> str:
+        """Find a customer's orders."""
+        raise BusinessRuleError("Lookup failed", description="The customer has no orders; try another customer.")
+
+    arguments = CallArguments(tools={"find_orders": ToolArguments(empty={"customer": "nobody@example.com"})})
+    with anyio.fail_after(30):
+        report = await check_server(server, CheckOptions(arguments=arguments))
+
+    assert rules_by_tool(report) == {"find_orders": {"ME012"}}
+    assert report.findings[0].message.startswith("empty-result call (from --args): ")
+
+
+@pytest.mark.anyio
+async def test_each_valid_call_is_reported_made_or_not_and_succeeded_or_not() -> None:
+    with anyio.fail_after(30):
+        report = await check_server(defects_server.build_server(), CheckOptions(call_valid=True))
+
+    outcomes = {tool: record.outcome for tool, record in report.valid_calls.items()}
+    assert outcomes["well_behaved"] == "succeeded"
+    assert outcomes["empty_as_error"] == "error result"
+    assert outcomes["failure_as_protocol_error"] == "JSON-RPC error"
+    assert report.to_json()["summary"]["validCalls"]["well_behaved"] == {
+        "outcome": "succeeded",
+        "arguments": "generated from the inputSchema",
+    }
+
+
+@pytest.mark.anyio
+async def test_a_tool_that_declares_it_writes_gets_a_generated_valid_call_only_when_allowed() -> None:
+    server = install(MCPServer("stock"))
+    writes: list[str] = []
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
+    def restock(sku: str) -> str:
+        """Add stock."""
+        writes.append(sku)
+        return f"Restocked {sku}."
+
+    with anyio.fail_after(30):
+        cautious = await check_server(server, CheckOptions(call_valid=True))
+        assert writes == []
+        allowed = await check_server(server, CheckOptions(call_valid=True, allow_destructive=True))
+
+    assert not cautious.valid_calls["restock"].made
+    assert cautious.tools_without_valid_call == ["restock"]
+    assert allowed.valid_calls["restock"].succeeded
+    assert writes == ["example"]
+    assert allowed.changes == [{"tool": "restock", "call": "valid call", "arguments": {"sku": "example"}}]
+
+
+@pytest.mark.anyio
 async def test_a_tool_whose_schema_cannot_be_used_is_flagged_and_the_others_are_still_checked(
     mode: Literal["auto", "legacy"],
 ) -> None:
+    options = CheckOptions(call_valid=True, mode=mode, total_timeout=20)
     with anyio.fail_after(30):
-        report = await check_server(unusable_schema_server.build_server(), CheckOptions(call_valid=True, mode=mode))
+        report = await check_server(unusable_schema_server.build_server(), options)
 
     assert rules_by_tool(report) == {name: {"ME020"} for name in unusable_schema_server.BROKEN}
     assert sorted(report.tools_checked) == sorted(unusable_schema_server.SCHEMAS)
     assert report.tools_unchecked == []
     assert report.failed
+    assert report.duration_seconds < 20
     assert_well_formed(report)
+
+
+@pytest.mark.anyio
+async def test_what_a_backtracking_pattern_cut_short_is_reported() -> None:
+    with anyio.fail_after(30):
+        report = await check_server(unusable_schema_server.build_server(), CheckOptions(call_valid=True))
+
+    messages = {finding.tool: finding.message for finding in report.findings}
+    assert "took over" in messages["backtracking_probe"]
+    assert "not called" in messages["backtracking_probe"]
+    assert "could not judge" in messages["backtracking_output"]
+    assert "catastrophic_literal" not in messages  # a bounded matcher gets through it and checks the tool
+
+
+@pytest.mark.anyio
+async def test_a_malformed_tool_in_a_listing_is_judged_and_the_other_tools_are_checked() -> None:
+    """`"properties": 5` fails the whole typed listing on a 2025-11-25 connection."""
+    params = StdioServerParameters(command=PYTHON, args=[str(FIXTURES / "raw_listing_server.py")])
+    for mode in ("auto", "legacy"):
+        options = CheckOptions(call_valid=True, connect_timeout=SLOW_START, mode=mode)
+        with anyio.fail_after(SLOW_START + 30):
+            report = await check_server(params, options)
+
+        assert rules_by_tool(report) == {"malformed_properties": {"ME020"}}, mode
+        assert sorted(report.tools_checked) == ["malformed_properties", "well_behaved"]
+        assert report.valid_calls["well_behaved"].succeeded
 
 
 @pytest.mark.anyio
@@ -284,6 +509,17 @@ async def test_a_server_that_never_answers_the_handshake_ends_in_a_finding() -> 
 
 
 @pytest.mark.anyio
+async def test_a_server_script_that_exits_at_once_is_told_it_never_started_serving() -> None:
+    params = StdioServerParameters(command=PYTHON, args=[str(FIXTURES / "never_served_server.py")])
+
+    with anyio.fail_after(SLOW_START + 20):
+        report = await check_server(params, CheckOptions(connect_timeout=SLOW_START))
+
+    assert rules_by_tool(report) == {None: {"ME015"}}
+    assert "the server exited before answering: did it start serving?" in report.findings[0].message
+
+
+@pytest.mark.anyio
 async def test_a_command_that_cannot_start_ends_in_a_finding() -> None:
     with anyio.fail_after(20):
         report = await check_server([str(FIXTURES / "no-such-server")])
@@ -303,19 +539,6 @@ async def test_the_total_timeout_stops_the_run_with_a_finding() -> None:
     # The hung tool was cut off, not judged: it is not reported as passing.
     assert report.tools_checked == []
     assert report.tools_unchecked == ["lookup", "echo"]
-
-
-@pytest.mark.anyio
-async def test_a_third_party_server_from_pypi_is_checked_end_to_end() -> None:
-    params = StdioServerParameters(command=PYTHON, args=["-m", "mcp_server_time", "--local-timezone", "UTC"])
-
-    with anyio.fail_after(SLOW_START + 60):
-        report = await check_server(params, CheckOptions(call_valid=True, connect_timeout=SLOW_START))
-
-    assert sorted(report.tools_checked) == ["convert_time", "get_current_time"]
-    assert report.calls > 0
-    assert_well_formed(report)
-    assert {f.rule for f in report.findings}.isdisjoint({"ME014", "ME015", "ME016", "ME017"})
 
 
 @pytest.mark.anyio

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import jsonschema
@@ -168,6 +169,14 @@ def test_empty_result_adds_result_count_but_keeps_the_tool_shape() -> None:
     assert result.structured_content == {"customers": [], "resultCount": 0}
     assert given_structured == {"customers": []}
     assert empty_result("none", {"resultCount": 0, "x": 1}).structured_content == {"resultCount": 0, "x": 1}
+
+
+def test_empty_result_naming_an_undecodable_file_can_be_written_to_the_client() -> None:
+    name = os.fsdecode(b"q3-\xff.csv")  # a lone surrogate, as os.listdir returns it
+    result = empty_result(f"No rows in {name}; the scan ran and found nothing.")
+    # What the stdio transport does with every message; it raised on the surrogate.
+    written = result.model_dump_json(by_alias=True)
+    assert "q3-\ufffd.csv" in json.loads(written)["content"][0]["text"]
 
 
 class Line(BaseModel):

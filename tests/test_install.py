@@ -375,3 +375,30 @@ async def test_a_tool_whose_concurrent_fetches_all_time_out_reports_one_transien
             result = wire(await client.call_tool("fetch_both", {}))
     envelope = check_error(result, None)
     assert (envelope["errorCategory"], envelope["code"]) == ("transient", "UPSTREAM_TIMEOUT")
+
+
+# Lone surrogates: `"\ud800"` is valid JSON, and a file name that is not UTF-8 becomes one in
+# Python. A result that carries one cannot be encoded, and the client would get no answer.
+SURROGATE_ARGUMENTS = {"order_id": "ab\ud800cd", "quantity": 1}
+
+
+@pytest.mark.anyio
+async def test_a_lone_surrogate_in_an_argument_is_shown_escaped_in_an_encodable_error(mode: str) -> None:
+    async with Client(build_server(), mode=mode) as client:
+        result = wire(await client.call_tool("get_order", SURROGATE_ARGUMENTS))
+    envelope = check_error(result, None)
+    assert envelope["code"] == "INVALID_ARGUMENTS"
+    [error] = envelope["fieldErrors"]
+    assert error["received"] == '"ab\\ud800cd"'
+
+
+@pytest.mark.anyio
+async def test_a_lone_surrogate_in_a_server_text_reaches_a_stdio_client_in_both_modes(mode: str) -> None:
+    params = StdioServerParameters(command=sys.executable, args=[str(CONTRACT_SERVER)])
+    with anyio.fail_after(60):
+        async with Client(params, mode=mode) as client:
+            unreadable = wire(await client.call_tool("export_report", {}))
+            ok = await client.call_tool("get_order", {"order_id": "#12345"})
+    assert check_error(unreadable, None)["code"] == "EXPORT_UNREADABLE"
+    assert "q3-\ufffd.csv" in unreadable["structuredContent"]["description"]
+    assert not ok.is_error

@@ -6,12 +6,16 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, INVALID_PARAMS, REQUEST_TIMEOUT, CallToolResult, TextContent
 
+from hostile_strategies import HUGE_INT, hostile_results, nested, well_formed_hostile_results
 from mcp_errors import ErrorCategory, ExecutionState, TransientError, empty_result, install, read_result
+from mcp_errors._outcome import TOOL_FAILURE_META
+from servers.checks import assert_sound_outcome
 
 
 def text_error(text: str) -> CallToolResult:
@@ -219,3 +223,69 @@ def test_httpx_transport_failures_are_transient_with_the_right_execution_state(
     outcome = read_result(exc)
     assert outcome.category is ErrorCategory.TRANSIENT
     assert outcome.execution_state is state
+
+
+# Whatever a server sends, the reader answers with an outcome: an unreadable field is ignored
+# or leaves the category unknown, and nothing unreadable makes a call look safe to resend.
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(hostile_results())
+def test_any_json_in_any_field_is_read_into_a_sound_outcome(result: dict[str, Any]) -> None:
+    assert_sound_outcome(read_result(result))
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(well_formed_hostile_results())
+def test_any_json_inside_a_well_formed_result_is_read_into_a_sound_outcome(result: dict[str, Any]) -> None:
+    assert_sound_outcome(read_result(CallToolResult.model_validate(result)))
+
+
+@pytest.mark.parametrize(
+    ("structured", "category", "retry_after"),
+    [
+        ({"errorCategory": ["transient"], "isRetryable": True, "description": "x"}, None, None),
+        ({"errorCategory": {"transient": 1}, "isRetryable": True, "description": "x"}, None, None),
+        (
+            {"errorCategory": "transient", "isRetryable": True, "description": "x", "retryAfterSeconds": 10**400},
+            "transient",
+            86_400.0,
+        ),
+    ],
+    ids=["category-list", "category-object", "huge-wait"],
+)
+def test_the_issues_hostile_values_are_read(
+    structured: dict[str, Any], category: str | None, retry_after: float | None
+) -> None:
+    outcome = read_result(CallToolResult(content=[], is_error=True, structured_content=structured))
+    assert outcome.category == category
+    assert outcome.retry_after_seconds == retry_after
+
+
+def test_an_answer_that_is_no_tool_result_is_an_error_whose_outcome_is_unknown() -> None:
+    outcome = read_result({"content": 5, "isError": "yes"})
+    assert (outcome.kind, outcome.category, outcome.is_retryable) == ("error", None, False)
+    assert outcome.execution_state is ExecutionState.OUTCOME_UNKNOWN
+
+
+@pytest.mark.parametrize("value", [nested(5000), HUGE_INT], ids=["nested-past-the-recursion-limit", "huge-int"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda value: {"content": [], "structuredContent": {"rows": value}},
+        lambda value: {
+            "content": [],
+            "isError": True,
+            "structuredContent": {
+                "errorCategory": "validation",
+                "isRetryable": False,
+                "description": "Fix it.",
+                "fieldErrors": [{"field": "a", "problem": value, "expected": value, "received": value}],
+            },
+        },
+        lambda value: {"content": [], "isError": True, "_meta": {TOOL_FAILURE_META: {"agentGuidance": value}}},
+    ],
+    ids=["success", "field-errors", "tool-failure"],
+)
+def test_values_no_encoder_can_write_are_read_and_shown(make: Any, value: object) -> None:
+    assert_sound_outcome(read_result(make(value)))

@@ -12,16 +12,20 @@ from typing import Any
 import anyio
 import jsonschema
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
+from hostile_strategies import HUGE_INT, PARTIAL_REPORTS, nested
 from mcp_errors import (
     ENVELOPE_SCHEMA,
     AccessDeniedError,
     ErrorCategory,
     FailedCall,
+    NextStep,
     PartialReport,
     RecoveryPolicy,
     ToolCall,
@@ -453,3 +457,54 @@ async def test_sub_calls_to_different_servers_keep_separate_retry_budgets() -> N
     with anyio.fail_after(10):
         await gather_partial(calls, policy=policy)
     assert policy.budget_for("server-a").tokens < policy.budget_for("server-b").tokens
+
+
+# A report from another writer may say anything in any field: the coordinator still gets a
+# next step, and reruns only sources that failed in a way a resend can fix.
+
+
+def plan_for(body: dict[str, Any], *, is_error: bool) -> tuple[NextStep, PartialReport | None]:
+    result = CallToolResult(
+        content=[TextContent(type="text", text="report")], structured_content=body, is_error=is_error
+    )
+    return plan_next_step(read_result(result)), read_partial(result)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(PARTIAL_REPORTS, st.booleans())
+def test_any_json_in_a_partial_report_gives_a_next_step(body: dict[str, Any], is_error: bool) -> None:
+    step, report = plan_for(body, is_error=is_error)
+    assert step.action in ("proceed", "rerun_failed", "escalate")
+    if step.rerun:
+        assert report is not None
+        assert all(report.failed[name].category is ErrorCategory.TRANSIENT for name in step.rerun)
+        assert not set(step.rerun) & set(report.succeeded)
+
+
+@pytest.mark.parametrize("results", [5, "ab", True, [1, 2], None], ids=repr)
+def test_a_report_whose_results_are_not_an_object_still_gives_a_next_step(results: object) -> None:
+    body = {"answered": 1, "total": 2, "results": results, "failed": {"b": {"errorCategory": "transient"}}}
+    step, report = plan_for(body, is_error=False)
+    assert report is not None
+    assert report.names == ["b"]
+    assert step.action == "escalate"
+
+
+def test_a_failure_that_claims_to_be_retryable_but_is_not_transient_is_not_rerun() -> None:
+    failed = {"b": {"errorCategory": "business", "isRetryable": True, "reason": "retries_exhausted"}}
+    step, _ = plan_for({"answered": 0, "total": 1, "failed": failed}, is_error=True)
+    assert step.action == "escalate"
+
+
+@pytest.mark.parametrize("value", [HUGE_INT, nested(5000)], ids=["huge-int", "nested-past-the-recursion-limit"])
+def test_values_no_encoder_can_write_are_read_from_a_report(value: object) -> None:
+    body = {
+        "answered": 1,
+        "results": {"a": value},
+        "failed": {"b": {"errorCategory": "transient", "description": value, "attempts": value}},
+        "order": [value, "a", "b"],
+    }
+    step, report = plan_for(body, is_error=False)
+    assert report is not None
+    assert set(report.names) == {"a", "b"}
+    assert step.action == "escalate"

@@ -10,12 +10,13 @@ from typing import Any
 
 import anyio
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, Tool, ToolAnnotations
 
+from hostile_strategies import well_formed_hostile_results
 from mcp_errors import (
     Decision,
     ErrorCategory,
@@ -29,6 +30,8 @@ from mcp_errors import (
 from mcp_errors._envelope import FailureDetails, error_result
 from mcp_errors.testing import drop_answers, set_testing
 from servers import SERVERS_DIR
+from servers.checks import assert_sound_outcome
+from servers.scripted_server import build_scripted_server
 from servers.shop import build_shop, build_third_party
 
 SHOP = SERVERS_DIR / "shop.py"
@@ -421,3 +424,57 @@ async def test_fastmcp_clients_get_the_same_recovery_through_the_adapter() -> No
             write = await call_tool_with_recovery(client, "reserve", {"sku": "A"}, policy=RecoveryPolicy())
     assert (read.decision, len(read.attempts)) == (Decision.DONE, 3)
     assert (write.decision, write.reason, len(write.attempts)) == (Decision.ESCALATE, "outcome_unknown", 1)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    answers=st.lists(well_formed_hostile_results(), min_size=1, max_size=3), mode=st.sampled_from(["legacy", "auto"])
+)
+def test_whatever_a_server_answers_the_recovery_ends_in_a_report(answers: list[dict[str, Any]], mode: str) -> None:
+    script = iter(answers)
+    last = answers[-1]
+
+    def answer() -> CallToolResult:
+        return CallToolResult.model_validate(next(script, last))
+
+    async def run() -> Any:
+        with set_testing(), anyio.fail_after(30):
+            async with Client(build_scripted_server(answer), mode=mode) as client:  # type: ignore[arg-type]
+                return await call_tool_with_recovery(client, "answer", {}, policy=RecoveryPolicy(max_attempts=3))
+
+    report = anyio.run(run)
+    assert report.decision in Decision
+    assert 1 <= len(report.attempts) <= 3
+    for attempt in report.attempts:
+        assert_sound_outcome(attempt.outcome)
+    # Resent only after an outcome that said it was transient and retryable.
+    for attempt in report.attempts[:-1]:
+        assert attempt.outcome.category is ErrorCategory.TRANSIENT
+        assert attempt.outcome.is_retryable
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("structured", "decision", "reason"),
+    [
+        ({"errorCategory": ["transient"], "isRetryable": True, "description": "x"}, Decision.ESCALATE, "unclassified"),
+        (
+            {"errorCategory": "transient", "isRetryable": True, "description": "x", "retryAfterSeconds": 10**400},
+            Decision.ESCALATE,
+            "deadline",
+        ),
+    ],
+    ids=["category-list", "huge-wait"],
+)
+async def test_the_issues_hostile_values_end_in_a_report(
+    mode: str, structured: dict[str, Any], decision: Decision, reason: str
+) -> None:
+    def answer() -> CallToolResult:
+        return CallToolResult(
+            content=[TextContent(type="text", text="x")], structured_content=structured, is_error=True
+        )
+
+    async with Client(build_scripted_server(answer), mode=mode) as client:  # type: ignore[arg-type]
+        report = await call_tool_with_recovery(client, "answer", {}, policy=RecoveryPolicy(max_attempts=3))
+    assert (report.decision, report.reason) == (decision, reason)
+    assert len(report.attempts) == 1

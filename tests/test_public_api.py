@@ -66,3 +66,16 @@ def test_error_category_is_a_str_enum_of_the_four_values() -> None:
         "permission",
     ]
     assert mcp_errors.ErrorCategory("transient") == "transient"
+
+
+def test_the_stores_module_lists_exactly_its_public_names_and_shares_the_protocol() -> None:
+    stores = importlib.import_module("mcp_errors.stores")
+    public = {
+        name
+        for name, value in vars(stores).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType | __future__._Feature)
+    }
+    assert stores.__all__ == sorted(stores.__all__, key=isort_key)
+    assert set(stores.__all__) == public
+    assert stores.IdempotencyStore is mcp_errors.IdempotencyStore
+    assert stores.open_store is mcp_errors.open_store

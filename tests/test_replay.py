@@ -1,284 +1,432 @@
-"""Idempotency keys on the server: replay the first result, reject a reused key."""
+"""Idempotency keys on the server: claim before running, replay the first answer, reject reuse.
+
+Every behaviour runs end to end through a real client, on an `MCPServer` in both connection
+modes and on a fastmcp server (`flavour`), with the in-memory store; the shared stores get
+the same end-to-end check once each (their claim semantics are `tests/test_stores.py`).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from fastmcp import Client as FastMCPClient
+from fastmcp import FastMCP
 from mcp import Client
+from mcp.server.auth.middleware.auth_context import auth_context_var
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import MCPServer
-from mcp_types import ToolAnnotations
+from mcp_types import CallToolResult, Tool
 
-from mcp_errors import BusinessRuleError, IdempotencyStore, TransientError, install
+from mcp_errors import Decision, RecoveryPolicy, call_tool_with_recovery, install
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
-from mcp_errors._replay import StoredResult
+from mcp_errors._replay import fingerprint, scope_key
+from mcp_errors.stores import Claim, IdempotencyStore, MemoryStore, RedisStore, SQLiteStore, Won
+from servers.keyed_writes import ServerKind, build
+from services import free_port
+
+FLAVOURS = [("mcpserver", "legacy"), ("mcpserver", "auto"), ("fastmcp", None)]
 
 
-def build(store: IdempotencyStore) -> tuple[MCPServer[Any], list[int]]:
-    server: MCPServer[Any] = MCPServer("pay")
-    install(server, idempotency=store)
-    charges: list[int] = []
+@dataclass
+class Session:
+    """One connected client, whatever its kind."""
 
-    @server.tool()
-    def charge(amount: int) -> str:
-        charges.append(amount)
-        return f"charge #{len(charges)}"
+    client: Any
+    call_fn: Callable[[str, dict[str, Any], dict[str, Any] | None], Awaitable[CallToolResult]]
+    list_fn: Callable[[], Awaitable[list[Tool]]]
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
-    def balance() -> int:
-        return sum(charges)
-
-    @server.tool()
-    def flaky_write(amount: int) -> str:
-        charges.append(amount)
-        if len(charges) == 1:
-            raise TransientError("Busy", description="Not applied; resend.", execution_state="not_executed")
-        return "ok"
-
-    @server.tool()
-    def lost_answer_write(amount: int) -> str:
-        charges.append(amount)
-        if len(charges) == 1:
-            raise TransientError("Timed out", description="Unknown; resend.", execution_state="outcome_unknown")
-        return f"applied {amount}"
-
-    @server.tool()
-    def overdrawn_write(amount: int) -> str:
-        charges.append(amount)
-        raise BusinessRuleError("Insufficient funds", description="The account cannot cover it.", code="NO_FUNDS")
-
-    return server, charges
+    async def call(self, name: str, arguments: dict[str, Any], key: str | None = None) -> CallToolResult:
+        return await self.call_fn(name, arguments, {IDEMPOTENCY_KEY_META: key} if key is not None else None)
 
 
-def key(value: str) -> dict[str, Any]:
-    return {IDEMPOTENCY_KEY_META: value}
+@pytest.fixture(params=FLAVOURS, ids=["mcpserver-legacy", "mcpserver-auto", "fastmcp"])
+def flavour(request: pytest.FixtureRequest) -> tuple[ServerKind, str | None]:
+    value: tuple[ServerKind, str | None] = request.param
+    return value
 
 
-@pytest.mark.anyio
-async def test_a_repeated_key_replays_the_first_result_without_running_again(mode: str) -> None:
-    server, charges = build(IdempotencyStore())
-    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
-        first = await client.call_tool("charge", {"amount": 5}, meta=key("k1"))  # type: ignore[arg-type]
-        again = await client.call_tool("charge", {"amount": 5}, meta=key("k1"))  # type: ignore[arg-type]
-        other = await client.call_tool("charge", {"amount": 5}, meta=key("k2"))  # type: ignore[arg-type]
-        unkeyed = await client.call_tool("charge", {"amount": 5})
-    assert first.content == again.content
-    assert other.content != first.content
-    assert unkeyed.content != first.content
-    assert charges == [5, 5, 5]
+@contextlib.asynccontextmanager
+async def connect(flavour: tuple[ServerKind, str | None], server: Any) -> AsyncIterator[Session]:
+    kind, mode = flavour
+    if kind == "mcpserver":
+        async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+
+            async def call(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
+                return await client.call_tool(name, arguments, meta=meta)  # type: ignore[arg-type]
+
+            async def tools() -> list[Tool]:
+                return (await client.list_tools()).tools
+
+            yield Session(client, call, tools)
+    else:
+        async with FastMCPClient(server) as fast_client:
+
+            async def fast_call(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
+                return await fast_client.call_tool_mcp(name, arguments, meta=meta)
+
+            async def fast_tools() -> list[Tool]:
+                return list(await fast_client.list_tools())
+
+            yield Session(fast_client, fast_call, fast_tools)
 
 
-@pytest.mark.anyio
-async def test_a_key_reused_with_other_arguments_is_a_validation_error(mode: str) -> None:
-    server, charges = build(IdempotencyStore())
-    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
-        await client.call_tool("charge", {"amount": 5}, meta=key("k1"))  # type: ignore[arg-type]
-        reused = await client.call_tool("charge", {"amount": 6}, meta=key("k1"))  # type: ignore[arg-type]
-    assert reused.is_error
-    assert reused.structured_content is not None
-    assert (reused.structured_content["errorCategory"], reused.structured_content["code"]) == (
-        "validation",
-        "IDEMPOTENCY_KEY_REUSED",
-    )
-    assert reused.structured_content["errorId"]  # like every failure, tied to a log line
-    assert charges == [5]
+def envelope(result: CallToolResult) -> tuple[str, str | None, str | None]:
+    assert result.is_error
+    assert isinstance(result.structured_content, dict)
+    data = result.structured_content
+    return data["errorCategory"], data.get("code"), data.get("executionState")
+
+
+def replayed(result: CallToolResult) -> bool:
+    return (result.meta or {}).get(REPLAYED_META) is True
 
 
 @pytest.mark.anyio
-async def test_only_tools_that_write_advertise_honouring_keys(mode: str) -> None:
-    server, _ = build(IdempotencyStore())
-    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
-        tools = {
-            tool.name: (tool.meta or {}).get(HONOURS_IDEMPOTENCY_META) for tool in (await client.list_tools()).tools
-        }
-    assert tools == {
-        "charge": True,
-        "balance": None,
-        "flaky_write": True,
-        "lost_answer_write": True,
-        "overdrawn_write": True,
-    }
-
-
-@pytest.mark.anyio
-async def test_an_error_that_did_not_execute_is_not_stored_so_the_resend_runs() -> None:
-    server, charges = build(IdempotencyStore())
-    async with Client(server) as client:
-        first = await client.call_tool("flaky_write", {"amount": 1}, meta=key("k"))  # type: ignore[arg-type]
-        second = await client.call_tool("flaky_write", {"amount": 1}, meta=key("k"))  # type: ignore[arg-type]
-        third = await client.call_tool("flaky_write", {"amount": 1}, meta=key("k"))  # type: ignore[arg-type]
-    assert first.is_error
-    assert not second.is_error
-    assert third.content == second.content
-    assert len(charges) == 2
-
-
-@pytest.mark.anyio
-async def test_an_unknown_outcome_is_replayed_so_a_keyed_resend_never_applies_twice(mode: str) -> None:
-    server, charges = build(IdempotencyStore())
-    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
-        first = await client.call_tool("lost_answer_write", {"amount": 3}, meta=key("k"))  # type: ignore[arg-type]
-        again = await client.call_tool("lost_answer_write", {"amount": 3}, meta=key("k"))  # type: ignore[arg-type]
-    assert first.is_error
-    assert first.structured_content is not None
-    assert first.structured_content["executionState"] == "outcome_unknown"
-    assert again.structured_content == first.structured_content
-    assert charges == [3], "the write ran once: its resend got the stored answer"
-
-
-@pytest.mark.anyio
-async def test_an_error_that_applied_nothing_is_not_stored_so_the_keyed_resend_runs(mode: str) -> None:
-    server, charges = build(IdempotencyStore())
-    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
-        first = await client.call_tool("flaky_write", {"amount": 4}, meta=key("k"))  # type: ignore[arg-type]
-        second = await client.call_tool("flaky_write", {"amount": 4}, meta=key("k"))  # type: ignore[arg-type]
-        third = await client.call_tool("flaky_write", {"amount": 4}, meta=key("k"))  # type: ignore[arg-type]
-    assert first.is_error
-    assert not second.is_error
-    assert third.content == second.content, "the success is then replayed"
-    assert len(charges) == 2
-
-
-@pytest.mark.anyio
-async def test_a_business_error_is_replayed_for_the_same_key(mode: str) -> None:
-    server, charges = build(IdempotencyStore())
-    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
-        first = await client.call_tool("overdrawn_write", {"amount": 9}, meta=key("k"))  # type: ignore[arg-type]
-        again = await client.call_tool("overdrawn_write", {"amount": 9}, meta=key("k"))  # type: ignore[arg-type]
-    assert first.is_error
-    assert first.structured_content is not None
-    assert (first.structured_content["errorCategory"], first.structured_content["code"]) == ("business", "NO_FUNDS")
+async def test_a_repeated_key_replays_the_first_answer_without_running_again(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore())
+    async with connect(flavour, server) as session:
+        first = await session.call("charge", {"amount": 5}, "k1")
+        again = await session.call("charge", {"amount": 5}, "k1")
+        other = await session.call("charge", {"amount": 5}, "k2")
+        unkeyed = await session.call("charge", {"amount": 5})
     assert again.content == first.content
     assert again.structured_content == first.structured_content
-    assert charges == [9]
+    assert (replayed(first), replayed(again)) == (False, True)
+    assert other.content != first.content
+    assert unkeyed.content != first.content
+    assert effects.writes == ["charge 5"] * 3
 
 
 @pytest.mark.anyio
-async def test_a_hung_keyed_call_is_cancelled_when_the_client_gives_up(mode: str) -> None:
-    server: MCPServer[Any] = MCPServer("hung")
-    install(server, idempotency=IdempotencyStore())
-    started, cancelled, release = anyio.Event(), anyio.Event(), anyio.Event()
+async def test_a_key_reused_with_other_arguments_is_a_validation_error(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore())
+    async with connect(flavour, server) as session:
+        await session.call("charge", {"amount": 5}, "k1")
+        reused = await session.call("charge", {"amount": 6}, "k1")
+    assert envelope(reused) == ("validation", "IDEMPOTENCY_KEY_REUSED", "not_executed")
+    assert reused.structured_content is not None
+    assert reused.structured_content["errorId"]
+    assert effects.writes == ["charge 5"]
 
-    @server.tool()
-    async def write() -> str:
-        started.set()
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("bad_key", [42, "", "k" * 256], ids=["number", "empty", "too-long"])
+async def test_an_unusable_key_is_refused_instead_of_running_unprotected(flavour: Any, bad_key: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore())
+    async with connect(flavour, server) as session:
+        result = await session.call_fn("charge", {"amount": 5}, {IDEMPOTENCY_KEY_META: bad_key})
+    assert envelope(result) == ("validation", "IDEMPOTENCY_KEY_INVALID", "not_executed")
+    assert effects.writes == []
+
+
+@pytest.mark.anyio
+async def test_the_same_key_on_another_tool_is_another_operation(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore())
+    async with connect(flavour, server) as session:
+        await session.call("charge", {"amount": 5}, "k")
+        refund = await session.call("refund", {"amount": 5}, "k")
+    assert not refund.is_error
+    assert effects.writes == ["charge 5", "refund 5"]
+
+
+@pytest.mark.anyio
+async def test_keys_are_scoped_to_the_authenticated_caller(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore())
+    answers = []
+    for client_id in ("alice", "bob", "alice"):
+        token = AccessToken(token=f"t-{client_id}", client_id=client_id, scopes=[])
+        # The in-memory server's tasks start in this context, as behind the SDK's auth middleware.
+        reset = auth_context_var.set(AuthenticatedUser(token))
         try:
-            await release.wait()
-        except anyio.get_cancelled_exc_class():
-            cancelled.set()
-            raise
-        return "finished"
-
-    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
-        try:
-            with anyio.move_on_after(10) as gave_up:
-                async with anyio.create_task_group() as tg:
-
-                    async def send() -> None:
-                        await client.call_tool("write", {}, meta=key("k"))  # type: ignore[arg-type]
-
-                    tg.start_soon(send)
-                    await started.wait()
-                    tg.cancel_scope.cancel()
-            assert not gave_up.cancelled_caught
-            with anyio.fail_after(10):
-                await cancelled.wait()
+            async with connect(flavour, server) as session:
+                answers.append(await session.call("charge", {"amount": 1}, "shared-key"))
         finally:
-            release.set()  # a tool that was not cancelled ends, so the test fails instead of hanging
+            auth_context_var.reset(reset)
+    assert effects.writes == ["charge 1", "charge 1"], "bob's key is not alice's"
+    assert answers[2].content == answers[0].content
+    assert replayed(answers[2])
 
 
 @pytest.mark.anyio
-async def test_a_resend_during_the_first_call_waits_for_its_result() -> None:
-    server: MCPServer[Any] = MCPServer("slow")
-    install(server, idempotency=IdempotencyStore())
-    release = anyio.Event()
-    runs: list[int] = []
+async def test_only_tools_that_write_advertise_honouring_keys(flavour: Any) -> None:
+    server, _ = build(flavour[0], MemoryStore())
+    async with connect(flavour, server) as session:
+        flags = {tool.name: (tool.meta or {}).get(HONOURS_IDEMPOTENCY_META) for tool in await session.list_fn()}
+    assert flags.pop("balance") is None
+    assert flags.pop("own_keys_write") is True, "its own declaration, kept"
+    assert set(flags.values()) == {True}
 
-    @server.tool()
-    async def write() -> str:
-        runs.append(1)
-        await release.wait()
-        return f"run {len(runs)}"
 
-    results: list[Any] = []
-    async with Client(server) as client:
+@pytest.mark.anyio
+async def test_a_tool_that_keeps_its_own_keys_is_left_to_do_so(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore())
+    async with connect(flavour, server) as session:
+        first = await session.call("own_keys_write", {"amount": 1}, "k")
+        second = await session.call("own_keys_write", {"amount": 1}, "k")
+    assert not replayed(second)
+    assert second.content != first.content
+    assert effects.writes == ["own 1", "own 1"]
+
+
+@pytest.mark.anyio
+async def test_an_error_that_applied_nothing_releases_the_key_so_the_resend_runs(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore())
+    async with connect(flavour, server) as session:
+        first = await session.call("flaky_write", {"amount": 4}, "k")
+        second = await session.call("flaky_write", {"amount": 4}, "k")
+        third = await session.call("flaky_write", {"amount": 4}, "k")
+    assert envelope(first)[0] == "transient"
+    assert not second.is_error
+    assert third.content == second.content, "the success is then replayed"
+    assert replayed(third)
+    assert len(effects.writes) == 2
+
+
+@pytest.mark.anyio
+async def test_an_unknown_outcome_is_replayed_so_a_keyed_resend_never_applies_twice(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore())
+    async with connect(flavour, server) as session:
+        first = await session.call("lost_answer_write", {"amount": 3}, "k")
+        again = await session.call("lost_answer_write", {"amount": 3}, "k")
+    assert envelope(first) == ("transient", None, "outcome_unknown")
+    assert again.structured_content == first.structured_content
+    assert effects.writes == ["lost 3"], "the write ran once: its resend got the stored answer"
+
+
+@pytest.mark.anyio
+async def test_a_business_error_is_replayed_for_the_same_key(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore())
+    async with connect(flavour, server) as session:
+        first = await session.call("overdrawn_write", {"amount": 9}, "k")
+        again = await session.call("overdrawn_write", {"amount": 9}, "k")
+    assert envelope(first)[:2] == ("business", "NO_FUNDS")
+    assert (again.content, again.structured_content) == (first.content, first.structured_content)
+    assert effects.writes == ["overdrawn 9"]
+
+
+@pytest.mark.anyio
+async def test_a_tools_own_transient_error_is_not_kept_so_the_keyed_resend_reaches_it(flavour: Any) -> None:
+    """ "Rate limited, retry shortly" said nothing was applied or unknown: the resend must run."""
+    server, effects = build(flavour[0], MemoryStore())
+    async with connect(flavour, server) as session:
+        first = await session.call("rate_limited_write", {"amount": 1}, "k")
+        second = await session.call("rate_limited_write", {"amount": 1}, "k")
+    assert envelope(first)[0] == "transient"
+    assert not second.is_error
+    assert effects.writes == ["limited 1", "limited 1"]
+
+
+@pytest.mark.anyio
+async def test_a_resend_during_the_first_call_waits_for_its_answer(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore())
+    results: list[CallToolResult] = []
+    async with connect(flavour, server) as session:
 
         async def send() -> None:
-            results.append(await client.call_tool("write", {}, meta=key("k")))  # type: ignore[arg-type]
+            results.append(await session.call("held_write", {"amount": 1}, "k"))
 
         with anyio.fail_after(10):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(send)
+                await effects.started.wait()
                 tg.start_soon(send)
-                while not runs:
-                    await anyio.lowlevel.checkpoint()
-                release.set()
-    assert len(runs) == 1
+                await anyio.wait_all_tasks_blocked()
+                effects.release.set()
+    assert effects.writes == ["held 1"]
     assert results[0].content == results[1].content
+    assert sorted(map(replayed, results)) == [False, True]
 
 
 @pytest.mark.anyio
-async def test_the_memory_store_is_bounded_in_size_and_age() -> None:
-    store = IdempotencyStore(max_entries=2, ttl_seconds=3600)
-    for name in ("a", "b", "c"):
-        await store.put(name, StoredResult(fingerprint=name, result={"content": []}))
-    assert len(store) == 2
-    assert await store.get("a") is None
-    assert await store.get("c") is not None
-    expired = IdempotencyStore(ttl_seconds=1e-9)
-    await expired.put("a", StoredResult(fingerprint="a", result={"content": []}))
-    await anyio.lowlevel.checkpoint()
-    assert await expired.get("a") is None
+async def test_a_resend_that_waits_too_long_is_told_the_call_is_in_progress(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore(wait_seconds=0.05, lease_seconds=1.5))
+    async with connect(flavour, server) as session:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(session.call, "held_write", {"amount": 1}, "k")
+                await effects.started.wait()
+                busy = await session.call("held_write", {"amount": 1}, "k")
+                effects.release.set()
+        after = await session.call("held_write", {"amount": 1}, "k")
+    assert envelope(busy) == ("transient", "IN_PROGRESS", "not_executed")
+    assert busy.structured_content is not None
+    assert 0 < busy.structured_content["retryAfterSeconds"] <= 1.5
+    assert not replayed(busy)
+    assert after.content[0].text == "held write 1 done"  # type: ignore[union-attr]
+    assert effects.writes == ["held 1"]
+
+
+@pytest.mark.anyio
+async def test_a_call_that_outlives_its_lease_keeps_its_claim_by_renewing_it(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore(lease_seconds=0.15, wait_seconds=0))
+    async with connect(flavour, server) as session:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(session.call, "held_write", {"amount": 1}, "k")
+                await effects.started.wait()
+                await anyio.sleep(0.5)  # over three leases: only renewals keep the claim
+                busy = await session.call("held_write", {"amount": 1}, "k")
+                effects.release.set()
+    assert envelope(busy)[1] == "IN_PROGRESS", "not taken for a dead runner"
+    assert effects.writes == ["held 1"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("tool", ["write_then_wait", "wait_then_write"])
+async def test_a_keyed_write_that_outlasts_the_callers_timeout_runs_once_and_answers_the_resend(
+    flavour: Any, tool: str, zero_wait: None
+) -> None:
+    """Issue 12, finding 2: with `attempt_timeout` shorter than the tool, resends with the same key."""
+    server, effects = build(flavour[0], MemoryStore())
+    policy = RecoveryPolicy(attempt_timeout=0.1, max_attempts=10, deadline=10)
+    async with connect(flavour, server) as session:
+        with anyio.fail_after(10):
+            report = await call_tool_with_recovery(session.client, tool, {"amount": 7}, policy=policy)
+    assert effects.writes == ["write 7"]
+    assert report.decision is Decision.DONE
+    assert report.outcome.message == "written 7"
+
+
+@pytest.mark.anyio
+async def test_a_hung_keyed_call_is_stopped_after_its_grace_and_its_key_answers_outcome_unknown(
+    flavour: Any,
+) -> None:
+    server, effects = build(flavour[0], MemoryStore(grace_seconds=0.05))
+    async with connect(flavour, server) as session:
+        with anyio.fail_after(10):
+            with anyio.move_on_after(5) as gave_up:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(session.call, "held_write", {"amount": 1}, "k")
+                    await effects.started.wait()
+                    tg.cancel_scope.cancel()
+            assert not gave_up.cancelled_caught
+            await effects.cancelled.wait()
+            resend = await session.call("held_write", {"amount": 1}, "k")
+    assert envelope(resend) == ("transient", "OUTCOME_UNKNOWN", "outcome_unknown")
+    assert replayed(resend), "the client policy escalates instead of resending into the store"
+    assert effects.writes == ["held 1"]
+
+
+class SlowGrants(MemoryStore):
+    """A store whose grants take a while to come back, as over a slow network."""
+
+    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float) -> Claim:
+        granted = await super().claim(key, fingerprint, lease_seconds=lease_seconds)
+        await anyio.sleep(0.2)
+        return granted
+
+
+@pytest.mark.anyio
+async def test_a_caller_that_leaves_while_its_claim_is_granted_still_gets_the_call_run_once(flavour: Any) -> None:
+    server, effects = build(flavour[0], SlowGrants(lease_seconds=60, wait_seconds=5))
+    async with connect(flavour, server) as session:
+        with anyio.move_on_after(0.05):
+            await session.call("charge", {"amount": 3}, "k")
+        with anyio.fail_after(10):
+            resend = await session.call("charge", {"amount": 3}, "k")
+    assert not resend.is_error, "not an unknown outcome for a key nobody held"
+    assert replayed(resend)
+    assert effects.writes == ["charge 3"]
+
+
+@pytest.mark.anyio
+async def test_an_answer_larger_than_the_store_keeps_is_answered_once_and_never_run_again(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore(max_result_bytes=4096))
+    effects.answer_bytes = 10_000
+    async with connect(flavour, server) as session:
+        first = await session.call("echo_write", {"text": "x"}, "k")
+        again = await session.call("echo_write", {"text": "x"}, "k")
+    assert not first.is_error
+    assert len(first.content[0].text) == 10_000
+    assert envelope(again)[:2] == ("business", "ANSWER_NOT_KEPT")
+    assert replayed(again)
+    assert effects.writes == ["echo"]
+
+
+@pytest.mark.anyio
+async def test_an_unreachable_store_refuses_the_call_before_it_runs(flavour: Any) -> None:
+    pytest.importorskip("redis")
+    server, effects = build(flavour[0], RedisStore(f"redis://127.0.0.1:{free_port()}/0"))
+    async with connect(flavour, server) as session:
+        result = await session.call("charge", {"amount": 1}, "k")
+        unkeyed = await session.call("charge", {"amount": 1})
+    assert envelope(result) == ("transient", "IDEMPOTENCY_STORE_UNAVAILABLE", "not_executed")
+    assert not unkeyed.is_error
+    assert effects.writes == ["charge 1"], "only the unkeyed call ran"
+
+
+@pytest.mark.anyio
+async def test_a_key_whose_runner_died_answers_outcome_unknown_and_never_runs_again(flavour: Any) -> None:
+    now = [0.0]
+    store = MemoryStore(clock=lambda: now[0])
+    server, effects = build(flavour[0], store)
+    # What a replica that died mid-call leaves: a claim nobody renews.
+    claim = await store.claim(scope_key(None, "charge", "k"), fingerprint({"amount": 1}), lease_seconds=30)
+    assert isinstance(claim, Won)
+    now[0] += 31
+    async with connect(flavour, server) as session:
+        result = await session.call("charge", {"amount": 1}, "k")
+    assert envelope(result) == ("transient", "OUTCOME_UNKNOWN", "outcome_unknown")
+    assert replayed(result)
+    assert effects.writes == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("backend", ["sqlite", "postgres", "redis"])
+async def test_replay_works_the_same_on_every_shared_store(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    url = {
+        "sqlite": lambda: f"sqlite:///{tmp_path}/keys.sqlite3",
+        "postgres": lambda: request.getfixturevalue("postgres_url"),
+        "redis": lambda: request.getfixturevalue("redis_url"),
+    }[backend]()
+    server, effects = build("mcpserver", url)
+    async with Client(server) as client:
+        key = f"k-{tmp_path.name}"  # the servers outlive one test
+        first = await client.call_tool("charge", {"amount": 2}, meta={IDEMPOTENCY_KEY_META: key})  # type: ignore[arg-type]
+        again = await client.call_tool("charge", {"amount": 2}, meta={IDEMPOTENCY_KEY_META: key})  # type: ignore[arg-type]
+        reused = await client.call_tool("charge", {"amount": 3}, meta={IDEMPOTENCY_KEY_META: key})  # type: ignore[arg-type]
+    assert again.content == first.content
+    assert replayed(again)
+    assert envelope(reused)[1] == "IDEMPOTENCY_KEY_REUSED"
+    assert effects.writes == ["charge 2"]
+
+
+@pytest.mark.anyio
+async def test_installing_again_swaps_the_store(tmp_path: Path) -> None:
+    server, effects = build("mcpserver", MemoryStore())
+    install(server, idempotency=SQLiteStore(tmp_path / "keys.sqlite3"))
+    async with Client(server) as client:
+        await client.call_tool("charge", {"amount": 1}, meta={IDEMPOTENCY_KEY_META: "k"})  # type: ignore[arg-type]
+    async with SQLiteStore(tmp_path / "keys.sqlite3") as reopened:
+        claim = await reopened.claim(scope_key(None, "charge", "k"), fingerprint({"amount": 1}), lease_seconds=1)
+    assert json.loads(claim.result)["content"][0]["text"] == "charge #1 of 1"  # type: ignore[union-attr]
+    assert effects.writes == ["charge 1"]
+
+
+@pytest.mark.parametrize("kind", ["mcpserver", "fastmcp"])
+@pytest.mark.parametrize(("idempotency", "error"), [(42, TypeError), ("mysql://db/keys", ValueError)])
+def test_a_bad_store_is_refused_before_anything_changes(kind: ServerKind, idempotency: Any, error: type) -> None:
+    server: Any = MCPServer("x") if kind == "mcpserver" else FastMCP("x")
+    before = (server.call_tool, list(getattr(server, "middleware", [])))
+    with pytest.raises(error):
+        install(server, idempotency=idempotency)
+    assert (server.call_tool, list(getattr(server, "middleware", []))) == before
 
 
 def test_replay_refuses_servers_it_cannot_wrap() -> None:
-    from mcp_errors._replay import enable_replay
-
     with pytest.raises(TypeError):
-        enable_replay(object(), IdempotencyStore())  # type: ignore[arg-type]
+        install(object(), idempotency=MemoryStore())
 
 
-def test_idempotency_on_a_fastmcp_server_is_refused_before_anything_changes() -> None:
-    from fastmcp import FastMCP
-
-    from mcp_errors import install
-
-    server = FastMCP("not-supported")
-    middleware_before = list(server.middleware)
-    with pytest.raises(TypeError):
-        install(server, idempotency=IdempotencyStore())
-    assert list(server.middleware) == middleware_before
-
-
-@pytest.mark.anyio
-async def test_a_tools_own_transient_error_is_not_stored_so_the_keyed_resend_reaches_it(mode: str) -> None:
-    """ "Rate limited, retry shortly" said nothing was applied or unknown: the resend must run."""
-    server: MCPServer[Any] = MCPServer("limits")
-    install(server, idempotency=IdempotencyStore())
-    calls: list[int] = []
-
-    @server.tool()
-    def send(amount: int) -> str:
-        calls.append(amount)
-        if len(calls) == 1:
-            raise TransientError("Rate limited", description="Resend in a moment.", retry_after_seconds=0)
-        return "sent"
-
-    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
-        first = await client.call_tool("send", {"amount": 1}, meta=key("k"))  # type: ignore[arg-type]
-        second = await client.call_tool("send", {"amount": 1}, meta=key("k"))  # type: ignore[arg-type]
-    assert first.is_error
-    assert not second.is_error
-    assert calls == [1, 1]
-
-
-@pytest.mark.anyio
-async def test_a_replayed_answer_says_it_is_a_replay() -> None:
-    server, charges = build(IdempotencyStore())
-    async with Client(server) as client:
-        first = await client.call_tool("lost_answer_write", {"amount": 3}, meta=key("k"))  # type: ignore[arg-type]
-        again = await client.call_tool("lost_answer_write", {"amount": 3}, meta=key("k"))  # type: ignore[arg-type]
-    assert REPLAYED_META not in (first.meta or {})
-    assert (again.meta or {})[REPLAYED_META] is True
-    assert charges == [3]
+def test_a_store_is_an_idempotency_store() -> None:
+    assert isinstance(MemoryStore(), IdempotencyStore)

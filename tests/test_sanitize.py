@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
+import anyio
+import anyio.to_thread
 import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from leak_strategies import FILLER, a_traceback, texts_with_a_path, texts_with_a_secret
-from mcp_errors._sanitize import REDACTED, is_secret_name, sanitize_text
+from mcp_errors._sanitize import REDACTED, find_leaks, is_secret_name, sanitize_text
 
 
 @given(texts_with_a_secret(), st.integers(min_value=20, max_value=400))
@@ -55,10 +58,16 @@ def test_ordinary_words_pass_through_unchanged(text: str) -> None:
         "Order #12345 not found; try the email address instead.",
         "author: Bob, tokens: 5",
         "See https://docs.example.com/errors/refunds for the policy.",
+        # E-mail addresses, public and loopback addresses are kept on purpose (docs/wire-format.md).
+        "No customer matches ada@example.com; the lookup ran and found nothing.",
+        "The resolver at 8.8.8.8 did not answer; resend later.",
+        "Listening on 127.0.0.1 only.",
+        "Upgrade to 10.4 or later.",
     ],
 )
 def test_harmless_text_is_kept(text: str) -> None:
     assert sanitize_text(text, limit=200) == text
+    assert find_leaks(text) == []
 
 
 def test_redaction_keeps_the_label_so_the_reader_knows_what_was_there() -> None:
@@ -129,3 +138,133 @@ def test_names_about_a_secret_are_not_taken_for_one(text: str) -> None:
 def test_a_secret_cut_in_two_by_the_length_cap_is_dropped_not_shown() -> None:
     text = "x" + " " * 1052 + "ghp_" + "A" * 30
     assert "ghp_" not in sanitize_text(text, limit=200)
+
+
+# What the wire format promises to redact, and what a serious redactor catches besides
+# (docs/wire-format.md, "Sanitising"): each is redacted, and the checker's leak finder,
+# which uses the same list, flags it before and not after.
+LEAKS = [
+    pytest.param("connect to postgres://admin:p@ssW0rd99@db.example.com/prod", "ssW0rd99", id="password-with-at"),
+    pytest.param("login: password: correct horse battery staple9", "battery staple9", id="multi-word-password"),
+    pytest.param("cannot open C:/Users/alice/Documents/q3.xlsx", "alice", id="windows-forward-slashes"),
+    pytest.param(
+        "GET https://s3.amazonaws.com/b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=fe5f80f77d5fa3beca038a2",
+        "fe5f80f77d5fa3beca038a2",
+        id="sigv4-query",
+    ),
+    pytest.param(
+        "Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/iam/aws4_request, "
+        "SignedHeaders=host, Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7",
+        "5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7",
+        id="sigv4-header",
+    ),
+    pytest.param("Authorization: Token 9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b", "9944b091", id="token-scheme"),
+    pytest.param("authorization=Token 9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b", "9944b091", id="token-scheme-equals"),
+    pytest.param("Authorization:token 9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b", "9944b091", id="token-scheme-glued"),
+    pytest.param('{"Authorization": "Token 9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b"}', "9944b091", id="token-json"),
+    pytest.param("token github_pat_11ABCDEFG0_abcdefghijklmnopqrstuvwxyz0123", "abcdefghijklmnop", id="github-pat"),
+    pytest.param("gitlab said glpat-Xy12abcdefghijklmnop34", "Xy12abcdefghijklmnop34", id="gitlab"),
+    pytest.param("maps key AIzaSyA-1234567890abcdefghijklmnopqrstu", "1234567890abcdefghij", id="google"),
+    pytest.param("stripe rejected rk_live_51H8abcdefghijklmnopqrst", "51H8abcdefghijkl", id="stripe-restricted"),
+    pytest.param(
+        "key was -----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7x9\nq2w3e4r5\n-----END RSA PRIVATE KEY----- done",
+        "MIIEpAIBAAKCAQEA7x9",
+        id="pem",
+    ),
+    pytest.param("key was -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA", "b3BlbnNzaC1r", id="pem-cut"),
+    pytest.param(
+        "DefaultEndpointsProtocol=https;AccountName=shop;AccountKey=Eby8vdM02xNOcqFlq/UwJPLlmEtlCD==;EndpointSuffix=x",
+        "Eby8vdM02xNOcqFlq",
+        id="azure-account-key",
+    ),
+    pytest.param("gpg: passphrase=Hunter2Hunter2 rejected", "Hunter2Hunter2", id="passphrase"),
+    pytest.param("webhook signing_key=abcd1234efgh5678 expired", "abcd1234efgh5678", id="signing-key"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), LEAKS)
+def test_every_documented_secret_shape_is_redacted(text: str, secret: str) -> None:
+    assert secret not in sanitize_text(text, limit=1000)
+
+
+# The leak finder judges a labelled value by its first word, so a passphrase of plain words
+# is redacted but not flagged (docs/rules.md, ME010).
+JUDGED = [leak for leak in LEAKS if leak.id != "multi-word-password"]
+
+
+@pytest.mark.parametrize(("text", "secret"), JUDGED)
+def test_the_leak_finder_flags_what_the_sanitiser_redacts_and_nothing_after(text: str, secret: str) -> None:
+    assert find_leaks(text)
+    assert find_leaks(sanitize_text(text, limit=1000)) == []
+
+
+@given(texts_with_a_secret())
+def test_the_leak_finder_clears_every_sanitised_secret(case: tuple[str, str]) -> None:
+    text, _ = case
+    assert "a secret" not in find_leaks(sanitize_text(text, limit=1000))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["cannot read file:///home/alice/notes.txt", "cannot read file:///C:/Users/alice/notes.txt"],
+)
+def test_file_urls_are_paths(text: str) -> None:
+    assert sanitize_text(text, limit=200) == "cannot read [path]"
+
+
+@pytest.mark.parametrize(
+    "address", ["10.20.30.40", "172.16.5.4", "192.168.1.2", "169.254.169.254", "100.64.0.7", "fd12:3456::1", "fe80::1"]
+)
+def test_internal_network_addresses_are_redacted(address: str) -> None:
+    text = f"could not connect to db-7 ({address}); resend later"
+    assert sanitize_text(text, limit=200) == "could not connect to db-7 ([internal address]); resend later"
+    assert find_leaks(text) == [f"an internal address ({address})"]
+
+
+# `st.text` leaves surrogates out of a mixed alphabet; a list of characters keeps them.
+WITH_SURROGATES = st.lists(st.one_of(st.characters(), st.characters(categories=["Cs"]))).map("".join)
+
+
+@given(WITH_SURROGATES, st.integers(1, 300))
+def test_output_can_always_be_encoded_as_utf8(text: str, limit: int) -> None:
+    sanitize_text(text, limit=limit).encode("utf-8")
+
+
+def test_a_lone_surrogate_becomes_the_replacement_character() -> None:
+    assert sanitize_text("report-\udcff.csv is unreadable", limit=200) == "report-\ufffd.csv is unreadable"
+
+
+HOSTILE_UNITS = [
+    "a=",
+    "a=a",
+    "password=",
+    "password: ",
+    'password:"',
+    "a://b:",
+    "x://:@",
+    "Bearer ",
+    "-----BEGIN PRIVATE KEY-----",
+    "C:/",
+    "C:\\a b ",
+    "/a",
+    "\\\\a\\",
+    "eyJ-",
+    "eyJaaaaaaaaaaaa.",
+    "1.1.",
+    "fd00:",
+    "file:",
+    "authorization=Token ",
+    'File "',
+    "a:a:",
+    '"a": ',
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("unit", HOSTILE_UNITS)
+async def test_scanning_hostile_text_does_not_hang(unit: str) -> None:
+    # A hang guard, not a speed target: 400,000 characters of a quadratic case took minutes.
+    text = unit * (400_000 // len(unit))
+    with anyio.fail_after(30):
+        await anyio.to_thread.run_sync(find_leaks, text, abandon_on_cancel=True)
+        await anyio.to_thread.run_sync(functools.partial(sanitize_text, text, limit=len(text)), abandon_on_cancel=True)

@@ -24,7 +24,7 @@ from mcp_errors._partial import (
 )
 from mcp_errors._policy import Attempt, Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
 from mcp_errors._render import to_anthropic_tool_result, to_langchain_tool_message, to_openai_function_output
-from mcp_errors._replay import IdempotencyStore
+from mcp_errors.stores import IdempotencyStore, open_store
 
 __all__ = [
     "ENVELOPE_SCHEMA",
@@ -53,6 +53,7 @@ __all__ = [
     "gather_partial",
     "install",
     "is_error_envelope",
+    "open_store",
     "plan_next_step",
     "read_partial",
     "read_result",

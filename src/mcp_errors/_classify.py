@@ -14,7 +14,10 @@ What is classified without the tool saying so
   transport errors, HTTP 408/429/502/503/504 and SQLite "database is locked"/"busy":
   transient. `Retry-After` becomes `retryAfterSeconds`.
 - HTTP 401/403 and the builtin `PermissionError`: permission.
-- HTTP 400/422 and argument validation failures: validation, with `fieldErrors`.
+- HTTP 400/422 and argument validation failures: validation, with `fieldErrors`. A
+  validator's own words stay (pydantic's messages, a `ValueError` or `AssertionError` it
+  raised); a validator that raised one while handling another kind of failure (a lookup that
+  could not connect) failed itself, and that failure is classified instead, its text unsent.
 - HTTP 409/412: business.
 - The SDK's or fastmcp's plain `ToolError` (a message meant for the client, with no
   category): `business`, code `TOOL_ERROR`, its message kept (sanitised), since resending
@@ -41,12 +44,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+import jsonschema
 import pydantic
 from mcp.server.mcpserver.exceptions import ResourceError as _SDKResourceError
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
 from mcp.server.mcpserver.exceptions import UnexpectedToolError as _SDKUnexpectedToolError
 
-from mcp_errors._contract import ErrorCategory, ExecutionState, FieldError
+from mcp_errors._contract import MAX_RETRY_AFTER_SECONDS, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._duck import is_fastmcp, is_httpx
 from mcp_errors._envelope import FailureDetails
 from mcp_errors._errors import ToolError
@@ -55,6 +59,7 @@ from mcp_errors._sanitize import (
     MAX_MESSAGE_CHARS,
     MAX_RECEIVED_CHARS,
     REDACTED,
+    escape_surrogates,
     is_secret_name,
     sanitize_text,
 )
@@ -62,6 +67,9 @@ from mcp_errors._sanitize import (
 __all__ = [
     "classify_arguments",
     "classify_failure",
+    "classify_http_status",
+    "classify_known",
+    "classify_schema_violations",
     "log_fields",
     "new_error_id",
     "register_exception",
@@ -207,11 +215,16 @@ def classify_arguments(
         input_schema: The tool's inputSchema, to say what each field expects.
 
     Returns:
-        A validation failure whose `fieldErrors` name each bad argument.
+        A validation failure whose `fieldErrors` name each bad argument; or, when a
+        validator failed itself (see `_failure_inside_a_validator`), that failure.
     """
+    items = error.errors(include_url=False)
+    inner = _failure_inside_a_validator(items)
+    if inner is not None:
+        return classify_failure(inner, error_id=error_id, tool_name=tool_name)
     properties = (input_schema or {}).get("properties", {})
     field_errors: list[FieldError] = []
-    for item in error.errors(include_url=False):
+    for item in items:
         location = [str(part) for part in item["loc"]]
         name = ".".join(location) or "(arguments)"
         if item["type"] == "missing":
@@ -238,6 +251,11 @@ def classify_arguments(
         error_id,
         extra=log_fields(tool_name, error_id, ErrorCategory.VALIDATION),
     )
+    return _invalid_arguments(field_errors)
+
+
+def _invalid_arguments(field_errors: Sequence[FieldError]) -> FailureDetails:
+    names = ", ".join(sorted({fe.field for fe in field_errors}))
     return FailureDetails(
         message="Invalid arguments",
         category=ErrorCategory.VALIDATION,
@@ -249,8 +267,145 @@ def classify_arguments(
     )
 
 
-def unknown_tool(name: str, *, error_id: str) -> FailureDetails:
-    """The failure for a call that names no tool of this server (`error_id` for the log line)."""
+def classify_schema_violations(
+    arguments: Mapping[str, Any], input_schema: Mapping[str, Any], *, error_id: str, tool_name: str | None = None
+) -> FailureDetails | None:
+    """The `validation` failure for arguments that break a JSON Schema, or `None` when they fit it.
+
+    For a server that did not check its arguments itself (or said only "invalid"): a proxy
+    holds the tool's inputSchema and can name each bad argument.
+
+    Args:
+        arguments: The call's arguments.
+        input_schema: The tool's inputSchema.
+        error_id: This failure's id, for the log line.
+        tool_name: For the log line.
+
+    Returns:
+        A validation failure whose `fieldErrors` name each bad argument, or `None`.
+    """
+    try:
+        validator_class = jsonschema.validators.validator_for(input_schema, default=jsonschema.Draft202012Validator)
+        violations = list(validator_class(dict(input_schema)).iter_errors(dict(arguments)))
+    except Exception:
+        # An upstream's schema is untrusted: one that cannot be applied (invalid, a `$ref`
+        # that does not resolve) says nothing about the arguments.
+        return None
+    if not violations:
+        return None
+    properties = input_schema.get("properties", {})
+    field_errors: dict[str, FieldError] = {}
+    for violation in violations:
+        for error in _field_errors_of(violation, properties if isinstance(properties, Mapping) else {}):
+            field_errors.setdefault(error.field, error)
+    if not field_errors:
+        return None
+    logger.info(
+        "tool %r was called with arguments that break its input schema: %s, errorId %s",
+        tool_name,
+        ", ".join(sorted(field_errors)),
+        error_id,
+        extra=log_fields(tool_name, error_id, ErrorCategory.VALIDATION),
+    )
+    return _invalid_arguments(list(field_errors.values()))
+
+
+def _field_errors_of(violation: jsonschema.ValidationError, properties: Mapping[str, Any]) -> list[FieldError]:
+    path = [str(part) for part in violation.absolute_path]
+    required = violation.validator_value
+    if violation.validator == "required" and isinstance(violation.instance, Mapping) and isinstance(required, list):
+        missing = [str(name) for name in required if name not in violation.instance]
+        return [
+            FieldError(
+                field=_field_name(path, name),
+                problem="required argument is missing",
+                expected=_expected(properties.get(name)) if not path else None,
+            )
+            for name in missing
+        ]
+    if violation.validator == "additionalProperties" and isinstance(violation.instance, Mapping):
+        allowed = violation.schema.get("properties", {}) if isinstance(violation.schema, Mapping) else {}
+        patterns = violation.schema.get("patternProperties", {}) if isinstance(violation.schema, Mapping) else {}
+        return [
+            FieldError(field=_field_name(path, str(name)), problem="unknown argument")
+            for name in violation.instance
+            if name not in allowed and not patterns
+        ]
+    name = ".".join(path) or "(arguments)"
+    received = REDACTED if path and is_secret_name(path[-1]) else _render_received(violation.instance)
+    schema = violation.schema if isinstance(violation.schema, Mapping) else {}
+    return [
+        FieldError(
+            field=sanitize_text(name, limit=MAX_MESSAGE_CHARS),
+            problem=_SCHEMA_PROBLEMS.get(str(violation.validator), "does not match the input schema"),
+            expected=_expected(properties.get(path[0]) if len(path) == 1 else schema),
+            received=received,
+        )
+    ]
+
+
+def _field_name(path: Sequence[str], name: str) -> str:
+    return sanitize_text(".".join([*path, name]), limit=MAX_MESSAGE_CHARS)
+
+
+def _expected(schema: object) -> str | None:
+    return _describe_schema(schema) if isinstance(schema, Mapping) else None
+
+
+# Problems said without the value (jsonschema's own messages quote it, secrets included).
+_SCHEMA_PROBLEMS: Final = {
+    "type": "wrong type",
+    "enum": "not one of the allowed values",
+    "const": "not the required value",
+    "pattern": "does not match the required pattern",
+    "format": "not in the required format",
+    "minLength": "too short",
+    "maxLength": "too long",
+    "minimum": "too small",
+    "exclusiveMinimum": "too small",
+    "maximum": "too large",
+    "exclusiveMaximum": "too large",
+    "minItems": "too few items",
+    "maxItems": "too many items",
+    "uniqueItems": "has duplicate items",
+    "multipleOf": "not a multiple of the required step",
+}
+
+
+def _failure_inside_a_validator(items: Sequence[Mapping[str, Any]]) -> BaseException | None:
+    """The failure a validator hit and reported as a `ValueError`, if any.
+
+    What a validator raises on purpose is about the value: pydantic's own errors, and a
+    `ValueError` or `AssertionError` it raised, also while handling another value problem
+    (`except KeyError: raise ValueError("unknown currency")`). One it raised while handling any
+    other failure (`except OSError: raise ValueError(f"could not connect to {host}")`) is about
+    the server: its text (hosts, addresses, users, keys) is not the caller's to read, and fixing
+    the arguments will not help. That failure is what the call reports.
+    """
+    for item in items:
+        raised = (item.get("ctx") or {}).get("error")
+        if not isinstance(raised, BaseException):
+            continue
+        link = raised.__cause__ or raised.__context__
+        for _ in range(_MAX_UNWRAP):
+            if link is None:
+                break
+            if not isinstance(link, _VALUE_PROBLEMS):
+                return link
+            link = link.__cause__ or link.__context__
+    return None
+
+
+# What a validator meets while reading a value: the problems of the value itself.
+_VALUE_PROBLEMS: Final = (ValueError, TypeError, LookupError, ArithmeticError, AssertionError)
+
+
+def unknown_tool(name: str, *, error_id: str, known: Sequence[str] = ()) -> FailureDetails:
+    """The failure for a call that names no tool of this server (`error_id` for the log line).
+
+    `known` are the names the server does have; the description lists them (capped), so that
+    the agent can pick one without listing the tools again.
+    """
     shown = sanitize_text(name, limit=MAX_RECEIVED_CHARS)
     logger.info(
         "call named unknown tool %r, errorId %s",
@@ -261,7 +416,12 @@ def unknown_tool(name: str, *, error_id: str) -> FailureDetails:
     return FailureDetails(
         message="Unknown tool",
         category=ErrorCategory.VALIDATION,
-        description=f"This server has no tool named {shown!r}. List the tools and call one of those names.",
+        description=f"This server has no tool named {shown!r}. "
+        + (
+            sanitize_text(f"Call one of these: {', '.join(sorted(known))}.", limit=MAX_DESCRIPTION_CHARS // 2)
+            if known
+            else "List the tools and call one of those names."
+        ),
         code="UNKNOWN_TOOL",
         execution_state=ExecutionState.NOT_EXECUTED,
     )
@@ -499,6 +659,25 @@ def _from_http_status(status: int, retry_after: float | None) -> FailureDetails 
     return None
 
 
+def classify_known(exc: BaseException) -> FailureDetails | None:
+    """What `exc` is from its type alone (and the registry), or `None`; nothing is logged.
+
+    For a failure described in words rather than raised (a proxied server's "ETIMEDOUT"):
+    the words name the exception, and the failure is the one that exception would get.
+    """
+    return _kind_of(exc)
+
+
+def classify_http_status(status: int, *, retry_after: float | None = None) -> FailureDetails | None:
+    """The failure an HTTP status means, as for an exception that carries it; `None` if it says nothing.
+
+    For answers that report a status as data rather than raise it (a proxied server's
+    `{"status": 503}`). `retry_after` is the wait the answer asked for, in seconds.
+    """
+    capped = None if retry_after is None else min(max(0.0, retry_after), MAX_RETRY_AFTER_SECONDS)
+    return _from_http_status(status, capped)
+
+
 def _http_status(exc: BaseException) -> int | None:
     # httpx.HTTPStatusError and requests.HTTPError both carry `.response.status_code`.
     response = getattr(exc, "response", None)
@@ -516,16 +695,12 @@ def _retry_after(exc: BaseException) -> float | None:
         return None
     value = value.strip()
     if value.isascii() and value.isdigit():  # `isdigit` alone admits "²"
-        return min(float(value), _MAX_RETRY_AFTER)
+        return min(float(value), MAX_RETRY_AFTER_SECONDS)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, OverflowError):
         return None
-    return min(max(0.0, round(when.timestamp() - time.time(), 3)), _MAX_RETRY_AFTER)
-
-
-# A longer wait is no retry an agent will sit out; capped, the value stays a finite number.
-_MAX_RETRY_AFTER: Final = 86_400.0
+    return min(max(0.0, round(when.timestamp() - time.time(), 3)), MAX_RETRY_AFTER_SECONDS)
 
 
 def _details_from_tool_error(error: ToolError) -> FailureDetails:
@@ -609,9 +784,10 @@ def _sanitize_field_error(error: FieldError) -> FieldError:
 def _render_received(value: object) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         text = repr(value)
-    return sanitize_text(text, limit=MAX_RECEIVED_CHARS)
+    # Written as its JSON escape, a lone surrogate still shows what was sent.
+    return sanitize_text(escape_surrogates(text), limit=MAX_RECEIVED_CHARS)
 
 
 def _problem_text(item: Mapping[str, Any]) -> str:

@@ -6,10 +6,11 @@ import typer
 
 from mcp_errors.check import _cli as _check_cli
 from mcp_errors.demo import _cli as _demo_cli
+from mcp_errors.proxy import _cli as _proxy_cli
 
 app = typer.Typer(
     name="mcp-errors",
-    help="Structured, actionable MCP tool errors: demo, serve and check.",
+    help="Structured, actionable MCP tool errors: demo, serve, check and proxy.",
     no_args_is_help=True,
     add_completion=False,
 )
@@ -19,6 +20,7 @@ app = typer.Typer(
 app.command("demo")(_demo_cli.demo_command)
 app.command("serve")(_demo_cli.serve_command)
 app.command("check")(_check_cli.check)
+app.command("proxy")(_proxy_cli.proxy)
 
 
 def main() -> None:

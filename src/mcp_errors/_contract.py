@@ -19,6 +19,7 @@ __all__ = [
     "CATEGORY_VALUES",
     "CONTRACT_FIELDS",
     "ENVELOPE_SCHEMA",
+    "MAX_RETRY_AFTER_SECONDS",
     "REQUIRED_FIELDS",
     "ErrorCategory",
     "ExecutionState",
@@ -96,6 +97,9 @@ CATEGORY_VALUES: Final = frozenset(category.value for category in ErrorCategory)
 """The four `errorCategory` strings, for checking untrusted input."""
 CONTRACT_FIELDS: Final = frozenset(ENVELOPE_SCHEMA["properties"])
 """The envelope's field names, which `extra` fields may not use."""
+MAX_RETRY_AFTER_SECONDS: Final = 86_400.0
+"""The longest wait either side reads or writes (a day): a longer one is no retry an agent
+will sit out, and capped, any wait a peer sends stays a finite number."""
 
 
 def is_error_envelope(value: object) -> bool:

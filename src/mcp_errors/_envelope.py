@@ -21,8 +21,10 @@ from mcp_types import CallToolResult, TextContent
 
 from mcp_errors._contract import CONTRACT_FIELDS, ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._head import ErrorHead, with_error_id, write_error_text
+from mcp_errors._sanitize import encodable
 
 __all__ = [
+    "CATEGORY_INFERRED",
     "FailureDetails",
     "WideningCache",
     "admit_error_envelope",
@@ -30,6 +32,10 @@ __all__ = [
     "error_result",
     "is_empty_result",
 ]
+
+
+CATEGORY_INFERRED: Final = "categoryInferred"
+"""Envelope field, `true` when the category was inferred from an upstream's words, not declared."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +56,9 @@ class FailureDetails:
     field_errors: tuple[FieldError, ...] = ()
     execution_state: ExecutionState | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    inferred: bool = False
+    """Whether the category was guessed (a proxy reading an upstream's prose) rather than
+    declared: the head then says `(inferred)` and the envelope has `categoryInferred: true`."""
     _written: tuple[str, dict[str, Any]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def to_structured(self, error_id: str | None = None) -> dict[str, Any]:
@@ -91,6 +100,8 @@ class FailureDetails:
             data["fieldErrors"] = [error.to_json() for error in self.field_errors]
         if self.execution_state is not None:
             data["executionState"] = self.execution_state.value
+        if self.inferred:
+            data[CATEGORY_INFERRED] = True
         for key, value in self.extra.items():
             # The contract's fields are the contract's alone, even those this failure leaves
             # out: an extra `retryAfterSeconds` on a business error would break the envelope.
@@ -99,7 +110,7 @@ class FailureDetails:
         return data
 
     def _text(self) -> str:
-        head = ErrorHead(self.category, self.category.is_retryable, self.retry_after_seconds)
+        head = ErrorHead(self.category, self.category.is_retryable, self.retry_after_seconds, inferred=self.inferred)
         body = f"{_sentence(self.message)} {self.description}"
         if self.field_errors:
             # Hosts that show only text never see `fieldErrors`: spell each one out.
@@ -169,7 +180,9 @@ def empty_result(summary: str, structured: Mapping[str, Any] | None = None) -> C
     """
     data: dict[str, Any] = dict(structured) if structured is not None else {}
     data.setdefault("resultCount", 0)
-    return CallToolResult(content=[TextContent(type="text", text=summary)], structured_content=data, is_error=False)
+    # The summary often names what was searched, as the caller or the file system spelled it.
+    text = encodable(summary)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=False)
 
 
 def is_empty_result(result: CallToolResult) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import fastmcp.exceptions
 import pydantic
@@ -13,21 +13,24 @@ from fastmcp.tools import Tool, ToolResult
 from mcp_types import CallToolRequestParams, ListToolsRequest, TextContent
 
 from mcp_errors._classify import classify_arguments, classify_failure, new_error_id, unknown_tool
+from mcp_errors._contract import is_error_envelope
 from mcp_errors._envelope import FailureDetails, WideningCache
+from mcp_errors._tool_failure import with_tool_failure
 
 __all__ = ["install_on_fastmcp"]
 
 
-def install_on_fastmcp(server: FastMCP[Any]) -> None:
+def install_on_fastmcp(server: FastMCP[Any], *, tool_failure_meta: bool = False) -> None:
     # Appended last, so it is the innermost middleware: it sees the tool's exception
     # before any user middleware (fastmcp's ErrorHandlingMiddleware turns tool errors into
     # JSON-RPC errors, which the model never sees).
-    server.add_middleware(_ErrorContractMiddleware())
+    server.add_middleware(_ErrorContractMiddleware(tool_failure_meta=tool_failure_meta))
 
 
 class _ErrorContractMiddleware(Middleware):
-    def __init__(self) -> None:
+    def __init__(self, *, tool_failure_meta: bool = False) -> None:
         self._widening = WideningCache()
+        self._tool_failure_meta = tool_failure_meta
 
     async def on_call_tool(
         self,
@@ -35,15 +38,18 @@ class _ErrorContractMiddleware(Middleware):
         call_next: CallNext[CallToolRequestParams, ToolResult],
     ) -> ToolResult:
         try:
-            return await call_next(context)
+            result = await call_next(context)
         except Exception as exc:
             error_id = new_error_id()
             text, structured = (await _failure(context, exc, error_id)).write(error_id)
-            return ToolResult(
+            result = ToolResult(
                 content=[TextContent(type="text", text=text)],
                 structured_content=structured,
                 is_error=True,
             )
+        if self._tool_failure_meta and result.is_error and is_error_envelope(result.structured_content):
+            result.meta = with_tool_failure(result.meta, cast(dict[str, Any], result.structured_content))
+        return result
 
     async def on_list_tools(
         self,

@@ -10,8 +10,9 @@ resend of it."""
 
 REPLAYED_META: Final = "mcp-errors/replayed"
 """Key in a `tools/call` result's `_meta`, `true` when the server answered a repeated
-idempotency key from its store instead of running the tool: resending the same key again
-gets the same answer."""
+idempotency key from its store instead of running the tool (the first answer, or what the
+key holds instead: an unknown outcome, an answer too large to keep): resending the same key
+again gets the same answer."""
 
 HONOURS_IDEMPOTENCY_META: Final = "mcp-errors/honoursIdempotencyKey"
 """Key in a tool's `_meta` (from `tools/list`), `true` when the server replays the first

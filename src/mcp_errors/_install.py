@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import pydantic
 from mcp.server.mcpserver import MCPServer
@@ -14,11 +14,13 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, Tool
 
 from mcp_errors._classify import classify_arguments, classify_failure, new_error_id, unknown_tool
+from mcp_errors._contract import is_error_envelope
 from mcp_errors._duck import is_fastmcp
 from mcp_errors._envelope import FailureDetails, WideningCache, error_result
+from mcp_errors._tool_failure import with_tool_failure
 
 if TYPE_CHECKING:
-    from mcp_errors._replay import IdempotencyStore
+    from mcp_errors.stores import IdempotencyStore
 
 __all__ = ["install", "to_error_result"]
 
@@ -26,7 +28,12 @@ _ServerT = TypeVar("_ServerT")
 _INSTALLED = "_mcp_errors_installed"
 
 
-def install(server: _ServerT, *, idempotency: IdempotencyStore | None = None) -> _ServerT:
+def install(
+    server: _ServerT,
+    *,
+    idempotency: IdempotencyStore | str | None = None,
+    tool_failure_meta: bool = False,
+) -> _ServerT:
     """Make every tool failure of `server` a structured, actionable error result.
 
     Works on an `mcp.server.mcpserver.MCPServer` and on a fastmcp `FastMCP` (through a
@@ -43,16 +50,23 @@ def install(server: _ServerT, *, idempotency: IdempotencyStore | None = None) ->
 
     Args:
         server: The server to change in place.
-        idempotency: Opt in to honour idempotency keys (`MCPServer` only): tools not
-            annotated read-only replay their first result for a repeated key and say so
-            in tools/list. See `mcp_errors._replay`.
+        idempotency: Opt in to honour idempotency keys: a store from `mcp_errors.stores`,
+            or its URL for `open_store` (`"sqlite:///keys.sqlite3"`, `"redis://..."`).
+            Tools not annotated read-only then run once per key (claimed before they
+            run) and replay their first result for a repeated key, and say so in
+            tools/list. See `mcp_errors._replay`.
+        tool_failure_meta: Also write the draft SEP-3313
+            `_meta["io.modelcontextprotocol/toolFailure"]` on error results (off by default:
+            the prefix is reserved for the spec; the mapping is in docs/wire-format.md).
+            The first `install` of a server decides.
 
     Returns:
         The same server, for chaining.
 
     Raises:
         TypeError: If `server` is neither an `MCPServer` nor a `FastMCP`, or `idempotency`
-            is given for a server other than an `MCPServer` (nothing is changed then).
+            is neither a store nor a URL (nothing is changed then).
+        ValueError: If `idempotency` is a URL that names no store.
 
     Example:
         ```python
@@ -71,22 +85,29 @@ def install(server: _ServerT, *, idempotency: IdempotencyStore | None = None) ->
             return "refunded"
         ```
     """
-    if idempotency is not None and not isinstance(server, MCPServer):
-        raise TypeError("install(idempotency=...) supports MCPServer only")
+    if idempotency is not None:
+        from mcp_errors._replay import as_store
+
+        idempotency = as_store(idempotency)  # a bad value fails before anything changes
     if not getattr(server, _INSTALLED, False):
         if isinstance(server, MCPServer):
-            _install_on_mcpserver(server)
+            _install_on_mcpserver(server, tool_failure_meta=tool_failure_meta)
         elif is_fastmcp(server, "FastMCP"):
             from mcp_errors._fastmcp import install_on_fastmcp
 
-            install_on_fastmcp(server)  # type: ignore[arg-type]  # checked by is_fastmcp
+            install_on_fastmcp(server, tool_failure_meta=tool_failure_meta)  # type: ignore[arg-type]  # checked by is_fastmcp
         else:
             raise TypeError(f"install() takes an MCPServer or a fastmcp FastMCP, not {type(server).__name__}")
         setattr(server, _INSTALLED, True)
-    if idempotency is not None and isinstance(server, MCPServer):  # checked above; narrows the type
-        from mcp_errors._replay import enable_replay
+    if idempotency is not None:
+        if isinstance(server, MCPServer):
+            from mcp_errors._replay import enable_replay
 
-        enable_replay(server, idempotency)
+            enable_replay(server, idempotency)
+        else:
+            from mcp_errors._fastmcp_replay import enable_replay_on_fastmcp
+
+            enable_replay_on_fastmcp(server, idempotency)  # type: ignore[arg-type]  # checked by is_fastmcp above
     return server
 
 
@@ -126,7 +147,7 @@ def to_error_result(
     return error_result(details, error_id=error_id, meta=meta)
 
 
-def _install_on_mcpserver(server: MCPServer[Any]) -> None:
+def _install_on_mcpserver(server: MCPServer[Any], *, tool_failure_meta: bool = False) -> None:
     # MCPServer's request handler calls `self.call_tool` and `self.list_tools`, and
     # `call_tool` raises the SDK's ToolError with the original exception as `__cause__`:
     # the only point where the cause is still known. Middleware sees only converted text.
@@ -136,12 +157,15 @@ def _install_on_mcpserver(server: MCPServer[Any]) -> None:
 
     async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
-            return await original_call_tool(name, arguments, context)
+            result = await original_call_tool(name, arguments, context)
         except MCPError:
             raise
         except Exception as exc:
             error_id = new_error_id()
-            return error_result(_failure_on_mcpserver(server, name, exc, error_id), error_id=error_id)
+            result = error_result(_failure_on_mcpserver(server, name, exc, error_id), error_id=error_id)
+        if tool_failure_meta:
+            _add_tool_failure_meta(result)
+        return result
 
     async def list_tools() -> list[Tool]:
         tools = await original_list_tools()
@@ -152,6 +176,12 @@ def _install_on_mcpserver(server: MCPServer[Any]) -> None:
 
     server.call_tool = call_tool  # type: ignore[method-assign]  # instance-level wrap, see above
     server.list_tools = list_tools  # type: ignore[method-assign]
+
+
+def _add_tool_failure_meta(result: object) -> None:
+    """Add SEP-3313's `_meta` object to an error result in the contract (anything else is left)."""
+    if isinstance(result, CallToolResult) and result.is_error and is_error_envelope(result.structured_content):
+        result.meta = with_tool_failure(result.meta, cast(Mapping[str, Any], result.structured_content))
 
 
 def _failure_on_mcpserver(server: MCPServer[Any], name: str, exc: Exception, error_id: str) -> FailureDetails:

@@ -26,6 +26,10 @@ A timeout *after* the request was sent is not "not executed": the server may hav
 the call and only the answer was lost, so a write that timed out is resent only with an
 idempotency key (see `mcp_errors.call_tool_with_recovery`).
 
+Every value a server can send becomes an outcome: a field that cannot be read is ignored or
+leaves the category unknown, an answer that is no tool result at all is an error whose
+outcome is unknown, and nothing unreadable makes a call retryable.
+
 Empty results: `kind == "empty"` when `isError` is false and either `structuredContent`
 is an object with `resultCount == 0`, or the result carries no content at all (`content`
 is empty and `structuredContent` is absent, empty, or the SDKs' wrapping of an empty return
@@ -34,7 +38,6 @@ value, `{"result": []}`). An empty result is a success that found nothing; it is
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import math
 import re
@@ -47,10 +50,11 @@ import pydantic
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, METHOD_NOT_FOUND, REQUEST_TIMEOUT, CallToolResult
 
-from mcp_errors._contract import CATEGORY_VALUES, ErrorCategory, ExecutionState, FieldError
+from mcp_errors._contract import CATEGORY_VALUES, MAX_RETRY_AFTER_SECONDS, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._duck import is_httpx
 from mcp_errors._envelope import is_empty_result
 from mcp_errors._head import read_error_text
+from mcp_errors._tool_failure import TOOL_FAILURE_META, read_tool_failure
 
 __all__ = [
     "TOOL_FAILURE_META",
@@ -61,8 +65,6 @@ __all__ = [
     "read_result",
 ]
 
-TOOL_FAILURE_META: Final = "io.modelcontextprotocol/toolFailure"
-"""Key of the proposed (not yet standard) tool-failure object in a result's `_meta`."""
 
 OutcomeKind = Literal["success", "empty", "error"]
 OutcomeSource = Literal["envelope", "tool_failure_meta", "contract_text", "text", "jsonrpc", "transport", "result"]
@@ -137,14 +139,18 @@ def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> T
     if isinstance(result, BaseException):
         return _read_exception(result)
     if isinstance(result, Mapping):
-        result = CallToolResult.model_validate(result)
+        try:
+            result = CallToolResult.model_validate(result)
+        except pydantic.ValidationError as exc:
+            return _read_exception(exc)
     text = _first_text(result)
     structured = result.structured_content
     if not result.is_error:
         kind: OutcomeKind = "empty" if is_empty_result(result) else "success"
         return ToolOutcome(kind=kind, description=text, message=text, structured=structured, result=result)
-    if isinstance(structured, Mapping) and structured.get("errorCategory") in CATEGORY_VALUES:
-        return _from_envelope(structured, text, result)
+    category = _category(structured.get("errorCategory")) if isinstance(structured, Mapping) else None
+    if category is not None:
+        return _from_envelope(category, structured, text, result)
     failure = (result.meta or {}).get(TOOL_FAILURE_META)
     if isinstance(failure, Mapping):
         return _from_tool_failure(failure, text, result)
@@ -213,8 +219,7 @@ def _first_text(result: CallToolResult) -> str:
     return ""
 
 
-def _from_envelope(data: Mapping[str, Any], text: str, result: CallToolResult) -> ToolOutcome:
-    category = ErrorCategory(data["errorCategory"])
+def _from_envelope(category: ErrorCategory, data: Mapping[str, Any], text: str, result: CallToolResult) -> ToolOutcome:
     description = data.get("description")
     return ToolOutcome(
         kind="error",
@@ -234,34 +239,18 @@ def _from_envelope(data: Mapping[str, Any], text: str, result: CallToolResult) -
     )
 
 
-# The proposal's `class` is free text today; map the common spellings, keep the rest unknown.
-_FAILURE_CLASSES: Final[Sequence[tuple[ErrorCategory, re.Pattern[str]]]] = (
-    (ErrorCategory.TRANSIENT, re.compile(r"transient|unavailable|timeout|rate|throttl|overload|busy", re.I)),
-    (ErrorCategory.VALIDATION, re.compile(r"validation|invalid|input|argument|param|schema", re.I)),
-    (ErrorCategory.PERMISSION, re.compile(r"permission|auth|forbidden|denied|access", re.I)),
-    (ErrorCategory.BUSINESS, re.compile(r"business|conflict|precondition|policy|rule|state", re.I)),
-)
-
-
 def _from_tool_failure(data: Mapping[str, Any], text: str, result: CallToolResult) -> ToolOutcome:
-    raw_class = data.get("class")
-    category = None
-    if isinstance(raw_class, str):
-        category = next((c for c, pattern in _FAILURE_CLASSES if pattern.search(raw_class)), None)
-    retryable = data.get("retryable") is True
-    if category is None and retryable:
-        category = ErrorCategory.TRANSIENT
-    guidance = data.get("agentGuidance")
+    failure = read_tool_failure(data)
     return ToolOutcome(
         kind="error",
-        category=category,
-        is_retryable=retryable and category is ErrorCategory.TRANSIENT,
-        description=guidance if isinstance(guidance, str) else text,
+        category=failure.category,
+        is_retryable=failure.retryable,
+        description=failure.guidance if failure.guidance is not None else text,
         message=text,
-        code=_str_or_none(data.get("code")),
-        retry_after_seconds=_retry_not_before(data.get("retryNotBefore")),
-        error_id=_str_or_none(data.get("correlationId")),
-        category_inferred=not (isinstance(raw_class, str) and raw_class.lower() in CATEGORY_VALUES),
+        code=failure.code,
+        retry_after_seconds=failure.retry_after_seconds,
+        error_id=failure.correlation_id,
+        category_inferred=failure.inferred or failure.category is None,
         source="tool_failure_meta",
         structured=result.structured_content,
         result=result,
@@ -277,6 +266,15 @@ _NO_ANSWER_IN_TIME: Final = (
 def _read_exception(exc: BaseException) -> ToolOutcome:
     if isinstance(exc, MCPError):
         return _from_jsonrpc(exc)
+    if isinstance(exc, pydantic.ValidationError):
+        return ToolOutcome(
+            kind="error",
+            description="The server's answer could not be read as a tool result; whether the call ran is unknown.",
+            message="Unreadable answer",
+            execution_state=ExecutionState.OUTCOME_UNKNOWN,
+            category_inferred=True,
+            source="result",
+        )
     name = type(exc).__name__
     if isinstance(exc, ConnectionRefusedError) or is_httpx(exc, "ConnectError", "ConnectTimeout"):
         return _transport(
@@ -382,23 +380,15 @@ def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _category(value: object) -> ErrorCategory | None:
+    return ErrorCategory(value) if isinstance(value, str) and value in CATEGORY_VALUES else None
+
+
 def _seconds(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
         return None  # NaN fails the range check too
-    return float(value)
-
-
-def _retry_not_before(value: object) -> float | None:
-    seconds = _seconds(value)
-    if seconds is not None or not isinstance(value, str):
-        return seconds
-    try:
-        when = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=_dt.UTC)
-    return max(0.0, (when - _dt.datetime.now(_dt.UTC)).total_seconds())
+    # Compared before the conversion: an integer no float can hold (10**400) is still a wait.
+    return float(min(value, MAX_RETRY_AFTER_SECONDS))
 
 
 def _execution_state(value: object) -> ExecutionState | None:
@@ -417,15 +407,20 @@ def _field_errors(value: object) -> tuple[FieldError, ...]:
             errors.append(
                 FieldError(
                     field=item["field"],
-                    problem=str(item.get("problem", "")),
+                    problem=_json_text(item.get("problem", "")) or "",
                     expected=_str_or_none(item.get("expected")),
-                    received=_text_or_none(item.get("received")),
+                    received=None if item.get("received") is None else _json_text(item["received"]),
                 )
             )
     return tuple(errors)
 
 
-def _text_or_none(value: object) -> str | None:
-    if value is None:
+def _json_text(value: object) -> str | None:
+    """A value a server sent, as text: a string as it is, anything else as JSON; `None` when
+    it cannot be written (nested too deep, an integer past Python's digit limit)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, default=repr)
+    except (ValueError, TypeError, RecursionError):
         return None
-    return value if isinstance(value, str) else json.dumps(value, default=repr)

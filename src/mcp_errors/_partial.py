@@ -418,6 +418,8 @@ def read_partial(outcome: ToolOutcome | CallToolResult) -> PartialReport | None:
     data = outcome.structured
     if not isinstance(data, Mapping) or not isinstance(data.get("failed"), Mapping) or "answered" not in data:
         return None
+    # Another writer's report may say anything in any field: what cannot be read is left out
+    # (an answer), unknown (a category) or not retryable.
     results = data.get("results")
     succeeded: dict[str, ToolOutcome] = {}
     if isinstance(results, Mapping):
@@ -429,19 +431,22 @@ def read_partial(outcome: ToolOutcome | CallToolResult) -> PartialReport | None:
         if not isinstance(value, Mapping):
             continue
         category = value.get("errorCategory")
+        known = ErrorCategory(category) if isinstance(category, str) and category in CATEGORY_VALUES else None
+        description = value.get("description")
         failed[str(name)] = FailedCall(
-            category=ErrorCategory(category) if isinstance(category, str) and category in CATEGORY_VALUES else None,
-            is_retryable=value.get("isRetryable") is True,
+            category=known,
+            # Both the category and the flag must agree before a rerun is considered.
+            is_retryable=value.get("isRetryable") is True and known is ErrorCategory.TRANSIENT,
             attempts=_count(value.get("attempts")),
-            description=str(value.get("description", "")),
+            description=description if isinstance(description, str) else "",
             code=value.get("code") if isinstance(value.get("code"), str) else None,
             reason=value.get("reason") if isinstance(value.get("reason"), str) else None,
         )
+    names = [*succeeded, *(name for name in failed if name not in succeeded)]
     listed = data.get("order")
-    names = [*(results or {}), *data["failed"]]
-    if isinstance(listed, list) and sorted(map(str, listed)) == sorted(map(str, names)):
+    if isinstance(listed, list) and all(isinstance(name, str) for name in listed) and sorted(listed) == sorted(names):
         names = listed
-    return PartialReport(succeeded=succeeded, failed=failed, order=tuple(str(name) for name in names))
+    return PartialReport(succeeded=succeeded, failed=failed, order=tuple(names))
 
 
 def _count(value: object) -> int:
@@ -511,7 +516,10 @@ def _value_result(value: object) -> CallToolResult:
 
 
 def _json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (ValueError, RecursionError):  # nested too deep, or an integer past the digit limit
+        return "(an answer too large to show)"
 
 
 def _clip(text: str) -> str:

@@ -136,7 +136,10 @@ def _success_text(outcome: ToolOutcome) -> str:
         for block in result.content
     ]
     if not parts and result.structured_content is not None:
-        return json.dumps(result.structured_content, ensure_ascii=False, default=str)
+        try:
+            return json.dumps(result.structured_content, ensure_ascii=False, default=str)
+        except (ValueError, RecursionError):  # nested too deep, or an integer past the digit limit
+            return "(structured content too large to show)"
     return "\n".join(parts)
 
 

@@ -1,37 +1,43 @@
-"""Server side of idempotency keys: replay the first result for a repeated key.
+"""Server side of idempotency keys: claim the key, run the call once, replay its first answer.
 
-Opt in with `install(server, idempotency=IdempotencyStore())` (an `MCPServer`). Then every
-tool that is not annotated `readOnlyHint` (read-only tools need no replay):
+Opt in with `install(server, idempotency=store)` (an `MCPServer` or a fastmcp `FastMCP`;
+`store` is an `IdempotencyStore` or a URL for `open_store`). Then every tool that is not
+annotated `readOnlyHint` (read-only tools need no replay), and that does not declare
+`_meta["mcp-errors/honoursIdempotencyKey"]` itself (a tool that keeps its keys with its own
+writes, like the demo desk's refunds, is left to do so):
 
 - advertises `_meta["mcp-errors/honoursIdempotencyKey"]: true` in tools/list, so the client
   policy knows a resend with the same key cannot apply the call twice;
 - reads the key from the request's `params._meta["mcp-errors/idempotencyKey"]`; a call
   without a key runs as usual;
-- for a key seen before with the same tool and arguments, returns the stored first result
-  without running the tool; a resend that arrives while the first call still runs waits
-  for it and gets its result;
-- for a key seen before with a *different* tool or arguments, returns a `validation` error
-  (`IDEMPOTENCY_KEY_REUSED`, like Stripe's 400): the caller must make a new key for a new
-  operation, which is a fix of its input, not a rule of the business;
-- stays cancellable: a client's cancel or a server shutdown cancels the tool as usual; only
-  the write of a finished result to the store is shielded (and bounded in time), so a result
-  that exists is not lost half-recorded.
+- **claims** the key, scoped to the tool and to the caller when the server knows it (the
+  authenticated principal), *before* the tool runs, in one atomic step of the store. Exactly
+  one call with the key runs the tool; every other one gets, from the same step:
+  - the first call's stored answer, replayed, marked `_meta["mcp-errors/replayed"]: true`;
+  - for a first call still running: a bounded wait for its answer (`wait_seconds`), then a
+    transient `IN_PROGRESS` error (`executionState: not_executed`, `retryAfterSeconds`);
+  - for a key used with *other arguments*: a `validation` error `IDEMPOTENCY_KEY_REUSED`
+    (like Stripe's 400): a new operation needs a new key, a fix of the caller's input;
+  - for a first call whose server died before it answered (its lease expired): a transient
+    error with `executionState: outcome_unknown`, code `OUTCOME_UNKNOWN`, marked replayed.
+    The call is never run again under this key: it may have been applied;
+- keeps its claim's lease alive while the tool runs, and keeps the tool running when its
+  caller stops waiting (a client timeout or cancel, a server shutdown) for up to
+  `grace_seconds`, so that the answer of a write that was about to finish is kept for the
+  resend. A tool still running then is cancelled and its key answers `OUTCOME_UNKNOWN`.
 
-What is stored: the first *finished* answer (successes, final errors, and errors whose
-outcome is unknown), except an error after which running the tool again is right: one that
-says nothing was applied (`executionState: not_executed`), and a transient one that does not
-say its outcome is unknown (a tool's own "rate limited, retry in 2 s" must reach the tool
-again on the resend). Storing an unknown outcome is the safe side, as Stripe does with its
-500s: the tool is not run a second time, so it cannot apply twice. A replayed answer carries
-`_meta["mcp-errors/replayed"]: true`, so the client policy knows another resend would get it
-again and escalates "outcome unknown"; a read-only tool (or a human) then finds out whether
-it ran. Not storing it would make every tool of the server a double-apply risk, while the
-server tells clients that a keyed resend is safe. (Uncaught exceptions, such as a timeout
-inside the tool, are classified `outcome_unknown`: a tool that raises `TransientError` after
-it may have written must say so with `execution_state=ExecutionState.OUTCOME_UNKNOWN`.)
-
-Keys are not scoped to a caller: a server with several principals should make keys
-unguessable (the policy uses random UUIDs) or plug in a store that scopes them.
+What is kept: the first *finished* answer (successes, final errors, and errors whose outcome
+is unknown), up to `max_result_bytes` (a larger one is answered once; a resend learns that it
+ran and that its answer was not kept). The claim is *released* instead, so that a resend runs
+the tool, after an error that says nothing was applied (`executionState: not_executed`) and
+after a transient error that does not say its outcome is unknown (a tool's own "rate limited,
+retry in 2 s" asks for the same call again). Keeping an unknown outcome is the safe side, as
+Stripe does with its 500s: the tool is not run a second time, so it cannot apply twice; the
+client policy escalates a replayed unknown outcome at once instead of resending into the
+store, and a read-only tool (or a human) finds out whether it ran. (Uncaught exceptions, such
+as a timeout inside the tool, are classified `outcome_unknown`: a tool that raises
+`TransientError` after it may have written must say so with
+`execution_state=ExecutionState.OUTCOME_UNKNOWN`.)
 """
 
 from __future__ import annotations
@@ -39,10 +45,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import time
-from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final, Generic, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -52,171 +56,259 @@ from mcp_errors._classify import log_fields, new_error_id
 from mcp_errors._contract import ErrorCategory, ExecutionState, FieldError
 from mcp_errors._envelope import FailureDetails, error_result
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
+from mcp_errors.stores import Abandoned, Finished, IdempotencyStore, InProgress, Mismatch, Won, open_store
 
-__all__ = ["IdempotencyStore", "StoredResult", "enable_replay"]
+__all__ = [
+    "Replay",
+    "advertise",
+    "as_store",
+    "covers",
+    "enable_replay",
+    "fingerprint",
+    "principal",
+    "request_key",
+    "scope_key",
+]
 
 logger = logging.getLogger("mcp_errors")
 
+R = TypeVar("R")
 
-@dataclass(frozen=True, slots=True)
-class StoredResult:
-    """One remembered first result: what it answered, and for which call."""
-
-    fingerprint: str
-    """Hash of the tool name and its arguments."""
-    result: dict[str, Any]
-    """The `CallToolResult` as wire JSON, so that any store can serialise it."""
-
-
-class IdempotencyStore:
-    """Where first results live, per idempotency key: in memory, bounded in size and age.
-
-    Subclass and override `get` and `put` to keep results elsewhere (a database, Redis).
-    Waiting for an in-flight call with the same key is coordinated in the server process.
-
-    Args:
-        max_entries: Keys kept; the oldest are dropped first.
-        ttl_seconds: How long a result is replayed; a key older than this runs again.
-
-    Example:
-        ```python
-        from mcp.server.mcpserver import MCPServer
-        from mcp_errors import IdempotencyStore, install
-
-        server = install(MCPServer("payments"), idempotency=IdempotencyStore(ttl_seconds=3600))
-        ```
-    """
-
-    def __init__(self, *, max_entries: int = 10_000, ttl_seconds: float = 24 * 3600) -> None:
-        if max_entries < 1 or ttl_seconds <= 0:
-            raise ValueError("max_entries and ttl_seconds must be positive")
-        self.max_entries = max_entries
-        self.ttl_seconds = ttl_seconds
-        self._entries: OrderedDict[str, tuple[float, StoredResult]] = OrderedDict()
-
-    async def get(self, key: str) -> StoredResult | None:
-        """The stored result for `key`, or `None` when unknown or expired."""
-        entry = self._entries.get(key)
-        if entry is None:
-            return None
-        stored_at, value = entry
-        if time.monotonic() - stored_at > self.ttl_seconds:
-            del self._entries[key]
-            return None
-        return value
-
-    async def put(self, key: str, value: StoredResult) -> None:
-        """Remember the first result for `key`."""
-        self._entries[key] = (time.monotonic(), value)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._entries)
+_STORE_WRITE_SECONDS: Final = 10.0
+"""Bound of a shielded store operation (a claim, an answer's write): a hung store cannot hold a call forever."""
+_FIRST_POLL: Final = 0.01
+_MAX_POLL: Final = 0.25
+_MAX_KEY_LENGTH: Final = 255
+_UNSET: Final[Any] = object()
 
 
-_REPLAYING = "_mcp_errors_replay"
-_STORE_WRITE_SECONDS = 10.0
+def as_store(idempotency: IdempotencyStore | str) -> IdempotencyStore:
+    """`idempotency` as a store: a store as it is, a URL through `open_store`."""
+    if isinstance(idempotency, IdempotencyStore):
+        return idempotency
+    if isinstance(idempotency, str):
+        return open_store(idempotency)
+    raise TypeError(f"idempotency= takes an IdempotencyStore or a store URL, not {type(idempotency).__name__}")
 
 
-def enable_replay(server: MCPServer[Any], store: IdempotencyStore) -> None:
-    """Make `server` honour idempotency keys with `store` (what `install(..., idempotency=)` does).
-
-    Args:
-        server: An `MCPServer`, with the error contract installed or not.
-        store: Where first results are kept.
-
-    Raises:
-        TypeError: If `server` is not an `MCPServer`.
-    """
-    if not isinstance(server, MCPServer):
-        raise TypeError(f"idempotency replay supports MCPServer, not {type(server).__name__}")
-    if getattr(server, _REPLAYING, None) is not None:
-        setattr(server, _REPLAYING, store)
-        return
-    setattr(server, _REPLAYING, store)
-    original_call_tool = server.call_tool
-    original_list_tools = server.list_tools
-    in_flight: dict[str, anyio.Event] = {}
-
-    writes_by_name: dict[str, bool] = {}
-
-    async def covered(name: str) -> bool:
-        # The public tools/list view (no reliance on the SDK's tool manager), read again only
-        # for a name not seen yet, so that a tool registered later is picked up.
-        if name not in writes_by_name:
-            writes_by_name.update({tool.name: _writes(tool) for tool in await original_list_tools()})
-        return writes_by_name.get(name, False)
-
-    async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        key = _request_key(context)
-        if key is None or not await covered(name):
-            return await original_call_tool(name, arguments, context)
-        current: IdempotencyStore = getattr(server, _REPLAYING)
-        fingerprint = _fingerprint(name, arguments)
-        while (pending := in_flight.get(key)) is not None:
-            await pending.wait()
-        done = in_flight[key] = anyio.Event()
-        try:
-            stored = await current.get(key)
-            if stored is not None:
-                if stored.fingerprint != fingerprint:
-                    error_id = new_error_id()
-                    logger.info(
-                        "tool %r: idempotency key reused with other arguments, errorId %s",
-                        name,
-                        error_id,
-                        extra=log_fields(name, error_id, ErrorCategory.VALIDATION),
-                    )
-                    return error_result(_KEY_REUSED, error_id=error_id)
-                replayed = CallToolResult.model_validate(stored.result)
-                replayed.meta = {**(replayed.meta or {}), REPLAYED_META: True}
-                return replayed
-            # Not shielded: a hung tool must stay cancellable by the client and on shutdown.
-            result = await original_call_tool(name, arguments, context)
-            if isinstance(result, CallToolResult) and _worth_storing(result):
-                dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-                # A finished result must not be lost half-recorded to a late cancel; bounded,
-                # so a hung store cannot make the call uncancellable either.
-                with anyio.move_on_after(_STORE_WRITE_SECONDS, shield=True):
-                    await current.put(key, StoredResult(fingerprint=fingerprint, result=dumped))
-            return result
-        finally:
-            del in_flight[key]
-            done.set()
-
-    async def list_tools() -> list[Tool]:
-        tools = await original_list_tools()
-        return [_advertise(tool) if _writes(tool) else tool for tool in tools]
-
-    server.call_tool = call_tool  # type: ignore[method-assign]  # instance-level wrap, as install() does
-    server.list_tools = list_tools  # type: ignore[method-assign]
+def request_key(meta: Mapping[str, Any] | None) -> object:
+    """The idempotency key a request's `params._meta` carries, as sent; `None` without one."""
+    return meta.get(IDEMPOTENCY_KEY_META) if meta else None
 
 
-def _request_key(context: Any) -> str | None:
-    if not isinstance(context, Context):
-        return None
-    try:
-        meta = context.request_context.meta
-    except ValueError:  # a call made outside a request (e.g. server.call_tool in a test)
-        return None
-    if not meta:
-        return None
-    key = meta.get(IDEMPOTENCY_KEY_META)
-    return key if isinstance(key, str) and 0 < len(key) <= 255 else None
+def scope_key(principal: object, tool: str, key: str) -> str:
+    """The store's key for an idempotency key: scoped to the caller and the tool, fixed length."""
+    return hashlib.sha256(json.dumps([principal, tool, key], default=str).encode()).hexdigest()
 
 
-def _writes(tool: Tool) -> bool:
-    return not (tool.annotations is not None and tool.annotations.read_only_hint)
-
-
-def _fingerprint(name: str, arguments: dict[str, Any]) -> str:
-    canonical = json.dumps({"tool": name, "arguments": arguments}, sort_keys=True, default=str, ensure_ascii=False)
+def fingerprint(arguments: Mapping[str, Any]) -> str:
+    """Hash of a call's arguments: the same arguments in any key order hash the same."""
+    canonical = json.dumps(arguments, sort_keys=True, default=str, ensure_ascii=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _worth_storing(result: CallToolResult) -> bool:
+class Replay(Generic[R]):
+    """The claim protocol for one server, whatever the server's result type `R`.
+
+    Args:
+        store: Where keys are claimed and answers kept.
+        to_wire: The server's result as a `CallToolResult`, or `None` for a result that is
+            not a final answer (the claim is then released).
+        from_wire: A `CallToolResult` (replayed or written here) as the server's result.
+    """
+
+    def __init__(
+        self,
+        store: IdempotencyStore,
+        *,
+        to_wire: Callable[[R], CallToolResult | None],
+        from_wire: Callable[[CallToolResult], R],
+    ) -> None:
+        self.store = store
+        self._to_wire = to_wire
+        self._from_wire = from_wire
+        # Calls running in this process, so that a local duplicate wakes when they end
+        # instead of polling the store.
+        self._running: dict[str, anyio.Event] = {}
+
+    async def call(
+        self,
+        *,
+        tool: str,
+        arguments: Mapping[str, Any],
+        key: object,
+        principal: object,
+        run: Callable[[], Awaitable[R]],
+    ) -> R:
+        """Run `run` once for `key`, or answer from what the key holds.
+
+        Args:
+            tool: The tool's name.
+            arguments: Its arguments (their hash must match the first call's).
+            key: The caller's idempotency key, as sent: a string of 1 to 255 characters,
+                else the call is refused (`IDEMPOTENCY_KEY_INVALID`) rather than run unprotected.
+            principal: Who calls (JSON-able; `None` when the server does not know).
+            run: Runs the tool and returns the server's result.
+
+        Returns:
+            The tool's result, the first call's replayed answer, or a contract error.
+        """
+        if not (isinstance(key, str) and 0 < len(key) <= _MAX_KEY_LENGTH):
+            return self._error(_KEY_INVALID, tool)
+        store = self.store
+        scope = scope_key(principal, tool, key)
+        arguments_hash = fingerprint(arguments)
+        deadline = anyio.current_time() + store.wait_seconds
+        poll = _FIRST_POLL
+        while True:
+            claim = None
+            try:
+                # Shielded: a claim the store granted must reach this call, or the key would
+                # be held by nobody and answer "outcome unknown" for a call that never ran.
+                # A caller that leaves now finds the call run on (see `_run_claimed`).
+                with anyio.move_on_after(_STORE_WRITE_SECONDS, shield=True):
+                    claim = await store.claim(scope, arguments_hash, lease_seconds=store.lease_seconds)
+            except Exception:
+                return self._error(_STORE_UNAVAILABLE, tool, exc_info=True)
+            if claim is None:
+                return self._error(_STORE_UNAVAILABLE, tool)
+            if isinstance(claim, Won):
+                return await self._run_claimed(scope, claim.token, tool, run)
+            if isinstance(claim, Finished):
+                return self._from_wire(_replayed(claim.result))
+            if isinstance(claim, Mismatch):
+                return self._error(_KEY_REUSED, tool)
+            if isinstance(claim, Abandoned):
+                return self._error(_ABANDONED, tool, replayed=True)
+            assert isinstance(claim, InProgress)
+            left = deadline - anyio.current_time()
+            if left <= 0:
+                return self._error(_in_progress(claim.seconds_left), tool)
+            running_here = self._running.get(scope)
+            with anyio.move_on_after(min(poll, left)):
+                await (running_here.wait() if running_here is not None else anyio.sleep_forever())
+            poll = min(poll * 2, _MAX_POLL)
+
+    async def _run_claimed(self, scope: str, token: str, tool: str, run: Callable[[], Awaitable[R]]) -> R:
+        done = self._running[scope] = anyio.Event()
+        call = _ClaimedCall(self, scope, token, tool)
+        outcome: list[R] = []
+        failure: Exception | None = None
+        try:
+            async with anyio.create_task_group() as caller:
+                caller.start_soon(call.guard)
+                # The call runs on when its caller leaves: cancelling a write that may have
+                # started is what leaves its outcome unknown. `grace_seconds` bounds it.
+                with anyio.CancelScope(shield=True):
+                    try:
+                        with call.stopped:
+                            outcome.append(await run())
+                    except Exception as exc:
+                        failure = exc
+                    call.ended.set()
+                    with anyio.move_on_after(_STORE_WRITE_SECONDS):
+                        await self._record(scope, token, tool, outcome[0] if outcome else None)
+                caller.cancel_scope.cancel()
+        finally:
+            del self._running[scope]
+            done.set()
+        if failure is not None:
+            raise failure
+        if not outcome:  # stopped after its grace: only reached when nobody waits for it
+            return self._error(_STOPPED, tool, replayed=True)
+        return outcome[0]
+
+    async def _record(self, scope: str, token: str, tool: str, result: R | None) -> None:
+        wire = None if result is None else self._to_wire(result)
+        try:
+            if result is not None and (wire is None or not _final(wire)):
+                await self.store.release(scope, token)
+                return
+            answer = _encode(wire if wire is not None else error_result(_STOPPED, error_id=new_error_id()))
+            if len(answer) > self.store.max_result_bytes:
+                logger.warning(
+                    "tool %r: its answer (%d bytes) is larger than the idempotency store keeps (%d bytes); "
+                    "a resend will be told that it ran",
+                    tool,
+                    len(answer),
+                    self.store.max_result_bytes,
+                )
+                answer = _encode(error_result(_not_kept(len(answer), self.store.max_result_bytes)))
+            await self.store.finish(scope, token, answer)
+        except Exception:
+            # The claim stays until its lease ends; then resends learn the outcome is unknown.
+            logger.exception("tool %r: the idempotency store did not record the call's answer", tool)
+
+    def _error(self, details: FailureDetails, tool: str, *, replayed: bool = False, exc_info: bool = False) -> R:
+        error_id = new_error_id()
+        log = logger.warning if exc_info else logger.info
+        log(
+            "tool %r: %s, errorId %s",
+            tool,
+            details.message,
+            error_id,
+            exc_info=exc_info,
+            extra=log_fields(tool, error_id, details.category),
+        )
+        return self._from_wire(
+            error_result(details, error_id=error_id, meta={REPLAYED_META: True} if replayed else None)
+        )
+
+
+class _ClaimedCall:
+    """The guard of one claimed call: renews its lease, and stops it `grace_seconds` after its caller left.
+
+    One task per call (the fast path pays for one spawn): it renews while the caller waits,
+    and when the caller leaves (its cancellation reaches the guard, which sits outside the
+    call's shield) it goes on renewing, shielded, until the call ends or the grace is over.
+    """
+
+    def __init__(self, replay: Replay[Any], scope: str, token: str, tool: str) -> None:
+        self.store = replay.store
+        self.scope = scope
+        self.token = token
+        self.tool = tool
+        self.stopped = anyio.CancelScope()
+        self.ended = anyio.Event()
+        self._renewing = True
+
+    async def guard(self) -> None:
+        lease = self.store.lease_seconds
+        try:
+            while True:
+                await anyio.sleep(lease / 3)
+                await self._renew()
+        except anyio.get_cancelled_exc_class():
+            if self.ended.is_set():
+                raise
+            with anyio.CancelScope(shield=True):
+                grace = self.store.grace_seconds
+                logger.info(
+                    "tool %r: the caller left; the keyed call may run %g s more to keep its answer", self.tool, grace
+                )
+                with anyio.move_on_after(grace):
+                    while not self.ended.is_set():
+                        with anyio.move_on_after(lease / 3):
+                            await self.ended.wait()
+                        await self._renew()
+                if not self.ended.is_set():
+                    self.stopped.cancel()
+            raise
+
+    async def _renew(self) -> None:
+        if not self._renewing or self.ended.is_set():
+            return
+        try:
+            self._renewing = await self.store.renew(self.scope, self.token, lease_seconds=self.store.lease_seconds)
+        except Exception:
+            logger.warning("tool %r: could not renew the idempotency claim", self.tool, exc_info=True)
+            return
+        if not self._renewing:
+            logger.warning("tool %r: the idempotency store no longer holds this call's claim", self.tool)
+
+
+def _final(result: CallToolResult) -> bool:
+    """Whether a result is the call's answer to keep (else the claim is released)."""
     structured = result.structured_content
     if not result.is_error or not isinstance(structured, dict):
         return True
@@ -224,15 +316,39 @@ def _worth_storing(result: CallToolResult) -> bool:
     if state == ExecutionState.NOT_EXECUTED.value:
         return False  # nothing was applied: the resend must run the tool
     # A transient error that does not say it may have applied anything is the tool's own
-    # "try again": replaying it would keep every resend from reaching the tool.
+    # "try again": keeping it would keep every resend from reaching the tool.
     return not (structured.get("errorCategory") == ErrorCategory.TRANSIENT.value and state is None)
 
 
-def _advertise(tool: Tool) -> Tool:
-    meta = dict(tool.meta or {})
-    meta[HONOURS_IDEMPOTENCY_META] = True
-    return tool.model_copy(update={"meta": meta})
+def _encode(result: CallToolResult) -> bytes:
+    data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    try:
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:  # a lone surrogate: kept as a JSON escape
+        return json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode()
 
+
+def _replayed(answer: bytes) -> CallToolResult:
+    result = CallToolResult.model_validate_json(answer)
+    result.meta = {**(result.meta or {}), REPLAYED_META: True}
+    return result
+
+
+_KEY_INVALID: Final = FailureDetails(
+    message="Invalid idempotency key",
+    category=ErrorCategory.VALIDATION,
+    description=f"The idempotency key must be a string of 1 to {_MAX_KEY_LENGTH} characters. The call did not run: "
+    "send it again with a valid key (one per operation), or without a key.",
+    code="IDEMPOTENCY_KEY_INVALID",
+    field_errors=(
+        FieldError(
+            field=f"_meta.{IDEMPOTENCY_KEY_META}",
+            problem="not a string of 1 to 255 characters",
+            expected="a string of 1 to 255 characters, e.g. a UUID",
+        ),
+    ),
+    execution_state=ExecutionState.NOT_EXECUTED,
+)
 
 _KEY_REUSED: Final = FailureDetails(
     message="Idempotency key reused",
@@ -249,3 +365,155 @@ _KEY_REUSED: Final = FailureDetails(
     ),
     execution_state=ExecutionState.NOT_EXECUTED,
 )
+
+
+def _outcome_unknown(what_happened: str) -> FailureDetails:
+    return FailureDetails(
+        message="Outcome unknown",
+        category=ErrorCategory.TRANSIENT,
+        description=f"{what_happened}, so whether the call was applied is unknown. It is not run again under this "
+        "key, so resending it gets this answer again: find out with a read-only tool whether it took effect, or ask "
+        "a human; to run it anew, send a new key.",
+        code="OUTCOME_UNKNOWN",
+        execution_state=ExecutionState.OUTCOME_UNKNOWN,
+    )
+
+
+_ABANDONED: Final = _outcome_unknown(
+    "The server that ran the first call with this idempotency key stopped before it answered"
+)
+_STOPPED: Final = _outcome_unknown(
+    "The first call with this idempotency key ended without an answer (it was stopped after its caller left, the "
+    "server shut down, or it failed unexpectedly)"
+)
+
+_STORE_UNAVAILABLE: Final = FailureDetails(
+    message="Idempotency store unavailable",
+    category=ErrorCategory.TRANSIENT,
+    description="The server could not reach the store that keeps idempotency keys, so it did not run the call. "
+    "Resend it with the same key in a moment.",
+    code="IDEMPOTENCY_STORE_UNAVAILABLE",
+    retry_after_seconds=1.0,
+    execution_state=ExecutionState.NOT_EXECUTED,
+)
+
+
+def _in_progress(seconds_left: float) -> FailureDetails:
+    return FailureDetails(
+        message="Call in progress",
+        category=ErrorCategory.TRANSIENT,
+        description="A call with this idempotency key is still running, so this one was not run. Resend it with "
+        "the same key after the wait to get the first call's answer.",
+        code="IN_PROGRESS",
+        # Soon, but not past the lease: if the first call's server died, the resend learns it then.
+        retry_after_seconds=round(min(max(seconds_left, 0.1), 2.0), 1),
+        execution_state=ExecutionState.NOT_EXECUTED,
+    )
+
+
+def _not_kept(size: int, limit: int) -> FailureDetails:
+    return FailureDetails(
+        message="Answer not kept",
+        category=ErrorCategory.BUSINESS,
+        description=f"The first call with this idempotency key ran to its end, but its answer ({size} bytes) was "
+        f"larger than this server keeps for resends ({limit} bytes), so it cannot be sent again. Do not resend "
+        "it: find out with a read-only tool what it did.",
+        code="ANSWER_NOT_KEPT",
+    )
+
+
+# -- MCPServer ----------------------------------------------------------------------------
+
+_REPLAYING = "_mcp_errors_replay"
+
+
+def enable_replay(server: MCPServer[Any], store: IdempotencyStore) -> None:
+    """Make an `MCPServer` honour idempotency keys (what `install(..., idempotency=)` does).
+
+    fastmcp servers get the same through `mcp_errors._fastmcp_replay`; `install` picks one.
+
+    Args:
+        server: The server, with the error contract installed. Enabling again swaps the store.
+        store: Where claims and first answers live.
+    """
+    _enable_on_mcpserver(server, store)
+
+
+def _enable_on_mcpserver(server: MCPServer[Any], store: IdempotencyStore) -> None:
+    replay = Replay[Any](store, to_wire=_as_call_tool_result, from_wire=lambda result: result)
+    if getattr(server, _REPLAYING, None) is not None:
+        setattr(server, _REPLAYING, replay)
+        return
+    setattr(server, _REPLAYING, replay)
+    original_call_tool = server.call_tool
+    original_list_tools = server.list_tools
+    covered_by_name: dict[str, bool] = {}
+
+    async def covered(name: str) -> bool:
+        # The public tools/list view (no reliance on the SDK's tool manager), read again only
+        # for a name not seen yet, so that a tool registered later is picked up.
+        if name not in covered_by_name:
+            covered_by_name.update({tool.name: covers(tool) for tool in await original_list_tools()})
+        return covered_by_name.get(name, False)
+
+    async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        key = _mcpserver_key(context)
+        if key is None or not await covered(name):
+            return await original_call_tool(name, arguments, context)
+        current: Replay[Any] = getattr(server, _REPLAYING)
+        return await current.call(
+            tool=name,
+            arguments=arguments,
+            key=key,
+            principal=principal(),
+            run=lambda: original_call_tool(name, arguments, context),
+        )
+
+    async def list_tools() -> list[Tool]:
+        return [advertise(tool) if covers(tool) else tool for tool in await original_list_tools()]
+
+    server.call_tool = call_tool  # type: ignore[method-assign]  # instance-level wrap, as install() does
+    server.list_tools = list_tools  # type: ignore[method-assign]
+
+
+def covers(tool: Any) -> bool:
+    """Whether replay covers a tool (an MCP or fastmcp `Tool`): it writes, and keeps no keys itself."""
+    read_only = tool.annotations is not None and tool.annotations.read_only_hint
+    keeps_own_keys = (tool.meta or {}).get(HONOURS_IDEMPOTENCY_META) is True
+    return not read_only and not keeps_own_keys
+
+
+def advertise(tool: Any) -> Any:
+    """A copy of `tool` (an MCP or fastmcp `Tool`) that says it honours idempotency keys."""
+    return tool.model_copy(update={"meta": {**(tool.meta or {}), HONOURS_IDEMPOTENCY_META: True}})
+
+
+def principal(token: Any = _UNSET) -> object:
+    """Who calls: the (client id, issuer, subject) of an access token, `None` without one.
+
+    Args:
+        token: The request's access token (fastmcp's, for a fastmcp server); by default the
+            one the SDK's auth middleware set for the current request.
+    """
+    from mcp.server.auth.provider import principal_components
+
+    if token is _UNSET:
+        from mcp.server.auth.middleware.auth_context import get_access_token
+
+        token = get_access_token()
+    return None if token is None else list(principal_components(token))
+
+
+def _as_call_tool_result(result: Any) -> CallToolResult | None:
+    # An `InputRequiredResult` (the tool asks the client for input first) is not an answer.
+    return result if isinstance(result, CallToolResult) else None
+
+
+def _mcpserver_key(context: Any) -> object:
+    if not isinstance(context, Context):
+        return None
+    try:
+        meta = context.request_context.meta
+    except ValueError:  # a call made outside a request (e.g. server.call_tool in a test)
+        return None
+    return request_key(meta)

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 import jsonschema
 
-from mcp_errors import ENVELOPE_SCHEMA, is_error_envelope
+from mcp_errors import ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, ToolOutcome, is_error_envelope
+from mcp_errors._render import outcome_text
 
-_TEXT_HEAD = re.compile(r"^\[(transient|validation|business|permission) error, (retryable|not retryable)[^\]]*\] ")
+_TEXT_HEAD = re.compile(
+    r"^\[(transient|validation|business|permission) error(?: \(inferred\))?, (retryable|not retryable)[^\]]*\] "
+)
 
 
 def validate(instance: object, schema: Mapping[str, Any]) -> None:
@@ -22,6 +26,7 @@ def validate(instance: object, schema: Mapping[str, Any]) -> None:
 def check_error(result: Mapping[str, Any], output_schema: Mapping[str, Any] | None) -> dict[str, Any]:
     """Assert the whole contract on one error result (wire JSON) and return its envelope."""
     assert result.get("isError") is True
+    json.dumps(result, ensure_ascii=False).encode("utf-8")  # can be written to the client
     envelope = result["structuredContent"]
     validate(envelope, ENVELOPE_SCHEMA)
     assert is_error_envelope(envelope)
@@ -57,3 +62,23 @@ def assert_nothing_leaks(result: Mapping[str, Any], *needles: str) -> None:
         assert needle not in wire
     assert "Traceback" not in wire
     assert 'File "' not in wire
+
+
+def assert_sound_outcome(outcome: ToolOutcome) -> None:
+    """Assert what every outcome satisfies, whatever the server sent: typed fields, retryable only if transient."""
+    assert outcome.kind in ("success", "empty", "error")
+    assert outcome.category is None or isinstance(outcome.category, ErrorCategory)
+    assert not outcome.is_retryable or outcome.category is ErrorCategory.TRANSIENT
+    wait = outcome.retry_after_seconds
+    assert wait is None or (type(wait) is float and 0 <= wait < math.inf)
+    assert outcome.execution_state is None or isinstance(outcome.execution_state, ExecutionState)
+    for text in (outcome.description, outcome.message):
+        assert isinstance(text, str)
+    for text in (outcome.code, outcome.error_id):
+        assert text is None or isinstance(text, str)
+    for error in outcome.field_errors:
+        assert isinstance(error.field, str)
+        assert isinstance(error.problem, str)
+        assert error.expected is None or isinstance(error.expected, str)
+        assert error.received is None or isinstance(error.received, str)
+    outcome_text(outcome)  # and a model can be shown it

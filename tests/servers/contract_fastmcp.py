@@ -18,9 +18,9 @@ from mcp_errors import (
 )
 
 try:
-    from servers.contract_server import CRASH_TEXT, Order, OrderSearch
+    from servers.contract_server import CRASH_TEXT, UNDECODABLE_NAME, Order, OrderSearch
 except ImportError:  # run as a script
-    from contract_server import CRASH_TEXT, Order, OrderSearch  # type: ignore[no-redef]
+    from contract_server import CRASH_TEXT, UNDECODABLE_NAME, Order, OrderSearch  # type: ignore[no-redef]
 
 
 def build_fastmcp_server() -> FastMCP:
@@ -79,6 +79,15 @@ def build_fastmcp_server() -> FastMCP:
     def crash() -> Order:
         """A defect: raises an exception nobody classified."""
         raise RuntimeError(CRASH_TEXT)
+
+    @server.tool
+    def export_report() -> Order:
+        """Names a file it cannot read, whose name is not UTF-8."""
+        raise BusinessRuleError(
+            f"Cannot read {UNDECODABLE_NAME}",
+            description=f"The report file {UNDECODABLE_NAME} could not be read. Ask a human to rename it.",
+            code="EXPORT_UNREADABLE",
+        )
 
     @server.tool
     def search_orders(customer: str) -> OrderSearch:

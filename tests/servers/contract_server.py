@@ -9,6 +9,7 @@ stdio with `python tests/servers/contract_server.py`.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -30,6 +31,9 @@ from mcp_errors import (
 LEAKED_SECRET = "hunter2-Sup3rS3cret"
 LEAKED_PATH = "/srv/orders/app/db.py"
 CRASH_TEXT = f"connect to postgresql://admin:{LEAKED_SECRET}@db.internal/prod failed at {LEAKED_PATH}"
+# A file name that is not UTF-8, as `os.listdir` returns it: with a lone surrogate, which
+# cannot be encoded. A result that carried it would never be written to the client.
+UNDECODABLE_NAME = os.fsdecode(b"q3-\xff.csv")
 
 
 class Order(BaseModel):
@@ -59,6 +63,7 @@ CASES: tuple[Case, ...] = (
     Case("refund", {"order_id": "#12345", "amount": 750.0}, "business", "REFUND_LIMIT_EXCEEDED", False),
     Case("read_salaries", {}, "permission", "FINANCE_ONLY", False),
     Case("crash", {}, "business", "INTERNAL_ERROR", False),
+    Case("export_report", {}, "business", "EXPORT_UNREADABLE", False),
     Case("get_order", {"order_id": "order-abc", "quantity": 0}, "validation", "INVALID_ARGUMENTS", False),
     Case("no_such_tool", {}, "validation", "UNKNOWN_TOOL", False),
 )
@@ -122,6 +127,15 @@ def build_server() -> MCPServer:
     def crash() -> Order:
         """A defect: raises an exception nobody classified."""
         raise RuntimeError(CRASH_TEXT)
+
+    @server.tool()
+    def export_report() -> Order:
+        """Names a file it cannot read, whose name is not UTF-8."""
+        raise BusinessRuleError(
+            f"Cannot read {UNDECODABLE_NAME}",
+            description=f"The report file {UNDECODABLE_NAME} could not be read. Ask a human to rename it.",
+            code="EXPORT_UNREADABLE",
+        )
 
     @server.tool()
     def search_orders(customer: str) -> OrderSearch:

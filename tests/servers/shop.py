@@ -12,7 +12,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 from mcp_types import CallToolResult, ToolAnnotations
 
-from mcp_errors import AccessDeniedError, BusinessRuleError, IdempotencyStore, empty_result, install
+from mcp_errors import AccessDeniedError, BusinessRuleError, empty_result, install
+from mcp_errors.stores import MemoryStore
 from mcp_errors.testing import add_flaky_tool
 
 READ_ONLY = ToolAnnotations(read_only_hint=True)
@@ -21,7 +22,7 @@ READ_ONLY = ToolAnnotations(read_only_hint=True)
 def build_shop(*, idempotency: bool = False, role: str = "support") -> MCPServer[Any]:
     """The contract-following shop: one tool per recovery case."""
     server: MCPServer[Any] = MCPServer("shop")
-    install(server, idempotency=IdempotencyStore() if idempotency else None)
+    install(server, idempotency=MemoryStore() if idempotency else None)
     charges: list[float] = []
     add_flaky_tool(server, "search_orders", failures=2, read_only=True, result="3 orders")
     add_flaky_tool(server, "inventory_status", failures=10**9, read_only=True)

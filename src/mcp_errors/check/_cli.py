@@ -21,6 +21,11 @@ class Protocol(enum.StrEnum):
     LEGACY = "legacy"
 
 
+class Contract(enum.StrEnum):
+    ON = "on"
+    OFF = "off"
+
+
 def check(
     target: Annotated[
         list[str],
@@ -33,9 +38,29 @@ def check(
     call_valid: Annotated[
         bool, typer.Option("--call-valid", help="Also make one schema-valid call per tool (success, empty results).")
     ] = False,
+    arguments: Annotated[
+        Path | None,
+        typer.Option(
+            "--args",
+            help="A TOML or JSON file of real arguments: per tool a `valid` and an `empty` call, and `roots`.",
+            dir_okay=False,
+        ),
+    ] = None,
     allow_destructive: Annotated[
-        bool, typer.Option("--allow-destructive", help="Also call tools annotated destructiveHint: true.")
+        bool,
+        typer.Option(
+            "--allow-destructive",
+            help="Also call tools annotated destructiveHint: true, and make generated valid calls to tools that "
+            "declare readOnlyHint: false. The report lists every call that may have changed data.",
+        ),
     ] = False,
+    contract: Annotated[
+        Contract,
+        typer.Option(
+            "--contract",
+            help="off: only the rules any MCP server must pass (spec, SEP-1303, usability), not this project's.",
+        ),
+    ] = Contract.ON,
     output_format: Annotated[OutputFormat, typer.Option("--format", help="Report format.")] = OutputFormat.RICH,
     baseline: Annotated[
         Path | None,
@@ -65,11 +90,13 @@ def check(
 
     Exits 1 when an error-severity rule fails after --select, --ignore and --baseline.
 
-    Examples: `mcp-errors check -- python -m my_server` and `mcp-errors check http://localhost:8000/mcp`.
+    Examples: `mcp-errors check -- python -m my_server`, `mcp-errors check --call-valid --args calls.toml -- uv run
+    my-server` and `mcp-errors check http://localhost:8000/mcp`.
     """
     import anyio
     from rich.console import Console
 
+    from mcp_errors.check._args import CallArguments, load_call_arguments
     from mcp_errors.check._report import load_baseline, resolve_rules
     from mcp_errors.check._runner import CheckOptions, Target, check_server
 
@@ -84,6 +111,12 @@ def check(
             known = load_baseline(baseline)
         except (OSError, ValueError) as exc:
             raise typer.BadParameter(f"cannot read baseline: {exc}", param_hint="--baseline") from None
+    given = CallArguments()
+    if arguments is not None:
+        try:
+            given = load_call_arguments(arguments)
+        except (OSError, ValueError) as exc:
+            raise typer.BadParameter(f"cannot read {arguments}: {exc}", param_hint="--args") from None
 
     is_url = len(target) == 1 and target[0].startswith(("http://", "https://"))
     server: Target = target[0] if is_url else list(target)
@@ -94,6 +127,8 @@ def check(
         connect_timeout=connect_timeout,
         total_timeout=total_timeout,
         mode="legacy" if protocol is Protocol.LEGACY else "auto",
+        arguments=given,
+        contract=contract is Contract.ON,
     )
 
     async def run() -> None:

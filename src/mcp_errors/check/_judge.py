@@ -1,15 +1,22 @@
 """Judge one tool result against the rules: pure functions, no I/O.
 
-Each function returns `(rule id, message)` pairs. Rules that read the envelope are skipped
-when the envelope is missing, so one defect yields one finding (`ME002`), not a cascade.
+Each function returns `(rule id, message)` pairs, the message naming the call first
+(`probe 'count': minimum 1 broken: ...`, `valid call: ...`). Rules that read the envelope are
+skipped when the envelope is missing, so one defect yields one contract finding (`ME002`), not
+a cascade; the rules any server must pass (the text of an error, leaks, failures disguised as
+successes) judge every result, envelope or not.
+
+Schemas are the server's: results are validated through `_patterns` (bounded in time), which
+raises a `CutShortError` rather than hang on a backtracking pattern.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any, Final
 
+from jsonschema.exceptions import best_match
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, Tool
 
@@ -18,7 +25,7 @@ from mcp_errors._head import read_error_text
 from mcp_errors._sanitize import find_leaks
 from mcp_errors.check._probes import Probe, schema_validator
 
-__all__ = ["Verdict", "judge_call", "judge_output_mismatch"]
+__all__ = ["Verdict", "judge_call"]
 
 Verdict = tuple[str, str]
 
@@ -68,83 +75,182 @@ _EMPTY_WORDS: Final = re.compile(
     re.IGNORECASE,
 )
 _TRIVIAL_TEXT: Final = frozenset({"", "[]", "{}", "null", "none", '""', "''", "0"})
+_TEXT_CHARS: Final = 20_000
+"""Server text is judged on its start: enough for any message, bounded for a hostile one."""
+_FIRST_LINE_CHARS: Final = 200
+
+# A success whose first line reads as a failure: "Error: ...", "Database error: near ...",
+# "sqlite3.OperationalError: ...", "Request failed: ...", "Failed to ...", GitPython's
+# "Cmd('git') failed ...", a Python traceback.
+_DISGUISED: Final = re.compile(
+    r"(?:error|exception|fatal)\s*[:!\-–—]"
+    r"|[\w.]*(?:error|exception)\s*:"
+    r"|\w[\w .'\"()-]{0,40}\s(?:error|exception)\s*[:!\-–—]"
+    r"|\w[\w .'\"()-]{0,40}\sfailed\s*[:!\-–—]"
+    r"|failed to\s"
+    r"|cmd\('[^']*'\) failed"
+    r"|traceback \(most recent call last\)",
+    re.IGNORECASE,
+)
+# Wrappers around the real message, removed before judging whether the message is generic.
+_WRAPPER: Final = re.compile(
+    r"^\s*(?:error executing tool \S+?(?::|$)|mcp error -?\d+:|(?:error|exception|failure)\s*[:\-–—])\s*",
+    re.IGNORECASE,
+)
+_MIN_TEXT_WORDS: Final = 3
+_RAW_DUMPS: Final = (
+    (re.compile(r"errors\.pydantic\.dev|\[type=\w+, input_value="), "a raw pydantic validation report"),
+    (
+        re.compile(r"\bCmd\('[^']*'\) failed|\bcmdline: |returned non-zero exit status \d+"),
+        "a subprocess command line and its exit status",
+    ),
+    (re.compile(r'"code":\s*"invalid_(?:type|union|enum_value|string|literal)"'), "a raw zod issue list"),
+)
+# Words that tell an agent what kind of failure it met or whether resending can work.
+_RECOVERY_HINT: Final = re.compile(
+    r"\b(?:retry|retryable|retriable|try again|later|temporar\w*|transient|timed out|time ?out|unavailable"
+    r"|rate[- ]limit\w*|too many|busy|locked|overloaded|invalid|must|expected|required|missing|not found|no such"
+    r"|does not exist|doesn't exist|not allowed|outside|denied|forbidden|permission|unauthori[sz]ed|illegal"
+    r"|unsupported|unknown|syntax|too (?:large|long|big|small|short)|exceeds?|conflict|already exists"
+    r"|malformed|cannot|can't|refused|unreachable|escalate|approval|not an?|no changes|nothing to"
+    # ... or what to do next: "Use git_add to stage changes first", "pass a path instead".
+    r"|use|call|pass|provide|specify|first|instead|ask)\b",
+    re.IGNORECASE,
+)
+_SIGNAL_KEYS: Final = frozenset(
+    {"isRetryable", "retryable", "retriable", "is_retryable", "errorCategory", "category", "errorType", "code"}
+)
+_TOOL_FAILURE_META: Final = "io.modelcontextprotocol/toolFailure"
+# A path-like token: `/srv/x`, `C:\\Users\\x`, `C:/x`. No nested repetition: linear in the text.
+_PATH_TOKEN: Final = re.compile(r"(?<![\w.])(?:[A-Za-z]:)?[/\\][^\s'\"`,;()<>\[\]{}]*")
+# "outside the allowed repository '/srv/repo'", "allowed directories: /srv/data".
+_ALLOWED_PLACE: Final = re.compile(
+    r"\ballowed\s+(?:directories|directory|dirs|roots?|repositor(?:y|ies)|paths?|folders?|locations?)\b",
+    re.IGNORECASE,
+)
+_SENTENCE_CHARS: Final = 300
+_MASK: Final = "[path]"
 
 
-def judge_call(tool: Tool, probe: Probe, outcome: CallToolResult | MCPError) -> list[Verdict]:
+def judge_call(
+    tool: Tool, probe: Probe, outcome: CallToolResult | MCPError, *, domain: Collection[str] = ()
+) -> list[Verdict]:
     """Judge what one call returned: a result, or a JSON-RPC error.
 
     Args:
         tool: The tool as listed.
         probe: The call that was made.
         outcome: The `CallToolResult`, or the `MCPError` the server answered with.
+        domain: Paths in the server's own domain (roots it allows, the user's `--args`): an
+            error that names them informs the agent, it does not leak.
 
     Returns:
         The failed rules with a message each; empty when the call passed.
+
+    Raises:
+        CutShortError: Validating against the tool's outputSchema took too long.
     """
     if isinstance(outcome, MCPError):
         if probe.is_invalid:
-            return [("ME001", f"{probe.detail}: answered with JSON-RPC error {outcome.code}, not an isError result")]
-        return [("ME018", f"a valid call failed with JSON-RPC error {outcome.code}; the model never sees it")]
+            return [("ME001", f"{probe.label}: answered with JSON-RPC error {outcome.code}, not an isError result")]
+        return [("ME018", f"{probe.label}: failed with JSON-RPC error {outcome.code}; the model never sees it")]
     if outcome.is_error:
-        verdicts = judge_error_result(tool, probe, outcome)
-        if not probe.is_invalid and not _declared_write(tool) and _says_empty(outcome):
+        verdicts = judge_error_result(tool, probe, outcome, domain=domain)
+        if not _declared_write(tool) and (probe.kind == "empty" or (probe.kind == "valid" and _says_empty(outcome))):
             verdicts.append(
                 (
                     "ME012",
-                    "a valid call that matched nothing is marked isError; report it as a success"
+                    f"{probe.label}: matched nothing and is marked isError; report it as a success"
                     " (if the tool changes data, annotate it readOnlyHint: false)",
                 )
             )
         return verdicts
+    disguised = _disguised_failure(outcome)
+    if disguised is not None:
+        return [("ME022", f"{probe.label}: marked a success (isError false) but reads as a failure: {disguised}")]
+    verdicts = _judge_output(tool, probe, outcome)
     if probe.is_invalid:
-        return [("ME005", f"{probe.detail}: accepted and run instead of rejected")]
-    return _judge_success(outcome)
+        return [("ME005", f"{probe.label}: accepted and run instead of rejected"), *verdicts]
+    return verdicts + _judge_success(probe, outcome)
 
 
-def judge_output_mismatch(probe: Probe, problem: str) -> list[Verdict]:
-    """Judge a success whose structuredContent the client rejected against the outputSchema."""
-    verdicts: list[Verdict] = [("ME019", _clip(problem))]
-    if probe.is_invalid:
-        verdicts.append(("ME005", f"{probe.detail}: accepted and run instead of rejected"))
-    return verdicts
+def _judge_output(tool: Tool, probe: Probe, result: CallToolResult) -> list[Verdict]:
+    if tool.output_schema is None:
+        return []
+    structured = result.structured_content
+    if structured is None:
+        return [("ME019", f"{probe.label}: the tool has an outputSchema but the success has no structuredContent")]
+    error = best_match(schema_validator(tool.output_schema).iter_errors(structured))
+    if error is None:
+        return []
+    return [("ME019", f"{probe.label}: structuredContent breaks the outputSchema: {_clip(error.message)}")]
 
 
-def judge_error_result(tool: Tool, probe: Probe, result: CallToolResult) -> list[Verdict]:
+def judge_error_result(
+    tool: Tool, probe: Probe, result: CallToolResult, *, domain: Collection[str] = ()
+) -> list[Verdict]:
     """The rules every `isError` result must pass, plus the probe-specific ones."""
     verdicts: list[Verdict] = []
-    leak = _find_leak(result)
+    leak = _find_leak(result, [*domain, *_argument_paths(probe)])
     if leak is not None:
-        verdicts.append(("ME010", f"{_where(probe)}: error text contains {leak}"))
+        verdicts.append(("ME010", f"{probe.label}: error text contains {leak}"))
+    verdicts.extend(_judge_error_text(probe, result))
 
     structured = result.structured_content
     if isinstance(structured, Mapping) and tool.output_schema is not None:
         validator = schema_validator(tool.output_schema)
         error = next(iter(validator.iter_errors(structured)), None)
         if error is not None:
-            verdicts.append(("ME011", f"{_where(probe)}: outputSchema rejects the error's structuredContent"))
+            verdicts.append(("ME011", f"{probe.label}: outputSchema rejects the error's structuredContent"))
 
     if not isinstance(structured, Mapping) or not all(key in structured for key in REQUIRED_FIELDS):
         missing = (
             "no structuredContent"
             if structured is None
-            else ("missing " + ", ".join(key for key in REQUIRED_FIELDS if key not in structured))
+            else ("a structuredContent without " + ", ".join(key for key in REQUIRED_FIELDS if key not in structured))
         )
-        verdicts.append(("ME002", f"{_where(probe)}: error result has {missing}"))
+        verdicts.append(
+            (
+                "ME002",
+                f"{probe.label}: the error result has {missing}: the agent gets no category and no retry verdict",
+            )
+        )
         return verdicts
 
     envelope_errors = sorted(_ENVELOPE_VALIDATOR.iter_errors(dict(structured)), key=lambda e: list(e.path))
     if envelope_errors:
         first = envelope_errors[0]
         location = ".".join(str(part) for part in first.absolute_path) or "envelope"
-        verdicts.append(("ME003", f"{_where(probe)}: {location}: {_clip(first.message)}"))
+        verdicts.append(("ME003", f"{probe.label}: {location}: {_clip(first.message)}"))
 
     category = structured.get("errorCategory")
     description = structured.get("description")
     if probe.is_invalid and category != "validation":
-        verdicts.append(("ME004", f"{probe.detail}: errorCategory is {category!r}, expected 'validation'"))
+        verdicts.append(("ME004", f"{probe.label}: errorCategory is {category!r}, expected 'validation'"))
     if isinstance(description, str):
         verdicts.extend(_judge_description(probe, result, structured, description))
     return verdicts
+
+
+def _judge_error_text(probe: Probe, result: CallToolResult) -> Iterator[Verdict]:
+    """What any agent needs from an error's text, with or without an envelope (ME023-ME025)."""
+    text = _first_text(result)
+    core = _unwrapped(text)
+    if core is None:
+        shown = repr(_clip(text, 60)) if text.strip() else "no text at all"
+        yield "ME023", f"{probe.label}: the error says only {shown}: say what went wrong and what to do next"
+        return
+    for pattern, kind in _RAW_DUMPS:
+        if pattern.search(text[:_TEXT_CHARS]):
+            yield "ME024", f"{probe.label}: the error text is {kind}: say in words what is wrong and how to fix it"
+            break
+    if not _has_recovery_signal(probe, result, text):
+        yield (
+            "ME025",
+            f"{probe.label}: the error gives no category and no retry signal: nothing structured (an envelope,"
+            " toolFailure metadata) and its text says neither what kind of failure it is nor whether resending"
+            " can work; an agent can only guess",
+        )
 
 
 def _judge_description(
@@ -153,16 +259,16 @@ def _judge_description(
     norm = _normalize(description)
     generic = norm in _GENERIC or bool(_GENERIC_PREFIX.match(norm)) or len(norm.split()) < _MIN_DESCRIPTION_WORDS
     if generic:
-        yield "ME006", f"{_where(probe)}: description {_clip(description, 60)!r} is generic"
+        yield "ME006", f"{probe.label}: description {_clip(description, 60)!r} is generic"
     # A generic description fails already; whether it also names the field adds nothing.
     if probe.is_invalid and probe.fields and not generic:
         lowered = description.lower()
         if not any(field.lower() in lowered for field in probe.fields):
-            yield "ME008", f"{probe.detail}: description does not name {', '.join(probe.fields)}"
+            yield "ME008", f"{probe.label}: description does not name {', '.join(probe.fields)}"
 
     first = result.content[0] if result.content else None
     if not isinstance(first, TextContent):
-        yield "ME009", f"{_where(probe)}: the first content block is not text"
+        yield "ME009", f"{probe.label}: the first content block is not text"
         return
     text = first.text
     lowered_text = text.lower()
@@ -180,13 +286,13 @@ def _judge_description(
     if not contains_description:
         missing.append("the description")
     if missing:
-        yield "ME009", f"{_where(probe)}: first text block lacks {', '.join(missing)}"
+        yield "ME009", f"{probe.label}: first text block lacks {', '.join(missing)}"
 
     message = structured.get("message")
     if contains_description and not isinstance(message, str):
         message = _message_of(text, description)
     if isinstance(message, str) and message.strip() and _normalize(message) == norm:
-        yield "ME007", f"{_where(probe)}: description only repeats the message {_clip(description, 60)!r}"
+        yield "ME007", f"{probe.label}: description only repeats the message {_clip(description, 60)!r}"
 
 
 def _message_of(text: str, description: str) -> str:
@@ -200,17 +306,40 @@ def _message_of(text: str, description: str) -> str:
     return (squashed_body[:index] + squashed_body[index + len(squashed_description) :]).strip()
 
 
-def _judge_success(result: CallToolResult) -> list[Verdict]:
+def _judge_success(probe: Probe, result: CallToolResult) -> list[Verdict]:
     texts = [block.text for block in result.content if isinstance(block, TextContent)]
     meaningful = [text for text in texts if text.strip().lower() not in _TRIVIAL_TEXT]
     structured = result.structured_content
     count = structured.get("resultCount") if isinstance(structured, Mapping) else None
-    looks_empty = not meaningful or count == 0
+    looks_empty = (not meaningful and len(result.content) == len(texts)) or count == 0
     if not looks_empty:
         return []
     if any(len(text.split()) >= 3 for text in meaningful):  # a sentence, not a bare literal
         return []
-    return [("ME013", "a valid call returned an empty success with no text saying the query ran and matched nothing")]
+    shown = "no content" if not result.content else repr(_clip(" ".join(texts), 40))
+    return [
+        (
+            "ME013",
+            f"{probe.label}: the whole answer is {shown}, with no text saying the query ran and matched nothing",
+        )
+    ]
+
+
+def _disguised_failure(result: CallToolResult) -> str | None:
+    """What makes a success read as a failure, or `None`."""
+    text = _first_text(result).lstrip()
+    first_line = text[:_FIRST_LINE_CHARS].split("\n", 1)[0]
+    if _DISGUISED.match(first_line):
+        return f"its text starts {_clip(first_line, 80)!r}"
+    structured = result.structured_content
+    if isinstance(structured, Mapping):
+        error = structured.get("error")
+        if (isinstance(error, str) and error.strip()) or (isinstance(error, Mapping) and error):
+            return f"its structuredContent carries error {_clip(str(error), 80)!r}"
+        for flag in ("success", "ok"):
+            if structured.get(flag) is False:
+                return f"its structuredContent says {flag}: false"
+    return None
 
 
 def _declared_write(tool: Tool) -> bool:
@@ -229,12 +358,99 @@ def _says_empty(result: CallToolResult) -> bool:
     return any(_EMPTY_WORDS.search(text) for text in texts)
 
 
-def _find_leak(result: CallToolResult) -> str | None:
+def _find_leak(result: CallToolResult, domain: Collection[str]) -> str | None:
     for text in _texts(result):
-        leaks = find_leaks(text)
+        leaks = find_leaks(_mask_domain(text[:_TEXT_CHARS], domain))
         if leaks:
             return _clip(leaks[0], 60)
     return None
+
+
+def _mask_domain(text: str, domain: Collection[str]) -> str:
+    """`text` with the paths of the server's own domain masked: the caller's own path arguments
+    (also as the server resolved a relative one), the roots the checker knows, and the places
+    the text itself names as allowed. What is left for the leak finder is what the caller could
+    not know: source files, installed packages, home folders."""
+    prefixes = [_trimmed(path) for path in domain if _is_absolute(path)]
+    relatives = [_trimmed(path) for path in domain if path and not _is_absolute(path) and path not in (".", "..")]
+    for allowed in _ALLOWED_PLACE.finditer(text):
+        sentence = re.split(r"\n|\. ", text[allowed.end() : allowed.end() + _SENTENCE_CHARS], maxsplit=1)[0]
+        prefixes += [_trimmed(token.group(0)) for token in _PATH_TOKEN.finditer(sentence)]
+    prefixes = [prefix for prefix in prefixes if prefix]
+    if not prefixes and not relatives:
+        return text
+
+    def masked(token: re.Match[str]) -> str:
+        path = _trimmed(token.group(0))
+        normal = path.replace("\\", "/")
+        # pydantic shortens a long value it quotes back: `/tmp/pytes...t_git0/repo`.
+        head, shortened, tail = normal.partition("...")
+        for prefix in prefixes:
+            root = prefix.replace("\\", "/")
+            if normal == root or normal.startswith(root.rstrip("/") + "/"):
+                return _MASK
+            if shortened and head and root.startswith(head) and root.endswith(tail):
+                return _MASK
+        if any(normal.endswith("/" + relative.replace("\\", "/").lstrip("./")) for relative in relatives):
+            return _MASK
+        return token.group(0)
+
+    return _PATH_TOKEN.sub(masked, text)
+
+
+def _trimmed(path: str) -> str:
+    return path.strip().strip("'\"`").rstrip(".:,;")
+
+
+def _is_absolute(path: str) -> bool:
+    return path.startswith(("/", "\\")) or bool(re.match(r"[A-Za-z]:[/\\]", path))
+
+
+def _argument_paths(probe: Probe) -> list[str]:
+    """The call's own string arguments that look like paths, top level and in lists."""
+    found: list[str] = []
+    for value in probe.arguments.values():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and ("/" in item or "\\" in item or _is_absolute(item)):
+                found.append(item)
+            elif isinstance(item, str) and 3 <= len(item) <= 255 and " " not in item:
+                found.append(item)  # a relative name the server may resolve: `notes.txt`
+    return found
+
+
+def _first_text(result: CallToolResult) -> str:
+    first = next((block.text for block in result.content if isinstance(block, TextContent)), "")
+    return first[:_TEXT_CHARS]
+
+
+def _unwrapped(text: str) -> str | None:
+    """The message inside the wrappers SDKs put around it, or `None` when it is generic."""
+    core = text
+    for _ in range(3):
+        core = _WRAPPER.sub("", core, count=1)
+    norm = _normalize(core)
+    if not norm or norm in _GENERIC or len(norm.split()) < _MIN_TEXT_WORDS:
+        return None
+    return core
+
+
+def _has_recovery_signal(probe: Probe, result: CallToolResult, text: str) -> bool:
+    structured = result.structured_content
+    if isinstance(structured, Mapping) and _SIGNAL_KEYS & set(structured):
+        return True
+    if isinstance(result.meta, Mapping) and _TOOL_FAILURE_META in result.meta:
+        return True
+    if _RECOVERY_HINT.search(text):
+        return True
+    # Naming the argument (or quoting the value) that is wrong says what to fix.
+    lowered = text.lower()
+    for name, value in probe.arguments.items():
+        spoken = " ".join(re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ").split()).lower()
+        if name.lower() in lowered or (spoken and spoken in lowered):
+            return True
+        if isinstance(value, str) and len(value) >= 3 and value.lower() in lowered:
+            return True
+    return any(field.lower() in lowered for field in probe.fields)
 
 
 def _texts(result: CallToolResult) -> Iterator[str]:
@@ -254,10 +470,6 @@ def _strings(value: object) -> Iterator[str]:
     elif isinstance(value, list):
         for item in value:
             yield from _strings(item)
-
-
-def _where(probe: Probe) -> str:
-    return probe.detail or "valid call"
 
 
 def _normalize(text: str) -> str:

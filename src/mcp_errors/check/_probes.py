@@ -1,89 +1,167 @@
 """Arguments to call a tool with, derived from its inputSchema.
 
+A valid call should reach the tool's real work, so its values come from what the schema says
+before anything is made up: `const`, `default`, `examples`, an `enum` value that does not ask
+for a failure, an example quoted in the description ("e.g. 'America/New_York'"), the property's
+name (`timezone`, `email`), its `format` and its `pattern`. Paths use the roots the server
+allows when the checker knows them; waits (`duration`, `delay_ms`) stay far below the call
+timeout, even when the schema's default is long.
+
 An invalid-argument probe starts from a schema-valid set of arguments and breaks exactly one
 thing (drops a required field, sends the wrong type, leaves an enum, breaks a pattern, a
 range or a length, adds an unknown field). Every probe is checked with `jsonschema` before
 it is sent: a probe the schema would accept is never sent as "invalid", and one that breaks
 more than it means to is dropped, so a finding always points at one known field.
+
+A server's patterns are matched only through `_patterns` (bounded in time): generating from a
+backtracking pattern raises a `CutShortError` instead of hanging.
 """
 
 from __future__ import annotations
 
 import math
+import posixpath
 import re
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
-from jsonschema import Draft202012Validator
 from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
+
+from mcp_errors.check._patterns import search, validator_for_schema
 
 with warnings.catch_warnings():
     # `re._parser` is the same module without a stub; `sre_parse` only warns that it moved.
     warnings.simplefilter("ignore", DeprecationWarning)
     import sre_parse
 
-__all__ = ["Probe", "invalid_probes", "schema_validator", "valid_arguments"]
+__all__ = ["ArgumentHints", "Probe", "invalid_probes", "schema_validator", "valid_arguments", "waits_seconds"]
 
 UNKNOWN_FIELD: Final = "mcpErrorsUnexpectedField"
 _MAX_DEPTH: Final = 6
+
+
+ProbeKind = Literal[
+    "missing-required", "wrong-type", "enum", "pattern", "range", "length", "unknown-field", "valid", "empty"
+]
 
 
 @dataclass(frozen=True, slots=True)
 class Probe:
     """One call to make and what it breaks."""
 
-    kind: str
-    """`missing-required`, `wrong-type`, `enum`, `pattern`, `range`, `length`, `unknown-field` or `valid`."""
+    kind: ProbeKind
+    """What the call breaks; `valid` breaks nothing, `empty` is a valid call expected to match nothing."""
     arguments: dict[str, Any]
     fields: tuple[str, ...] = ()
     """The arguments the probe breaks; a validation error should name one of them."""
     detail: str = ""
-    """Human summary for the report, e.g. `"count" below minimum 1`."""
+    """Human summary for the report, e.g. `count: minimum 1 broken`."""
+    source: Literal["schema", "--args"] = "schema"
+    """Where the arguments come from: built from the inputSchema, or given in the `--args` file."""
     extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
     @property
     def is_invalid(self) -> bool:
-        return self.kind != "valid"
+        return self.kind not in ("valid", "empty")
+
+    @property
+    def label(self) -> str:
+        """How a finding names the call: `probe 'count': minimum 1 broken`, `valid call`, ..."""
+        if self.is_invalid:
+            return f"probe '{self.detail}'"
+        name = "valid call" if self.kind == "valid" else "empty-result call"
+        return f"{name} (from --args)" if self.source == "--args" else name
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentHints:
+    """What the checker knows about the server beyond one tool's schema."""
+
+    roots: tuple[str, ...] = ()
+    """Absolute paths the server says it may use (from a tool such as `list_allowed_directories`)."""
+    read_only: bool = False
+    """The tool declares it only reads (`readOnlyHint: true`): a path argument may then name a real
+    place. Any other tool gets a path that does not exist yet, named after the checker."""
+
+
+SCRATCH_NAME: Final = "mcp-errors-check"
+"""The path a tool that may write is given, so anything it leaves behind names its cause."""
 
 
 def schema_validator(schema: Mapping[str, Any]) -> Validator:
-    """A validator for `schema`, using its `$schema` draft (2020-12 when it names none)."""
-    klass = validator_for(schema, default=Draft202012Validator)
-    return klass(schema)
+    """A validator for `schema` (its `$schema` draft, 2020-12 when it names none), bounded in time."""
+    return validator_for_schema(schema)
 
 
-def valid_arguments(schema: Mapping[str, Any]) -> dict[str, Any] | None:
+def valid_arguments(schema: Mapping[str, Any], hints: ArgumentHints | None = None) -> dict[str, Any] | None:
     """One set of arguments that `schema` accepts, or `None` when none could be built.
 
-    Examples and defaults declared in the schema win over generated values.
+    Examples and defaults declared in the schema win over generated values; then values the
+    schema suggests (descriptions, names, formats); plain generated values last.
+
+    Raises:
+        CutShortError: A pattern of the schema backtracks, or the time set with
+            `_patterns.time_limit` ran out.
     """
+    hints = hints or ArgumentHints()
     validator = schema_validator(schema)
     candidates: list[Any] = []
     for example in schema.get("examples", []) if isinstance(schema.get("examples"), list) else []:
         candidates.append(example)
-    candidates.append(_Generator(schema).value(schema, required_only=True))
-    candidates.append(_Generator(schema).value(schema, required_only=False))
+    informed = _Generator(schema, hints)
+    plain = _Generator(schema, hints, informed=False)
+    candidates.append(informed.value(schema, required_only=True))
+    candidates.append(informed.value(schema, required_only=False))
+    candidates.append(plain.value(schema, required_only=True))
+    candidates.append(plain.value(schema, required_only=False))
     for candidate in candidates:
         if isinstance(candidate, dict) and validator.is_valid(candidate):
             return candidate
     return None
 
 
-def invalid_probes(schema: Mapping[str, Any], *, limit: int = 12) -> list[Probe]:
+def waits_seconds(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> float:
+    """How long `arguments` ask the tool to wait, in seconds, by its duration-like properties."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return 0.0
+    total = 0.0
+    for name, value in arguments.items():
+        prop = properties.get(name)
+        if isinstance(prop, Mapping) and isinstance(value, int | float) and not isinstance(value, bool):
+            unit = _duration_unit(name, prop)
+            if unit is not None and value > 0:
+                total += value / 1000 if unit == "ms" else value
+    return total
+
+
+def invalid_probes(
+    schema: Mapping[str, Any],
+    *,
+    limit: int = 12,
+    base: Mapping[str, Any] | None = None,
+    hints: ArgumentHints | None = None,
+) -> list[Probe]:
     """Invalid-argument probes for a tool's inputSchema, each breaking one thing.
 
     Args:
         schema: The tool's inputSchema (a JSON object schema).
         limit: The most probes to return; kinds are interleaved so a cap keeps variety.
+        base: The valid arguments each probe starts from (e.g. from `--args`); built from the
+            schema when `None` or when the schema rejects them.
+        hints: What the checker knows about the server (roots, whether the tool only reads).
 
     Returns:
         Probes that the schema rejects, for the reason each one names.
+
+    Raises:
+        CutShortError: A pattern of the schema backtracks, or the time ran out.
     """
+    hints = hints or ArgumentHints()
     validator = schema_validator(schema)
-    base = valid_arguments(schema)
+    base = dict(base) if base is not None and validator.is_valid(dict(base)) else valid_arguments(schema, hints)
     properties = schema.get("properties")
     properties = properties if isinstance(properties, Mapping) else {}
     required = [name for name in schema.get("required", []) if isinstance(name, str)]
@@ -97,19 +175,19 @@ def invalid_probes(schema: Mapping[str, Any], *, limit: int = 12) -> list[Probe]
 
     for name in required:
         arguments = {key: value for key, value in base.items() if key != name}
-        probes.append(Probe("missing-required", arguments, (name,), f"required {name!r} missing"))
+        probes.append(Probe("missing-required", arguments, (name,), f"required {name} missing"))
 
-    generator = _Generator(schema)
+    generator = _Generator(schema, hints)
     for name, prop in properties.items():
         if not isinstance(prop, Mapping):
             continue
         resolved = generator.resolve(prop)
         for kind, value, detail in _violations(resolved, generator):
-            probes.append(Probe(kind, {**base, name: value}, (name,), f"{name!r}: {detail}"))
+            probes.append(Probe(kind, {**base, name: value}, (name,), f"{name}: {detail}"))
 
     if schema.get("additionalProperties") is False:
         probes.append(
-            Probe("unknown-field", {**base, UNKNOWN_FIELD: "x"}, (UNKNOWN_FIELD,), f"unknown field {UNKNOWN_FIELD!r}")
+            Probe("unknown-field", {**base, UNKNOWN_FIELD: "x"}, (UNKNOWN_FIELD,), f"unknown field {UNKNOWN_FIELD}")
         )
 
     checked = [probe for probe in probes if _breaks_only(validator, probe)]
@@ -157,7 +235,7 @@ _WRONG_TYPE_VALUES: Final[dict[str, Any]] = {
 }
 
 
-def _violations(prop: Mapping[str, Any], generator: _Generator) -> Iterator[tuple[str, Any, str]]:
+def _violations(prop: Mapping[str, Any], generator: _Generator) -> Iterator[tuple[ProbeKind, Any, str]]:
     types = _types(prop)
     wrong = next((value for kind, value in _WRONG_TYPE_VALUES.items() if kind in types), None)
     if wrong is None:
@@ -196,14 +274,11 @@ def _violations(prop: Mapping[str, Any], generator: _Generator) -> Iterator[tupl
 
 
 def _non_matching(prop: Mapping[str, Any]) -> Iterator[str]:
-    try:
-        pattern = re.compile(prop["pattern"])
-    except re.error:
-        return
+    pattern = prop["pattern"]
     length = _int(prop, "minLength") or 0
     for candidate in ("!invalid!", "?", "not valid value", "0", "a", " ", ""):
         candidate = candidate.ljust(length, "!")
-        if not pattern.search(candidate):
+        if not search(pattern, candidate):
             yield candidate
 
 
@@ -248,8 +323,11 @@ _FORMAT_VALUES: Final[dict[str, str]] = {
     "date-time": "2024-01-31T12:00:00Z",
     "time": "12:00:00Z",
     "email": "someone@example.com",
-    "uri": "https://example.com/item",
-    "url": "https://example.com/item",
+    "idn-email": "someone@example.com",
+    "uri": "https://example.com/",
+    "url": "https://example.com/",
+    "iri": "https://example.com/",
+    "uri-reference": "https://example.com/",
     "uuid": "123e4567-e89b-12d3-a456-426614174000",
     "hostname": "example.com",
     "ipv4": "192.0.2.1",
@@ -257,12 +335,99 @@ _FORMAT_VALUES: Final[dict[str, str]] = {
     "duration": "P1D",
 }
 
+# A value for a property named like the key (its last word: `source_timezone` -> `timezone`).
+_NAME_VALUES: Final[dict[str, str]] = {
+    "timezone": "UTC",
+    "tz": "UTC",
+    "email": "someone@example.com",
+    "url": "https://example.com/",
+    "uri": "https://example.com/",
+    "link": "https://example.com/",
+    "date": "2024-01-31",
+    "time": "12:00",
+    "datetime": "2024-01-31T12:00:00Z",
+    "timestamp": "2024-01-31T12:00:00Z",
+    "language": "en",
+    "lang": "en",
+    "locale": "en-US",
+    "country": "US",
+    "currency": "EUR",
+}
+
+# Formats a description spells out instead of declaring `format`.
+_DESCRIBED_FORMATS: Final = (
+    (re.compile(r"\bHH:MM:SS\b"), "12:00:00"),
+    (re.compile(r"\bHH:MM\b"), "12:00"),
+    (re.compile(r"\bYYYY-MM-DD\b"), "2024-01-31"),
+    (re.compile(r"\bISO[ -]?8601\b", re.IGNORECASE), "2024-01-31T12:00:00Z"),
+)
+_QUOTE: Final = "'\"‘’“”`"
+# "e.g. 'America/New_York'", "for example: `#12345`", "such as \"EUR\"".
+_DESCRIBED_EXAMPLE: Final = re.compile(
+    r"(?:\be\.g\.|\bfor example\b|\bsuch as\b|\bexample:)[\s,:(]{0,4}"
+    rf"[{_QUOTE}](?P<value>[^{_QUOTE}\n]{{1,80}})[{_QUOTE}]",
+    re.IGNORECASE,
+)
+_QUOTED: Final = re.compile(rf"[{_QUOTE}](?P<value>[^{_QUOTE}\n\s]{{1,40}})[{_QUOTE}]")
+_DESCRIPTION_CHARS: Final = 1000
+"""Descriptions are the server's text: only their start is searched."""
+
+_PATH_WORDS: Final = frozenset(
+    {"path", "paths", "file", "files", "filename", "filepath", "dir", "dirs", "directory", "directories", "folder"}
+)
+_DURATION_WORDS: Final = frozenset({"duration", "delay", "sleep", "wait", "pause", "interval", "timeout"})
+_MILLISECOND_WORDS: Final = frozenset({"ms", "millis", "milliseconds"})
+_SECOND_WORDS: Final = frozenset({"seconds", "secs", "sec"})
+_GENERATED_WAIT: Final = {"s": 1, "ms": 100}
+"""What a generated wait asks for (a tenth of it where fractions are allowed): far below any
+sensible call timeout."""
+# An enum value that asks the tool to fail is not the call that reaches its real work.
+_ASKS_FOR_FAILURE: Final = re.compile(r"error|fail|invalid|exception|crash|reject|denied|deny", re.IGNORECASE)
+
+
+def _words(name: str) -> list[str]:
+    """`sourceTimezone`, `source_timezone` and `source-timezone` -> `["source", "timezone"]`."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    return [word for word in re.split(r"[_\-\s.]+", spaced.lower()) if word]
+
+
+def _description(schema: Mapping[str, Any]) -> str:
+    text = schema.get("description")
+    return text[:_DESCRIPTION_CHARS] if isinstance(text, str) else ""
+
+
+def _is_path(name: str, schema: Mapping[str, Any]) -> bool:
+    words = _words(name)
+    return bool(words) and words[-1] in _PATH_WORDS
+
+
+def _duration_unit(name: str, schema: Mapping[str, Any]) -> Literal["s", "ms"] | None:
+    """`s` or `ms` for a property that tells the tool how long to wait, else `None`."""
+    words = _words(name)
+    described = _description(schema).lower()
+    about_waiting = any(word in _DURATION_WORDS for word in words) or any(
+        re.search(rf"\b{word}\b", described) for word in _DURATION_WORDS
+    )
+    if words and words[-1] in _MILLISECOND_WORDS and about_waiting:
+        return "ms"
+    if not about_waiting or not set(_types(schema)) & {"integer", "number"}:
+        return None
+    if "millisecond" in described:
+        return "ms"
+    return "s"
+
 
 class _Generator:
-    """Builds schema-valid values; deterministic so runs and baselines are reproducible."""
+    """Builds schema-valid values; deterministic so runs and baselines are reproducible.
 
-    def __init__(self, root: Mapping[str, Any]) -> None:
+    An `informed` generator also reads descriptions, names and hints; a plain one only the
+    schema's constraints (the fallback when the informed values break the schema).
+    """
+
+    def __init__(self, root: Mapping[str, Any], hints: ArgumentHints | None = None, *, informed: bool = True) -> None:
         self._root = root
+        self._hints = hints or ArgumentHints()
+        self._informed = informed
 
     def resolve(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
         seen = 0
@@ -286,32 +451,41 @@ class _Generator:
             node = node[part]
         return node if isinstance(node, Mapping) else None
 
-    def value(self, schema: Mapping[str, Any], *, required_only: bool = True, depth: int = 0) -> Any:
+    def value(self, schema: Mapping[str, Any], *, required_only: bool = True, depth: int = 0, name: str = "") -> Any:
         schema = self.resolve(schema)
         if depth > _MAX_DEPTH:
             return None
-        for key in ("const", "default"):
-            if key in schema:
-                return schema[key]
+        if "const" in schema:
+            return schema["const"]
+        if self._informed and name:
+            informed = self._informed_value(name, schema)
+            if informed is not None:
+                return informed
+        if "default" in schema:
+            return schema["default"]
         examples = schema.get("examples")
         if isinstance(examples, list) and examples:
             return examples[0]
         if isinstance(schema.get("enum"), list) and schema["enum"]:
-            return schema["enum"][0]
+            choices = schema["enum"]
+            if self._informed:
+                return next((c for c in choices if not _ASKS_FOR_FAILURE.search(str(c))), choices[0])
+            return choices[0]
         for key in ("anyOf", "oneOf"):
             branches = schema.get(key)
             if isinstance(branches, list):
                 usable = [b for b in branches if isinstance(b, Mapping) and _types(self.resolve(b)) != ["null"]]
                 if usable:
-                    return self.value(usable[0], required_only=required_only, depth=depth + 1)
+                    merged = {**{k: v for k, v in schema.items() if k not in (key, "default")}, **usable[0]}
+                    return self.value(merged, required_only=required_only, depth=depth + 1, name=name)
         all_of = schema.get("allOf")
         if isinstance(all_of, list) and all_of:
-            merged: dict[str, Any] = {}
+            merged_all: dict[str, Any] = {}
             for branch in all_of:
                 if isinstance(branch, Mapping):
-                    merged.update(self.resolve(branch))
-            merged.update({k: v for k, v in schema.items() if k != "allOf"})
-            return self.value(merged, required_only=required_only, depth=depth + 1)
+                    merged_all.update(self.resolve(branch))
+            merged_all.update({k: v for k, v in schema.items() if k != "allOf"})
+            return self.value(merged_all, required_only=required_only, depth=depth + 1, name=name)
         types = [t for t in _types(schema) if t != "null"] or _types(schema) or ["object"]
         kind = types[0]
         if kind == "object" or (kind not in _WRONG_TYPE_VALUES and "properties" in schema):
@@ -320,7 +494,13 @@ class _Generator:
             items = schema.get("items")
             count = _int(schema, "minItems") or 0
             item_schema = items if isinstance(items, Mapping) else {}
-            return [self.value(item_schema, required_only=required_only, depth=depth + 1) for _ in range(count)]
+            item_name = name if self._informed and name and _is_path(name, schema) else ""
+            if item_name and count == 0 and "string" in _types(item_schema):
+                count = 1  # `paths: []` reaches no file
+            return [
+                self.value(item_schema, required_only=required_only, depth=depth + 1, name=item_name)
+                for _ in range(count)
+            ]
         if kind == "string":
             return self.string_of(schema, None)
         if kind in ("integer", "number"):
@@ -329,15 +509,74 @@ class _Generator:
             return True
         return None
 
+    def _informed_value(self, name: str, schema: Mapping[str, Any]) -> Any:
+        """A value the property's name or description suggests, when it fits the schema."""
+        types = _types(schema)
+        unit = _duration_unit(name, schema)
+        if unit is not None:
+            integer = "number" not in types
+            wait = _GENERATED_WAIT[unit] * (1 if integer else 0.1)
+            floor = schema.get("minimum")
+            floor = max(floor, wait) if isinstance(floor, int | float) and not isinstance(floor, bool) else wait
+            return self._number({**schema, "minimum": floor}, integer=integer)
+        if "string" not in types or "enum" in schema:
+            return None
+        for candidate in self._string_candidates(name, schema):
+            if self._fits(schema, candidate):
+                return candidate
+        return None
+
+    def _string_candidates(self, name: str, schema: Mapping[str, Any]) -> Iterator[str]:
+        if "default" in schema or "examples" in schema:
+            return
+        if _is_path(name, schema):
+            yield self._path()
+        described = _description(schema)
+        example = _DESCRIBED_EXAMPLE.search(described)
+        if example:
+            yield example.group("value").strip()
+        for pattern, value in _DESCRIBED_FORMATS:
+            if pattern.search(described):
+                yield value
+        words = _words(name)
+        if words and words[-1] in _NAME_VALUES:
+            yield _NAME_VALUES[words[-1]]
+        quoted = _QUOTED.search(described)
+        if quoted:
+            yield quoted.group("value")
+
+    def _path(self) -> str:
+        roots = self._hints.roots
+        if self._hints.read_only:
+            return roots[0] if roots else "."
+        return posixpath.join(roots[0], SCRATCH_NAME) if roots else SCRATCH_NAME
+
+    def _fits(self, schema: Mapping[str, Any], text: str) -> bool:
+        min_length = _int(schema, "minLength") or 0
+        max_length = _int(schema, "maxLength")
+        if len(text) < min_length or (max_length is not None and len(text) > max_length):
+            return False
+        pattern = schema.get("pattern")
+        return not isinstance(pattern, str) or search(pattern, text)
+
     def _object(self, schema: Mapping[str, Any], required_only: bool, depth: int) -> dict[str, Any]:
         properties = schema.get("properties")
         properties = properties if isinstance(properties, Mapping) else {}
         required = [name for name in schema.get("required", []) if isinstance(name, str)]
         names = required if required_only else list(properties)
+        if self._informed and required_only:
+            # An optional wait left out gets the server's default, which may outlast the call.
+            names += [
+                name
+                for name, prop in properties.items()
+                if name not in names and isinstance(prop, Mapping) and _duration_unit(name, self.resolve(prop))
+            ]
         out: dict[str, Any] = {}
         for name in names:
             prop = properties.get(name, {})
-            out[name] = self.value(prop if isinstance(prop, Mapping) else {}, required_only=True, depth=depth + 1)
+            out[name] = self.value(
+                prop if isinstance(prop, Mapping) else {}, required_only=True, depth=depth + 1, name=name
+            )
         return out
 
     def _number(self, schema: Mapping[str, Any], *, integer: bool) -> float:
@@ -378,7 +617,6 @@ class _Generator:
 
     def _from_pattern(self, pattern: str) -> str | None:
         try:
-            compiled = re.compile(pattern)
             parsed = sre_parse.parse(pattern)
         except (re.error, RecursionError):
             return None
@@ -386,7 +624,7 @@ class _Generator:
             text = self._emit(list(parsed.data), 0)
         except (ValueError, IndexError, RecursionError):
             return None
-        return text if compiled.search(text) else None
+        return text if search(pattern, text) else None
 
     def _emit(self, items: list[tuple[Any, Any]], depth: int) -> str:
         if depth > 20:

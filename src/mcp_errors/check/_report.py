@@ -6,15 +6,52 @@ import json
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from mcp_errors.check._rules import RULES, Finding, Severity
+from mcp_errors.check._rules import RULES, Family, Finding, Severity
 
-__all__ = ["CheckReport", "load_baseline", "resolve_rules"]
+__all__ = ["CallRecord", "CheckReport", "load_baseline", "resolve_rules"]
+
+_FAMILY_TITLES: Final = {
+    Family.ANY_SERVER: "What any agent needs from any MCP server (MCP spec, SEP-1303, usability)",
+    Family.CONTRACT: "What the mcp-errors contract adds (envelope and first text line)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """What became of one tool's valid call (or empty-result call)."""
+
+    outcome: str
+    """`succeeded`, `error result`, `JSON-RPC error`, `timed out`, `asked for client input` or `not made`."""
+    arguments: str | None = None
+    """Where the arguments came from: `--args` or `generated from the inputSchema`."""
+    note: str | None = None
+    """Why the call was not made, or what else to know about it."""
+
+    @property
+    def made(self) -> bool:
+        return self.outcome != "not made"
+
+    @property
+    def succeeded(self) -> bool:
+        return self.outcome == "succeeded"
+
+    def to_json(self) -> dict[str, str]:
+        out = {"outcome": self.outcome}
+        if self.arguments is not None:
+            out["arguments"] = self.arguments
+        if self.note is not None:
+            out["note"] = self.note
+        return out
+
+    def describe(self) -> str:
+        text = self.outcome if self.arguments is None else f"{self.outcome} (arguments {self.arguments})"
+        return text if self.note is None else f"{text}: {self.note}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,12 +67,25 @@ class CheckReport:
     tools_unchecked: list[str] = field(default_factory=list[str])
     """Tools left unchecked because the server crashed or the total timeout ran out."""
     tools_without_valid_call: list[str] = field(default_factory=list[str])
-    """With `call_valid`: tools checked without their valid call, because no arguments that
-    satisfy the inputSchema could be built (the valid-call rules were not applied to them)."""
+    """With `call_valid`: tools checked without a valid call (no arguments satisfy the
+    inputSchema, or the tool declares it writes); the valid-call rules did not judge them."""
     calls: int = 0
     duration_seconds: float = 0.0
     suppressed: int = 0
     """Findings removed by `filtered` (ignored, not selected, or in the baseline)."""
+    valid_calls: dict[str, CallRecord] = field(default_factory=dict[str, CallRecord])
+    """Per tool, whether a valid call was made and whether it succeeded."""
+    empty_calls: dict[str, CallRecord] = field(default_factory=dict[str, CallRecord])
+    """Per tool with an `empty` call in `--args`, what became of it."""
+    changes: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    """Calls that may have changed the server's data: `{"tool", "call", "arguments"}` for every
+    answer that was not an error from a tool that does not declare `readOnlyHint: true`."""
+    roots: list[str] = field(default_factory=list[str])
+    """Paths taken as the server's own domain (from `--args` or a tool that lists them)."""
+    unused_arguments: list[str] = field(default_factory=list[str])
+    """Tools named in `--args` that the server does not list."""
+    contract: bool = True
+    """Whether the contract's rules were applied (`--contract on`)."""
 
     @property
     def failed(self) -> bool:
@@ -76,12 +126,18 @@ class CheckReport:
             "toolsSkipped": dict(self.tools_skipped),
             "toolsUnchecked": list(self.tools_unchecked),
             "toolsWithoutValidCall": list(self.tools_without_valid_call),
+            "validCalls": {tool: record.to_json() for tool, record in self.valid_calls.items()},
+            "emptyCalls": {tool: record.to_json() for tool, record in self.empty_calls.items()},
+            "possibleChanges": [dict(change) for change in self.changes],
+            "roots": list(self.roots),
+            "unusedArguments": list(self.unused_arguments),
+            "contract": self.contract,
             "calls": self.calls,
             "durationSeconds": self.duration_seconds,
         }
 
     def to_json(self) -> dict[str, Any]:
-        """`{"server": ..., "findings": [{"rule", "severity", "tool", "message"}], "summary": ...}`."""
+        """`{"server": ..., "findings": [{"rule", "severity", "family", "tool", "message"}], "summary": ...}`."""
         return {
             "server": dict(self.server),
             "findings": [finding.to_json() for finding in self.findings],
@@ -89,12 +145,28 @@ class CheckReport:
         }
 
     def render(self, console: Console) -> None:
-        """Print the report grouped by tool, server-wide findings first."""
+        """Print the report: one section per rule family, grouped by tool, then per-tool calls."""
         name = self.server.get("name") or self.server.get("target") or "server"
         version = self.server.get("version")
         console.print(Text.assemble(("mcp-errors check ", "bold"), (f"{name} {version or ''}".strip(), "cyan")))
+        families = [Family.ANY_SERVER, Family.CONTRACT] if self.contract else [Family.ANY_SERVER]
+        for family in families:
+            console.print(Text(_FAMILY_TITLES[family], style="bold underline"))
+            self._render_family(console, [f for f in self.findings if f.family is family])
+        self._render_calls(console)
+        summary = self.summary()
+        verdict = Text("passed", style="bold green") if summary["passed"] else Text("failed", style="bold red")
+        console.print(
+            Text.assemble(
+                verdict,
+                f": {summary['errors']} error(s), {summary['warnings']} warning(s), {summary['suppressed']} suppressed;"
+                f" {summary['toolsChecked']} tool(s), {summary['calls']} call(s) in {summary['durationSeconds']:.2f}s",
+            )
+        )
+
+    def _render_family(self, console: Console, findings: list[Finding]) -> None:
         by_tool: dict[str | None, list[Finding]] = {}
-        for finding in self.findings:
+        for finding in findings:
             by_tool.setdefault(finding.tool, []).append(finding)
         order: list[str | None] = [None, *self.tools_checked]
         order += [tool for tool in by_tool if tool not in order]
@@ -117,27 +189,39 @@ class CheckReport:
                     Text(finding.message),
                 )
             console.print(table)
+
+    def _render_calls(self, console: Console) -> None:
+        lines: list[Text] = []
         for tool, reason in self.tools_skipped.items():
-            console.print(Text.assemble(("  - ", "dim"), (tool, "bold"), (f" skipped: {reason}", "dim")))
-        for tool in self.tools_without_valid_call:
-            console.print(
+            lines.append(Text.assemble(("  - ", "dim"), (tool, "bold"), (f" skipped: {reason}", "dim")))
+        for tool, record in self.valid_calls.items():
+            style = "green" if record.succeeded else "yellow"
+            lines.append(
+                Text.assemble(("  - ", "dim"), (tool, "bold"), (" valid call: ", "dim"), (record.describe(), style))
+            )
+        for tool, record in self.empty_calls.items():
+            style = "green" if record.succeeded else "yellow"
+            lines.append(
                 Text.assemble(
-                    ("  - ", "dim"),
-                    (tool, "bold"),
-                    (": no valid call made (no arguments found that satisfy its inputSchema)", "dim"),
+                    ("  - ", "dim"), (tool, "bold"), (" empty-result call: ", "dim"), (record.describe(), style)
                 )
             )
         for tool in self.tools_unchecked:
-            console.print(Text.assemble(("  - ", "dim"), (tool, "bold"), (" not checked: the run stopped", "dim")))
-        summary = self.summary()
-        verdict = Text("passed", style="bold green") if summary["passed"] else Text("failed", style="bold red")
-        console.print(
-            Text.assemble(
-                verdict,
-                f": {summary['errors']} error(s), {summary['warnings']} warning(s), {summary['suppressed']} suppressed;"
-                f" {summary['toolsChecked']} tool(s), {summary['calls']} call(s) in {summary['durationSeconds']:.2f}s",
-            )
-        )
+            lines.append(Text.assemble(("  - ", "dim"), (tool, "bold"), (" not checked: the run stopped", "dim")))
+        if self.roots:
+            lines.append(Text(f"  roots taken as the server's own domain: {', '.join(self.roots)}", style="dim"))
+        if self.unused_arguments:
+            unused = ", ".join(self.unused_arguments)
+            lines.append(Text(f"  --args names tools the server does not list: {unused}", style="yellow"))
+        if self.changes:
+            lines.append(Text("  calls that may have changed data (their tools do not declare readOnlyHint: true):"))
+            for change in self.changes:
+                arguments = json.dumps(change["arguments"], ensure_ascii=False)
+                lines.append(Text(f"    {change['tool']} ({change['call']}) {arguments}", style="dim"))
+        if lines:
+            console.print(Text("Calls", style="bold underline"))
+            for line in lines:
+                console.print(line)
 
 
 def resolve_rules(values: Iterable[str]) -> set[str]:

@@ -10,7 +10,7 @@ import enum
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["RULES", "Finding", "Rule", "Severity"]
+__all__ = ["RULES", "Family", "Finding", "Rule", "Severity"]
 
 
 class Severity(enum.StrEnum):
@@ -18,6 +18,15 @@ class Severity(enum.StrEnum):
 
     ERROR = "error"
     WARNING = "warning"
+
+
+class Family(enum.StrEnum):
+    """Whom a rule speaks for; `--contract off` keeps only `ANY_SERVER`."""
+
+    ANY_SERVER = "any-server"
+    """What any agent needs from any MCP server: the spec, SEP-1303 and plain usability."""
+    CONTRACT = "contract"
+    """What this project's wire contract adds: the error envelope and its first text line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,11 +41,15 @@ class Rule:
     summary: str
     """What a server must do to pass."""
     source: str
-    """Where the requirement comes from: the MCP spec, SEP-1303 or this project's contract."""
+    """Where the requirement comes from: the MCP spec, SEP-1303, usability or this project's contract."""
+    family: Family = Family.ANY_SERVER
 
 
 _SPEC_TOOLS_ERRORS: Final = "MCP spec, Server features > Tools > Error handling"
 _CONTRACT: Final = "mcp-errors wire contract"
+_USABILITY: Final = "usability: what a model can act on"
+_ANY: Final = Family.ANY_SERVER
+_OURS: Final = Family.CONTRACT
 
 _ALL: Final = (
     Rule(
@@ -52,6 +65,7 @@ _ALL: Final = (
         Severity.ERROR,
         "An error result carries a structuredContent object with errorCategory, isRetryable and description.",
         _CONTRACT,
+        _OURS,
     ),
     Rule(
         "ME003",
@@ -60,6 +74,7 @@ _ALL: Final = (
         "The envelope's values are valid: a known category, isRetryable true only with transient, "
         "a non-empty description, UPPER_SNAKE codes, retryAfterSeconds only when transient.",
         f"{_CONTRACT} (error-envelope.schema.json)",
+        _OURS,
     ),
     Rule(
         "ME004",
@@ -67,6 +82,7 @@ _ALL: Final = (
         Severity.ERROR,
         "Arguments that break the tool's inputSchema are reported with errorCategory validation.",
         _CONTRACT,
+        _OURS,
     ),
     Rule(
         "ME005",
@@ -81,6 +97,7 @@ _ALL: Final = (
         Severity.ERROR,
         'The description is actionable, not generic ("Operation failed", "Internal error").',
         _CONTRACT,
+        _OURS,
     ),
     Rule(
         "ME007",
@@ -88,6 +105,7 @@ _ALL: Final = (
         Severity.WARNING,
         "The description adds what to do next instead of repeating the message.",
         _CONTRACT,
+        _OURS,
     ),
     Rule(
         "ME008",
@@ -95,6 +113,7 @@ _ALL: Final = (
         Severity.WARNING,
         "A validation error's description names the argument that is wrong.",
         _CONTRACT,
+        _OURS,
     ),
     Rule(
         "ME009",
@@ -103,40 +122,42 @@ _ALL: Final = (
         "The first content block is text naming the category, the retry verdict and the description, "
         "for hosts that show the model only that text.",
         f"{_CONTRACT}; {_SPEC_TOOLS_ERRORS}",
+        _OURS,
     ),
     Rule(
         "ME010",
         "leaks-internals",
         Severity.ERROR,
-        "No stack trace, file path or secret appears in any text of an error result.",
-        "MCP spec, Server features > Tools > Security considerations; mcp-errors wire contract",
+        "No stack trace, secret, or file path the caller could not know (source files, installed packages, "
+        "home folders) appears in any text of an error result; paths in the server's own domain are information.",
+        "MCP spec, Server features > Tools > Security considerations",
     ),
     Rule(
         "ME011",
         "output-schema-rejects-error",
         Severity.ERROR,
         "The tool's outputSchema admits the structuredContent of its error results.",
-        "MCP spec, Tools > Output schema (strict clients validate every structuredContent); mcp-errors contract",
+        "MCP spec, Tools > Output schema (strict clients validate every structuredContent)",
     ),
     Rule(
         "ME012",
         "empty-result-as-error",
         Severity.ERROR,
         "A valid query that matched nothing is a success (isError false), not an error.",
-        _CONTRACT,
+        f"{_USABILITY} (agents retry or give up on errors)",
     ),
     Rule(
         "ME013",
         "silent-empty-result",
         Severity.WARNING,
         "An empty success says in text that the query ran and matched nothing.",
-        _CONTRACT,
+        f"{_USABILITY} (an empty answer looks like a swallowed failure)",
     ),
     Rule(
         "ME014",
         "call-timeout",
         Severity.ERROR,
-        "Every tools/call is answered within the per-call timeout.",
+        "Every tools/call with small arguments is answered within the per-call timeout.",
         "MCP spec, Basic protocol > Lifecycle > Timeouts",
     ),
     Rule(
@@ -178,8 +199,8 @@ _ALL: Final = (
         "ME020",
         "schema-unusable",
         Severity.ERROR,
-        "The tool's inputSchema and outputSchema are usable JSON Schema: every pattern compiles and every "
-        "$ref resolves, so the checker (and clients) can build and validate arguments and results.",
+        "The tool's inputSchema and outputSchema are valid JSON Schema whose patterns compile and match in "
+        "bounded time, so the checker (and clients) can build and validate arguments and results.",
         "MCP spec, Server features > Tools (inputSchema and outputSchema are JSON Schema objects)",
     ),
     Rule(
@@ -188,6 +209,38 @@ _ALL: Final = (
         Severity.ERROR,
         "A stdio server writes nothing but MCP messages to its stdout; logs and prints go to stderr.",
         "MCP spec, Basic protocol > Transports > stdio (the server MUST NOT write anything else to stdout)",
+    ),
+    Rule(
+        "ME022",
+        "failure-as-success",
+        Severity.ERROR,
+        "A failure is marked isError: true; a result marked a success does not read as an error "
+        '("Error: ...", "Database error: ...", "Cmd(\'git\') failed").',
+        f"{_SPEC_TOOLS_ERRORS} (tool execution errors are reported with isError: true); {_USABILITY}",
+    ),
+    Rule(
+        "ME023",
+        "generic-error-text",
+        Severity.ERROR,
+        'The text of an error says what went wrong: not a stock phrase ("fetch failed", "Internal error") '
+        'nor only a wrapper ("Error executing tool X").',
+        f"SEP-1303 and {_SPEC_TOOLS_ERRORS} (errors are results so the model can correct itself); {_USABILITY}",
+    ),
+    Rule(
+        "ME024",
+        "raw-error-text",
+        Severity.WARNING,
+        "The text of an error is written for the model, not a library's raw dump (a pydantic report with "
+        "input_value and a documentation URL, a subprocess command line).",
+        f"{_USABILITY}; MCP spec, Server features > Tools > Security considerations",
+    ),
+    Rule(
+        "ME025",
+        "no-recovery-hint",
+        Severity.WARNING,
+        "An error tells the agent what kind of failure it is or whether resending can work: in structured "
+        "content, in toolFailure metadata, or at least in its text.",
+        f"{_USABILITY}; SEP-3313 (draft: toolFailure class and retryable)",
     ),
 )
 
@@ -207,5 +260,15 @@ class Finding:
     def severity(self) -> Severity:
         return RULES[self.rule].severity
 
+    @property
+    def family(self) -> Family:
+        return RULES[self.rule].family
+
     def to_json(self) -> dict[str, str | None]:
-        return {"rule": self.rule, "severity": self.severity.value, "tool": self.tool, "message": self.message}
+        return {
+            "rule": self.rule,
+            "severity": self.severity.value,
+            "family": self.family.value,
+            "tool": self.tool,
+            "message": self.message,
+        }

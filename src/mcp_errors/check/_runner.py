@@ -1,36 +1,48 @@
 """Connect to a server, call each tool with probes, and collect findings; never hang.
 
 Every await on the server is bounded: the handshake and `tools/list` by the per-call timeout,
-each `tools/call` by the per-call timeout, and the whole run by a deadline. A server that
-hangs, crashes or speaks no contract at all ends as findings in the report.
+each `tools/call` by the per-call timeout, and the whole run by a deadline. The work between
+awaits is bounded too: building probes and judging answers match the server's patterns
+through `_patterns`, within the per-call timeout and what is left of the run. A server that
+hangs, crashes, sends hostile schemas or speaks no contract at all ends as findings.
+
+Before the tools are probed, a tool that lists the server's allowed places
+(`list_allowed_directories`) is asked for them: path arguments then reach real places, and
+errors that name them are not taken for leaks.
 """
 
 from __future__ import annotations
 
 import contextvars
 import functools
+import json
 import logging
 import os
+import re
 import shlex
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any, Final, Literal
 
 import anyio
+from jsonschema import SchemaError
+from jsonschema.validators import validator_for
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, CallToolResult, Tool
+from mcp_types import CONNECTION_CLOSED, CallToolResult, InputRequiredResult, TextContent, Tool
 
-from mcp_errors._client import list_all_tools
-from mcp_errors.check._judge import Verdict, judge_call, judge_output_mismatch
-from mcp_errors.check._probes import Probe, invalid_probes, valid_arguments
-from mcp_errors.check._report import CheckReport
-from mcp_errors.check._rules import Finding
+from mcp_errors.check._args import CallArguments, ToolArguments
+from mcp_errors.check._judge import Verdict, judge_call
+from mcp_errors.check._patterns import CutShortError, OutOfTimeError, time_limit
+from mcp_errors.check._probes import ArgumentHints, Probe, invalid_probes, valid_arguments, waits_seconds
+from mcp_errors.check._report import CallRecord, CheckReport
+from mcp_errors.check._rules import Family, Finding
+from mcp_errors.check._wire import call_tool, list_tools_leniently
 
 __all__ = ["CheckOptions", "Target", "check_server"]
 
@@ -61,6 +73,10 @@ class CheckOptions:
     """Protocol negotiation: `auto` tries the 2026 revision first, `legacy` speaks 2025-11-25."""
     probes_per_tool: int = 12
     """The most invalid-argument probes sent to one tool."""
+    arguments: CallArguments = field(default_factory=CallArguments)
+    """What `--args` says: per tool, arguments for a valid and an empty-result call; roots."""
+    contract: bool = True
+    """Also apply the rules of this project's contract (`False`: only what any server owes)."""
 
 
 @dataclass(slots=True)
@@ -75,6 +91,11 @@ class _Run:
     without_valid_call: list[str] = field(default_factory=list)
     stopped: bool = False
     server_info: dict[str, str | None] = field(default_factory=dict)
+    roots: list[str] = field(default_factory=list)
+    valid_calls: dict[str, CallRecord] = field(default_factory=dict)
+    empty_calls: dict[str, CallRecord] = field(default_factory=dict)
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    unused_arguments: list[str] = field(default_factory=list)
 
     def add(self, rule: str, tool: str | None, message: str) -> None:
         key = (rule, tool)
@@ -122,13 +143,15 @@ async def check_server(target: Target, options: CheckOptions | None = None) -> C
     """
     options = options or CheckOptions()
     started = anyio.current_time()
-    run = _Run(options=options, deadline=started + options.total_timeout)
+    run = _Run(options=options, deadline=started + options.total_timeout, roots=list(options.arguments.roots))
     label = _label(target)
     with anyio.move_on_after(options.total_timeout + _TEARDOWN_GRACE) as hard_stop:
         await _check(target, run)
     if hard_stop.cancelled_caught or run.stopped:
         run.add("ME017", None, f"the run stopped at the total timeout of {options.total_timeout:g}s")
     findings = [Finding(rule, tool, _counted(text, count)) for (rule, tool), (text, count) in run.findings.items()]
+    if not options.contract:
+        findings = [finding for finding in findings if finding.family is Family.ANY_SERVER]
     findings.sort(key=lambda f: (f.tool or "", f.rule))
     return CheckReport(
         server={"target": label, **run.server_info},
@@ -139,6 +162,12 @@ async def check_server(target: Target, options: CheckOptions | None = None) -> C
         tools_without_valid_call=run.without_valid_call,
         calls=run.calls,
         duration_seconds=round(anyio.current_time() - started, 3),
+        valid_calls=run.valid_calls,
+        empty_calls=run.empty_calls,
+        changes=run.changes,
+        roots=run.roots,
+        unused_arguments=run.unused_arguments,
+        contract=options.contract,
     )
 
 
@@ -172,18 +201,31 @@ async def _check(target: Target, run: _Run) -> None:
         try:
             with scope:
                 async with client:
-                    tools = await list_all_tools(client)
+                    tools, malformed = await list_tools_leniently(client)
                     connected = True
                     scope.deadline = run.deadline + _TEARDOWN_GRACE
                     if client.server_info is not None:
                         run.server_info = {"name": client.server_info.name, "version": client.server_info.version}
+                    for name, problem in malformed.items():
+                        run.checked.append(name)
+                        run.add("ME020", name, f"the listing's entry for this tool is not a valid Tool: {problem}")
+                    listed = {tool.name for tool in tools} | set(malformed)
+                    run.unused_arguments = [name for name in options.arguments.tools if name not in listed]
+                    await _learn_roots(client, tools, run)
                     for tool in tools:
                         if not await _check_tool(client, tool, run, errlog):
                             run.mark_unreached(tools)
                             break
                     finished = True
         except Exception as exc:
-            if not connected:
+            if not connected and isinstance(target, StdioServerParameters) and _closed(exc):
+                run.add(
+                    "ME015",
+                    None,
+                    "the server exited before answering: did it start serving? (a script that builds a server"
+                    f" must also run it, e.g. `server.run()`){_tail(errlog)}",
+                )
+            elif not connected:
                 run.add("ME015", None, f"could not connect: {_describe(exc)}{_tail(errlog)}")
             elif not finished:
                 # Connected is not complete: whatever stopped the loop leaves tools unjudged.
@@ -204,18 +246,30 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
     if annotations is not None and annotations.destructive_hint is True and not options.allow_destructive:
         run.skipped[tool.name] = "annotated destructiveHint: pass --allow-destructive to call it"
         return True
+    if tool.execution is not None and tool.execution.task_support == "required":
+        run.skipped[tool.name] = (
+            "it must be called as a task (execution.taskSupport: required), which the checker does not do"
+        )
+        return True
     schema: dict[str, Any] = tool.input_schema if isinstance(tool.input_schema, dict) else {}
     run.checked.append(tool.name)
+    unusable = _schema_problem(tool)
+    if unusable is not None:
+        run.add("ME020", tool.name, unusable)
+        return True
     try:
-        probes = invalid_probes(schema, limit=options.probes_per_tool)
-        if options.call_valid:
-            arguments = valid_arguments(schema)
-            if arguments is not None:
-                probes.append(Probe("valid", arguments, detail="valid call"))
-            else:
-                run.without_valid_call.append(tool.name)
+        with time_limit(min(options.timeout, run.remaining())):
+            probes = _plan(tool, schema, run)
+    except OutOfTimeError:
+        if run.remaining() <= 0:
+            return _cut_off(run, tool)
+        run.add("ME020", tool.name, f"building probes from the inputSchema took over {options.timeout:g}s; not called")
+        return True
+    except CutShortError as exc:
+        run.add("ME020", tool.name, f"could not build probes from the inputSchema: {exc}; not called")
+        return True
     except Exception as exc:
-        # A schema jsonschema cannot use (a bad regex, a dangling $ref) breaks clients too.
+        # A schema jsonschema cannot use (a dangling $ref) breaks clients too.
         run.add(
             "ME020", tool.name, f"could not build probes from the inputSchema: {_describe(exc, _SCHEMA_ERROR_CHARS)}"
         )
@@ -228,31 +282,40 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
         judge: Callable[[], list[Verdict]]
         try:
             with anyio.fail_after(budget):
-                result: CallToolResult = await client.call_tool(tool.name, probe.arguments)
-            judge = functools.partial(judge_call, tool, probe, result)
+                outcome = await call_tool(client, tool.name, probe.arguments)
         except TimeoutError:
             if budget < options.timeout:
                 return _cut_off(run, tool)
-            run.add("ME014", tool.name, f"{probe.detail or 'call'}: no answer within {options.timeout:g}s")
+            waited = waits_seconds(schema, probe.arguments)
+            if waited >= options.timeout / 2:
+                # The checker's own arguments asked for the wait: that is not a slow tool.
+                _record(run, tool, probe, "timed out", f"its arguments ask it to wait {waited:g}s")
+                return True
+            _record(run, tool, probe, "timed out")
+            _note_change(run, tool, probe)
+            run.add("ME014", tool.name, f"{probe.label}: no answer within {options.timeout:g}s")
             # One hung call says enough about this tool; keep the budget for the others.
             return True
         except MCPError as exc:
             # -32000 is also a common code for a server's own errors: only a server that no
             # longer answers at all has really gone.
             if exc.code == CONNECTION_CLOSED and not await _still_answers(client, options.timeout):
-                run.add("ME016", tool.name, f"connection closed during {probe.detail or 'a call'}{_tail(errlog)}")
+                run.add("ME016", tool.name, f"connection closed during {probe.label}{_tail(errlog)}")
                 return False
-            judge = functools.partial(judge_call, tool, probe, exc)
-        except RuntimeError as exc:
-            # The SDK client raises RuntimeError when a success breaks the outputSchema (or the
-            # schema cannot be used); any other RuntimeError means the session is unusable.
-            if "structured content" not in str(exc) and "schema" not in str(exc):
-                run.add("ME016", tool.name, f"{probe.detail or 'call'}: {_describe(exc)}{_tail(errlog)}")
-                return False
-            judge = functools.partial(judge_output_mismatch, probe, str(exc))
+            _record(run, tool, probe, "JSON-RPC error")
+            judge = functools.partial(judge_call, tool, probe, exc, domain=run.roots)
         except Exception as exc:
-            run.add("ME016", tool.name, f"{probe.detail or 'call'}: {_describe(exc)}{_tail(errlog)}")
+            run.add("ME016", tool.name, f"{probe.label}: {_describe(exc)}{_tail(errlog)}")
             return False
+        else:
+            if isinstance(outcome, InputRequiredResult):
+                run.calls += 1
+                _record(run, tool, probe, "asked for client input", "the checker answers no elicitation or sampling")
+                continue
+            _record(run, tool, probe, "error result" if outcome.is_error else "succeeded")
+            if not outcome.is_error:
+                _note_change(run, tool, probe)
+            judge = functools.partial(judge_call, tool, probe, outcome, domain=run.roots)
         run.calls += 1
         verdicts = _judge(run, tool, judge)
         if verdicts is None:
@@ -260,6 +323,122 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
         for rule, message in verdicts:
             run.add(rule, tool.name, message)
     return True
+
+
+def _plan(tool: Tool, schema: dict[str, Any], run: _Run) -> list[Probe]:
+    """The calls to make: invalid probes, then the valid and empty-result calls."""
+    options = run.options
+    given = options.arguments.tools.get(tool.name, ToolArguments())
+    read_only = tool.annotations is not None and tool.annotations.read_only_hint is True
+    hints = ArgumentHints(roots=tuple(run.roots), read_only=read_only)
+    probes = invalid_probes(schema, limit=options.probes_per_tool, base=given.valid, hints=hints)
+    if given.valid is not None:
+        probes.append(Probe("valid", given.valid, detail="valid call", source="--args"))
+    elif options.call_valid:
+        declared_write = tool.annotations is not None and tool.annotations.read_only_hint is False
+        arguments = None if declared_write and not options.allow_destructive else valid_arguments(schema, hints)
+        if arguments is not None:
+            probes.append(Probe("valid", arguments, detail="valid call"))
+        else:
+            run.without_valid_call.append(tool.name)
+            reason = (
+                "the tool declares it changes data (readOnlyHint: false): give its arguments in --args,"
+                " or pass --allow-destructive"
+                if declared_write and not options.allow_destructive
+                else "no arguments found that satisfy its inputSchema: give them in --args"
+            )
+            run.valid_calls[tool.name] = CallRecord("not made", note=reason)
+    if given.empty is not None:
+        probes.append(Probe("empty", given.empty, detail="empty-result call", source="--args"))
+    return probes
+
+
+def _record(run: _Run, tool: Tool, probe: Probe, outcome: str, note: str | None = None) -> None:
+    if probe.is_invalid:
+        return
+    arguments = "--args" if probe.source == "--args" else "generated from the inputSchema"
+    calls = run.valid_calls if probe.kind == "valid" else run.empty_calls
+    calls[tool.name] = CallRecord(outcome, arguments, note)
+
+
+def _note_change(run: _Run, tool: Tool, probe: Probe) -> None:
+    """Remember a call that may have changed data: its tool does not say it only reads."""
+    if tool.annotations is not None and tool.annotations.read_only_hint is True:
+        return
+    call = probe.label if probe.is_invalid else probe.label.split(" (")[0]
+    run.changes.append({"tool": tool.name, "call": call, "arguments": probe.arguments})
+
+
+def _schema_problem(tool: Tool) -> str | None:
+    """Why the tool's inputSchema or outputSchema is not usable JSON Schema, or `None`.
+
+    The metaschema check also compiles every `pattern` (its `regex` format), optional
+    properties and outputSchemas included.
+    """
+    for where, schema in (("inputSchema", tool.input_schema), ("outputSchema", tool.output_schema)):
+        if schema is None:
+            continue
+        if not isinstance(schema, Mapping):
+            return f"the {where} is not a JSON object"
+        try:
+            text = json.dumps(schema, sort_keys=True)
+        except (TypeError, ValueError):
+            return f"the {where} is not JSON"
+        problem = _metaschema_problem(text)
+        if problem is not None:
+            return f"the {where} is not valid JSON Schema at {problem}"
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _metaschema_problem(schema_text: str) -> str | None:
+    # Tools of one server share schemas (every outputSchema `install` widens looks alike), and
+    # a metaschema check costs milliseconds: each distinct schema is checked once.
+    schema = json.loads(schema_text)
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        location = "/".join(str(part) for part in exc.absolute_path) or "(root)"
+        return f"{location}: {_clip(exc.message, _SCHEMA_ERROR_CHARS)}"
+    return None
+
+
+async def _learn_roots(client: Client, tools: Sequence[Tool], run: _Run) -> None:
+    """Ask a tool that lists the server's allowed places (`list_allowed_directories`) for them."""
+    for tool in tools:
+        if not _ROOTS_TOOL.fullmatch(tool.name.lower().replace("-", "_")):
+            continue
+        schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
+        annotations = tool.annotations
+        if schema.get("required") or (annotations is not None and annotations.read_only_hint is False):
+            continue
+        try:
+            with anyio.fail_after(min(run.options.timeout, max(run.remaining(), 0.01))):
+                result = await call_tool(client, tool.name, {})
+        except Exception:
+            return  # the tool is probed (and judged) with the others
+        run.calls += 1
+        if isinstance(result, CallToolResult) and not result.is_error:
+            texts = [block.text for block in result.content if isinstance(block, TextContent)]
+            for path in _ROOT_LINE.findall("\n".join(texts)[:_ROOTS_CHARS]):
+                if path.rstrip("/\\") and path not in run.roots:
+                    run.roots.append(path)
+        return
+
+
+# `list_allowed_directories`, `list_roots`, `get_allowed_paths`, `allowed_repositories`, ...
+_ROOTS_TOOL: Final = re.compile(
+    r"(?:list_|get_)?(?:allowed_(?:directories|dirs|folders|paths|roots|repositories|repos)|roots)"
+)
+# An absolute path alone on its line, after a `- ` bullet or after a label's colon.
+_ROOT_LINE: Final = re.compile(r"^(?:.*?:\s+|[-*]\s+)?((?:[A-Za-z]:)?[/\\][^\s,;'\"]*)\s*$", re.MULTILINE)
+_ROOTS_CHARS: Final = 20_000
+
+
+def _closed(exc: BaseException) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        return any(_closed(inner) for inner in exc.exceptions)
+    return isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
 
 
 class _StdoutNoise(logging.Filter):
@@ -347,7 +526,11 @@ _LIVENESS_SECONDS: Final = 5.0
 def _judge(run: _Run, tool: Tool, judge: Callable[[], list[Verdict]]) -> list[Verdict] | None:
     """The verdicts, or `None` (and an ME020 finding) when the tool's schemas defeat judging."""
     try:
-        return judge()
+        with time_limit(min(run.options.timeout, max(run.remaining(), 0.0))):
+            return judge()
+    except CutShortError as exc:
+        run.add("ME020", tool.name, f"could not judge an answer against the tool's schemas: {exc}")
+        return None
     except Exception as exc:
         run.add(
             "ME020",
@@ -391,6 +574,11 @@ def _tail(errlog: IO[str] | None) -> str:
         return ""
     last = lines[-1]
     return f" (last server stderr line: {last[-_STDERR_TAIL:]})"
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _counted(message: str, count: int) -> str:

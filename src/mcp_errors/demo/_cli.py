@@ -37,12 +37,25 @@ def serve_command(
     commit_then_timeout: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="Probability that a refund commits and then its answer is lost.")
     ] = 0.0,
+    workers: Annotated[
+        int,
+        typer.Option(min=1, help="With --http: replicas (uvicorn worker processes) serving one desk file, stateless."),
+    ] = 1,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            metavar="URL",
+            help="Idempotency store shared by the replicas for write tools that keep no keys of their own: "
+            "sqlite:///path, postgresql://..., redis://... (refunds keep theirs in the desk file). "
+            "Default: no replay.",
+        ),
+    ] = None,
     no_contract: Annotated[
         bool, typer.Option("--no-contract", hidden=True, help="Serve without mcp_errors.install (benchmarks).")
     ] = False,
 ) -> None:
     """Run the demo support desk as an MCP server (stdio by default)."""
-    from mcp_errors.demo._db import default_db_path
+    from mcp_errors.demo._db import MEMORY, default_db_path
     from mcp_errors.demo._faults import FaultConfig
     from mcp_errors.demo._server import OUTAGE_TARGETS, DeskConfig, build_server
 
@@ -59,15 +72,33 @@ def serve_command(
         commit_then_timeout=commit_then_timeout,
         seed=seed,
     )
-    config = DeskConfig(db=db or default_db_path(), role=role, faults=faults, contract=not no_contract)
+    if workers > 1 and http is None:
+        raise typer.BadParameter("replicas serve HTTP: add --http PORT", param_hint="--workers")
+    if store is not None and no_contract:
+        raise typer.BadParameter("replay needs the error contract", param_hint="--store")
+    config = DeskConfig(db=db or default_db_path(), role=role, faults=faults, contract=not no_contract, store=store)
+    if workers > 1 and str(config.db) == MEMORY:
+        raise typer.BadParameter("replicas cannot share an in-memory desk: give a file", param_hint="--db")
     try:
+        # Built here first in every case: it checks the file and the store URL, and seeds a
+        # new desk once, before any replica starts.
         server = build_server(config)
     except sqlite3.DatabaseError as exc:
         raise typer.BadParameter(f"{config.db} is not a usable SQLite database ({exc})", param_hint="--db") from exc
+    except (ValueError, ImportError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="--store") from exc
     if http is None:
         server.run("stdio")
-    else:
-        server.run("streamable-http", host=host, port=http)
+        return
+    import os
+
+    import uvicorn
+
+    from mcp_errors.demo._app import CONFIG_ENV, config_to_env
+
+    server.desk_database.close()  # type: ignore[attr-defined]  # the replicas open their own
+    os.environ[CONFIG_ENV] = config_to_env(config, host=host)
+    uvicorn.run("mcp_errors.demo._app:make_app", factory=True, host=host, port=http, workers=workers)
 
 
 def demo_command(

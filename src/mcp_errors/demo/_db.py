@@ -149,8 +149,12 @@ class Database:
         self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=5.0)
         self._conn.row_factory = sqlite3.Row
         self._lock = threading.Lock()
+        if str(path) != MEMORY:
+            # Replicas (`serve --workers N`) share the file: readers then never wait for a writer.
+            self._conn.execute("PRAGMA journal_mode = WAL")
         with self._lock:
             self._conn.executescript(_SCHEMA)
+        with self._transaction():  # one process seeds; replicas starting with it see its rows
             if self._conn.execute("SELECT COUNT(*) FROM customers").fetchone()[0] == 0:
                 self._seed(seed)
 
@@ -171,38 +175,35 @@ class Database:
 
     def _seed(self, seed: int) -> None:
         rng = random.Random(seed)
-        with self._conn:
-            self._conn.execute("BEGIN")
-            customers = []
-            for index in range(12):
-                first, last = _FIRST_NAMES[index], _LAST_NAMES[index % len(_LAST_NAMES)]
-                customer_id = f"C-{1001 + index}"
-                email = f"{first.lower()}.{last.lower()}@example.com"
-                tier = rng.choice(("standard", "standard", "gold"))
-                customers.append(customer_id)
+        customers = []
+        for index in range(12):
+            first, last = _FIRST_NAMES[index], _LAST_NAMES[index % len(_LAST_NAMES)]
+            customer_id = f"C-{1001 + index}"
+            email = f"{first.lower()}.{last.lower()}@example.com"
+            tier = rng.choice(("standard", "standard", "gold"))
+            customers.append(customer_id)
+            self._conn.execute(
+                "INSERT INTO customers VALUES (?, ?, ?, ?)", (customer_id, email, f"{first} {last}", tier)
+            )
+            self._conn.execute(
+                "INSERT INTO financial_records VALUES (?, ?, ?, ?)",
+                (customer_id, round(rng.uniform(200, 9000), 2), round(rng.uniform(0, 400), 2), 2500.0),
+            )
+        for index in range(60):
+            order_id = f"#{10001 + index}"
+            # A few large orders, so that a refund can exceed the automatic limit.
+            total = round(rng.uniform(900, 1500) if index % 10 == 1 else rng.uniform(20, 480), 2)
+            status = rng.choice(("delivered", "delivered", "shipped", "processing"))
+            day = 1 + index % 28
+            self._conn.execute(
+                "INSERT INTO orders VALUES (?, ?, ?, ?, ?)",
+                (order_id, customers[index % len(customers)], total, status, f"2025-05-{day:02d}"),
+            )
+        for source, articles in _KNOWLEDGE.items():
+            for title, body in articles:
                 self._conn.execute(
-                    "INSERT INTO customers VALUES (?, ?, ?, ?)", (customer_id, email, f"{first} {last}", tier)
+                    "INSERT INTO knowledge (source, title, body) VALUES (?, ?, ?)", (source, title, body)
                 )
-                self._conn.execute(
-                    "INSERT INTO financial_records VALUES (?, ?, ?, ?)",
-                    (customer_id, round(rng.uniform(200, 9000), 2), round(rng.uniform(0, 400), 2), 2500.0),
-                )
-            for index in range(60):
-                order_id = f"#{10001 + index}"
-                # A few large orders, so that a refund can exceed the automatic limit.
-                total = round(rng.uniform(900, 1500) if index % 10 == 1 else rng.uniform(20, 480), 2)
-                status = rng.choice(("delivered", "delivered", "shipped", "processing"))
-                day = 1 + index % 28
-                self._conn.execute(
-                    "INSERT INTO orders VALUES (?, ?, ?, ?, ?)",
-                    (order_id, customers[index % len(customers)], total, status, f"2025-05-{day:02d}"),
-                )
-            for source, articles in _KNOWLEDGE.items():
-                for title, body in articles:
-                    self._conn.execute(
-                        "INSERT INTO knowledge (source, title, body) VALUES (?, ?, ?)", (source, title, body)
-                    )
-            self._conn.execute("COMMIT")
 
     # -- reads ---------------------------------------------------------------------------
 

@@ -119,12 +119,16 @@ class DeskConfig:
         role: `"support"` (default) or `"finance"`, which may read financial records.
         faults: Faults to inject.
         contract: False builds the server without `mcp_errors.install` (benchmark baseline).
+        store: URL of the idempotency store for the write tools that keep no keys of
+            their own (`mcp_errors.open_store`); `None`: no replay. `process_refund`
+            always keeps its key in the refund's own transaction, in the desk file.
     """
 
     db: str | Path = MEMORY
     role: Literal["support", "finance"] = "support"
     faults: FaultConfig = field(default_factory=FaultConfig)
     contract: bool = True
+    store: str | None = None
 
 
 def _received(value: object) -> str:
@@ -364,7 +368,7 @@ def build_server(config: DeskConfig | None = None, *, database: Database | None 
             )
         return _found(SearchResults(resultCount=len(results), source=source, results=[Article(**r) for r in results]))
 
-    return install(server) if config.contract else server
+    return install(server, idempotency=config.store) if config.contract else server
 
 
 def _found(model: BaseModel) -> CallToolResult:

@@ -1,0 +1,84 @@
+"""The two requests the checker makes beside `mcp.Client`'s typed API, and why.
+
+- `tools/list`: `Client.list_tools` validates the whole listing against the negotiated
+  revision, so one tool whose schema is malformed (`"properties": 5`) fails it for every
+  tool. When that happens the listing is read again as plain JSON and each tool is parsed on
+  its own: the malformed one is judged, the others are checked.
+- `tools/call`: `Client.call_tool` validates a success against the tool's outputSchema with
+  jsonschema, that is with `re`, which a backtracking pattern keeps busy for minutes that no
+  deadline can interrupt. The checker sends the request with `session.send_request` and
+  validates the result itself, bounded in time (`_patterns`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from mcp import Client
+from mcp_types import CallToolRequest, CallToolRequestParams, CallToolResult, InputRequiredResult, Tool
+from pydantic import TypeAdapter, ValidationError
+
+from mcp_errors._client import list_all_tools
+
+__all__ = ["call_tool", "list_tools_leniently"]
+
+_MAX_PAGES: Final = 100
+_PROBLEM_CHARS: Final = 160
+_CALL_RESULT: Final = TypeAdapter[CallToolResult | InputRequiredResult](CallToolResult | InputRequiredResult)
+
+
+async def list_tools_leniently(client: Client) -> tuple[list[Tool], dict[str, str]]:
+    """Every tool the server lists, and the entries that are not valid tools (name -> problem).
+
+    Raises:
+        ValidationError: The listing is malformed and could not be read again as plain JSON.
+    """
+    try:
+        return await list_all_tools(client), {}
+    except ValidationError as whole:
+        try:
+            pages = await _raw_listing(client)
+        except (AttributeError, TypeError):
+            raise whole from None  # the SDK's internals moved: say what the typed listing said
+    tools: list[Tool] = []
+    malformed: dict[str, str] = {}
+    for index, entry in enumerate(tool for page in pages for tool in page):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        try:
+            tools.append(Tool.model_validate(entry, by_name=False))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "tool"
+            label = name if isinstance(name, str) and name else f"tools[{index}]"
+            malformed[label] = f"{where}: {first['msg']}"[:_PROBLEM_CHARS]
+    return tools, malformed
+
+
+async def _raw_listing(client: Client) -> list[list[Any]]:
+    # The same request `send_request` makes, without validating the result: `_stamp` adds
+    # what the negotiated revision needs (headers, `_meta`), the dispatcher sends it.
+    session: Any = client.session
+    pages: list[list[Any]] = []
+    cursor: str | None = None
+    for _ in range(_MAX_PAGES):
+        data: dict[str, Any] = {"method": "tools/list", "params": {"cursor": cursor} if cursor else None}
+        opts: dict[str, Any] = {}
+        session._stamp(data, opts)
+        raw = await session._dispatcher.send_raw_request("tools/list", data.get("params"), opts)
+        tools = raw.get("tools") if isinstance(raw, dict) else None
+        pages.append(tools if isinstance(tools, list) else [])
+        cursor = raw.get("nextCursor") if isinstance(raw, dict) else None
+        if not isinstance(cursor, str) or not cursor:
+            break
+    return pages
+
+
+async def call_tool(client: Client, name: str, arguments: dict[str, Any]) -> CallToolResult | InputRequiredResult:
+    """Send one `tools/call` and return its result unvalidated against the outputSchema.
+
+    Raises:
+        MCPError: The server answered with a JSON-RPC error, or the connection closed.
+        ValidationError: The result is not a `CallToolResult` of the negotiated revision.
+    """
+    request = CallToolRequest(params=CallToolRequestParams(name=name, arguments=arguments))
+    return await client.session.send_request(request, _CALL_RESULT)

@@ -1,0 +1,40 @@
+"""`mcp-errors proxy`: the error contract in front of any MCP server, with no change to its code.
+
+The command wraps a stdio server (`mcp-errors proxy -- <command> [args...]`) or a streamable
+HTTP server (`mcp-errors proxy <URL>`) and serves it over stdio (or `--http HOST:PORT`):
+every tool failure comes out in the contract, everything else passes unchanged. This package
+is its Python face, for embedding the proxy and for tests. See docs/proxy.md.
+
+The proxy is built on fastmcp, an optional dependency (`pip install "mcp-errors[proxy]"`):
+the names below are imported on first use, so that the `mcp-errors` command (which
+registers `proxy`) starts without it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp_errors.proxy._child import ChildProcess
+    from mcp_errors.proxy._rules import RulesError, load_rules
+    from mcp_errors.proxy._server import ProxySettings, StartupError, build_proxy, serve
+
+__all__ = ["ChildProcess", "ProxySettings", "RulesError", "StartupError", "build_proxy", "load_rules", "serve"]
+
+_HOMES = {
+    "ChildProcess": "_child",
+    "RulesError": "_rules",
+    "load_rules": "_rules",
+    "ProxySettings": "_server",
+    "StartupError": "_server",
+    "build_proxy": "_server",
+    "serve": "_server",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

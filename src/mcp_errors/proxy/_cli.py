@@ -1,0 +1,134 @@
+"""`mcp-errors proxy`: the command-line face of the proxy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+__all__ = ["proxy"]
+
+
+def proxy(
+    target: Annotated[
+        list[str],
+        typer.Argument(
+            help="`--` followed by the command that starts a stdio server, or a streamable HTTP URL.",
+            show_default=False,
+        ),
+    ],
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            metavar="HOST:PORT",
+            help="Serve streamable HTTP (stateless, JSON responses) on HOST:PORT instead of stdio.",
+        ),
+    ] = None,
+    rules: Annotated[
+        Path | None,
+        typer.Option("--rules", help="A TOML file of your own rules for the upstream's failures.", dir_okay=False),
+    ] = None,
+    retry: Annotated[
+        int,
+        typer.Option(
+            "--retry",
+            min=0,
+            max=10,
+            help="Resend a transient failure up to N times, only for read-only tools and calls that did not run.",
+        ),
+    ] = 0,
+    retry_deadline: Annotated[
+        float, typer.Option("--retry-deadline", min=0.1, help="Seconds after the first answer for all resends.")
+    ] = 30.0,
+    idempotency_keys: Annotated[
+        bool,
+        typer.Option("--idempotency-keys", help="Answer a repeated idempotency key with the first answer."),
+    ] = False,
+    tool_failure_meta: Annotated[
+        bool,
+        typer.Option(
+            "--tool-failure-meta", help='Also write SEP-3313 _meta["io.modelcontextprotocol/toolFailure"] (draft).'
+        ),
+    ] = False,
+    startup_timeout: Annotated[
+        float, typer.Option("--startup-timeout", min=0.1, help="Seconds for the upstream to start and list its tools.")
+    ] = 30.0,
+) -> None:
+    """Put the error contract in front of any MCP server (docs/proxy.md).
+
+    Every tool failure of the upstream becomes a structured, classified error; everything else passes unchanged.
+
+    Examples: `mcp-errors proxy -- uvx mcp-server-git` and `mcp-errors proxy --http 127.0.0.1:8080 https://x.dev/mcp`.
+    """
+    import functools
+    import sys
+
+    import anyio
+
+    try:
+        import fastmcp  # noqa: F401  (only to say clearly that it is missing)
+    except ImportError:
+        _fail('the proxy needs fastmcp: pip install "mcp-errors[proxy]"', status=2)
+    from mcp_errors.proxy._child import ChildProcess, find_command
+    from mcp_errors.proxy._rules import RulesError, load_rules
+    from mcp_errors.proxy._server import ProxySettings, StartupError, Upstream, serve
+
+    loaded = None
+    if rules is not None:
+        try:
+            loaded = load_rules(rules)
+        except RulesError as exc:
+            _fail(str(exc), status=2)
+    front = _host_and_port(http) if http is not None else None
+    upstream: Upstream
+    if len(target) == 1 and target[0].startswith(("http://", "https://")):
+        upstream = target[0]
+    else:
+        if find_command(target[0]) is None and "/" not in target[0]:
+            _fail(f"The upstream server's command {target[0]!r} is not on PATH.", status=2)
+        upstream = ChildProcess(target[0], target[1:])
+    _quiet_fastmcp()
+    settings = ProxySettings(
+        rules=loaded,
+        retry=retry,
+        retry_deadline=retry_deadline,
+        idempotency_keys=idempotency_keys,
+        tool_failure_meta=tool_failure_meta,
+    )
+    try:
+        anyio.run(functools.partial(serve, upstream, settings, http=front, startup_seconds=startup_timeout))
+    except StartupError as exc:
+        print(f"mcp-errors proxy: {exc}", file=sys.stderr)
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+
+
+def _quiet_fastmcp() -> None:
+    """Keep the host's log (our stderr) for the upstream's words and real problems.
+
+    fastmcp logs each call at INFO, and each upstream JSON-RPC error as "Error calling tool"
+    with a traceback: the proxy classifies those and answers them, they are no fault of it.
+    """
+    import logging
+
+    def not_an_upstream_error(record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Error calling tool")
+
+    fastmcp_logger = logging.getLogger("fastmcp")
+    fastmcp_logger.setLevel(logging.WARNING)
+    logging.getLogger("fastmcp.server.server").addFilter(not_an_upstream_error)
+
+
+def _host_and_port(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise typer.BadParameter(f"expected HOST:PORT, e.g. 127.0.0.1:8080, not {value!r}", param_hint="--http")
+    return host.strip("[]"), int(port)
+
+
+def _fail(message: str, *, status: int) -> None:
+    typer.echo(f"mcp-errors proxy: {message}", err=True)
+    raise typer.Exit(status)

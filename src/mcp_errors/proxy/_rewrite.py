@@ -1,0 +1,636 @@
+"""What an upstream's failure is: the classification chain of `mcp-errors proxy`.
+
+A proxied server fails in one of two shapes: it returns an `isError` result, or it answers
+with a JSON-RPC error. Both are read into an `UpstreamFailure` and classified; the first
+source that says something wins:
+
+1. a result already in the contract (its structuredContent valid against the envelope
+   schema) passes through unchanged;
+2. SEP-3313 `_meta["io.modelcontextprotocol/toolFailure"]` (`_tool_failure`);
+3. the upstream's own structured fields: a category-like field, an HTTP status number, a
+   `code` (gRPC, errno and common API spellings), a `retryable` flag;
+4. the JSON-RPC code (`-32602` invalid params is validation and names the arguments; a
+   TypeScript server's "MCP error -32602: ..." text counts too), and arguments that break
+   the tool's inputSchema, checked here;
+5. the user's rules file (`_rules`);
+6. built-in rules on the text: validation wording, permission denied/EACCES, rate limits
+   (the wait they ask for becomes `retryAfterSeconds`), timeouts, unavailable or refused
+   connections, HTTP status numbers, "not found"/ENOENT, conflicts; marked inferred
+   (`categoryInferred: true`, `(inferred)` in the text head);
+7. otherwise install's safe default for a failure nobody classified: `business`,
+   `TOOL_ERROR`, do not resend unchanged.
+
+The upstream's own words stay, sanitised and capped, at the end of the description: "The
+server said: ...". Failures of a kind an exception would have (a timeout, a refused
+connection, an HTTP status) are the ones `_classify` gives that exception.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import sqlite3
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import jsonschema
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_TIMEOUT
+
+from mcp_errors._classify import (
+    classify_http_status,
+    classify_known,
+    classify_schema_violations,
+    unknown_tool,
+)
+from mcp_errors._contract import ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
+from mcp_errors._envelope import FailureDetails
+from mcp_errors._sanitize import MAX_DESCRIPTION_CHARS, MAX_MESSAGE_CHARS, MAX_RECEIVED_CHARS, sanitize_text
+from mcp_errors._tool_failure import TOOL_FAILURE_META, read_tool_failure
+from mcp_errors.proxy._rules import MatchedRule, Rules
+
+__all__ = ["MAX_SAID_CHARS", "Rewriter", "UpstreamFailure"]
+
+MAX_SAID_CHARS: Final = 500
+"""The most of an upstream's own words kept in a description."""
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamFailure:
+    """What an upstream answered for a failed call, whichever shape it came in."""
+
+    tool: str
+    text: str
+    """Its words: the text blocks of the result, or the JSON-RPC error's message."""
+    structured: Any = None
+    meta: Mapping[str, Any] | None = None
+    jsonrpc_code: int | None = None
+    """The code of a JSON-RPC error (`None` for a returned result)."""
+    jsonrpc_data: Any = None
+    arguments: Mapping[str, Any] | None = None
+    input_schema: Mapping[str, Any] | None = None
+    known_tools: Sequence[str] = ()
+
+
+class Rewriter:
+    """Classify upstream failures with the built-in chain and the user's rules (if any).
+
+    Servers fail with the same few texts over and over: a failure that only has words (no
+    structured content, `_meta` or error data) is classified once per tool, text and
+    arguments, and the result shared (like `_classify`'s).
+
+    Args:
+        rules: The user's rules file, tried at step 5.
+    """
+
+    def __init__(self, rules: Rules | None = None) -> None:
+        self.rules = rules
+        self._validators: dict[str, tuple[object, Any]] = {}
+        self._by_words: OrderedDict[tuple[Any, ...], FailureDetails] = OrderedDict()
+
+    def classify(self, failure: UpstreamFailure, *, error_id: str) -> FailureDetails | None:
+        """The failure in the contract's terms, or `None` when the result already is in it.
+
+        Args:
+            failure: What the upstream answered.
+            error_id: This occurrence's id, for log lines.
+
+        Returns:
+            The classified failure, with the upstream's words in its description.
+        """
+        structured = failure.structured if isinstance(failure.structured, Mapping) else None
+        if structured is not None and "errorCategory" in structured and _ENVELOPE.is_valid(structured):
+            return None
+        if structured is not None or failure.meta or failure.jsonrpc_data is not None:
+            return self._classify(failure, structured, error_id, self._arguments_fit(failure))
+        arguments = _canonical(failure.arguments)
+        if arguments is None or len(failure.text) + len(arguments) > _MAX_SHARED_CHARS:
+            return self._classify(failure, None, error_id, self._arguments_fit(failure))
+        # Only words and arguments: the same call failing the same way is read once.
+        key = (failure.tool, failure.text, failure.jsonrpc_code, arguments, tuple(failure.known_tools))
+        details = self._by_words.get(key)
+        if details is None:
+            details = self._by_words[key] = self._classify(failure, None, error_id, self._arguments_fit(failure))
+            if len(self._by_words) > _MAX_SHARED:
+                self._by_words.popitem(last=False)
+        return details
+
+    def _classify(
+        self, failure: UpstreamFailure, structured: Mapping[str, Any] | None, error_id: str, fits: bool | None
+    ) -> FailureDetails:
+        said = _said(failure.text)
+        for step in (_from_tool_failure_meta, _from_structured_fields):
+            details = step(failure, structured, error_id)
+            if details is not None:
+                return _with_words(details, said)
+        details = _from_jsonrpc(failure, error_id, fits)
+        if details is not None:
+            return _with_words(details, said)
+        if self.rules is not None:
+            hit = self.rules.first_match(failure.tool, code=_code_of(failure), text=failure.text, structured=structured)
+            if hit is not None:
+                return _from_rule(hit, failure, said)
+        for pattern, build in _WORD_RULES:
+            found = pattern.search(failure.text[:_MAX_SEARCHED_CHARS])
+            if found is not None:
+                return _with_words(dataclasses.replace(build(found, failure, error_id), inferred=True), said)
+        return _with_words(_UNCLASSIFIED, said)
+
+    def _arguments_fit(self, failure: UpstreamFailure) -> bool | None:
+        """Whether the call's arguments fit the tool's inputSchema; `None` when that cannot be told."""
+        schema = failure.input_schema
+        if schema is None or failure.arguments is None:
+            return None
+        known = self._validators.get(failure.tool)
+        if known is None or known[0] is not schema:
+            try:
+                validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(
+                    dict(schema)
+                )
+            except Exception:
+                validator = None  # an upstream's schema we cannot apply says nothing
+            known = self._validators[failure.tool] = (schema, validator)
+        if known[1] is None:
+            return None
+        try:
+            return bool(known[1].is_valid(dict(failure.arguments)))
+        except Exception:
+            return None
+
+
+def _canonical(arguments: Mapping[str, Any] | None) -> str | None:
+    try:
+        return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
+
+
+_MAX_SHARED: Final = 256
+_MAX_SHARED_CHARS: Final = 2000
+_ENVELOPE: Final = jsonschema.Draft202012Validator(ENVELOPE_SCHEMA)
+_MAX_SEARCHED_CHARS: Final = 8000
+
+# What the SDKs put before a tool's own words: MCPServer's "Error executing tool x: ",
+# fastmcp's "Error calling tool 'x': ", the TypeScript SDK's "MCP error -32602: ".
+_WRAPPERS: Final = re.compile(
+    r"^(?:Error executing tool [^:]{1,200}: |Error calling tool [^:]{1,200}: |MCP error -?\d{1,6}: |Error: )+"
+)
+# What says nothing: the SDKs' masked crash ("Error executing tool x"), pydantic's doc links.
+_NOISE: Final = re.compile(
+    r"^(?:Error executing tool|Error calling tool) \S{1,200}$|\s*For further information visit \S+", re.MULTILINE
+)
+
+
+def _said(text: str) -> str:
+    return sanitize_text(_NOISE.sub("", _WRAPPERS.sub("", text.strip(), count=1)), limit=MAX_SAID_CHARS)
+
+
+def _with_words(details: FailureDetails, said: str) -> FailureDetails:
+    if not said or said in details.description:
+        return details
+    room = MAX_DESCRIPTION_CHARS - len(details.description) - len(_SAID)
+    if room < 20:
+        return details
+    if len(said) > room:
+        said = sanitize_text(said, limit=room)
+    return dataclasses.replace(details, description=f"{details.description}{_SAID}{said}")
+
+
+_SAID: Final = " The server said: "
+
+
+# --- 2. SEP-3313 _meta ----------------------------------------------------------------
+
+
+def _from_tool_failure_meta(
+    failure: UpstreamFailure, structured: Mapping[str, Any] | None, error_id: str
+) -> FailureDetails | None:
+    raw = (failure.meta or {}).get(TOOL_FAILURE_META)
+    if not isinstance(raw, Mapping):
+        return None
+    read = read_tool_failure(raw)
+    if read.category is None:
+        return None
+    guidance = sanitize_text(read.guidance, limit=MAX_DESCRIPTION_CHARS // 2) if read.guidance else ""
+    return FailureDetails(
+        message=_HEADLINES[read.category],
+        category=read.category,
+        description=f"{guidance} {_ADVICE[read.category]}".strip() if guidance else _ADVICE[read.category],
+        code=_contract_code(read.code),
+        retry_after_seconds=read.retry_after_seconds if read.category is ErrorCategory.TRANSIENT else None,
+        inferred=read.inferred,
+    )
+
+
+# --- 3. structured fields ---------------------------------------------------------------
+
+_CATEGORY_KEYS: Final = ("errorCategory", "category", "errorClass", "error_class", "errorType", "error_type", "class")
+_STATUS_KEYS: Final = ("status", "statusCode", "status_code", "httpStatus", "http_status")
+_CODE_KEYS: Final = ("code", "errorCode", "error_code")
+_RETRY_AFTER_KEYS: Final = ("retryAfterSeconds", "retry_after_seconds", "retryAfter", "retry_after")
+_RETRYABLE_KEYS: Final = ("retryable", "isRetryable", "is_retryable")
+
+
+def _from_structured_fields(
+    failure: UpstreamFailure, structured: Mapping[str, Any] | None, error_id: str
+) -> FailureDetails | None:
+    if structured is None:
+        return None
+    # The fields, at the top or in an `error` object (`{"error": {"code": ..., "message": ...}}`).
+    nested = structured.get("error")
+    for fields in (structured, nested) if isinstance(nested, Mapping) else (structured,):
+        details = _from_fields(fields, failure, error_id)
+        if details is not None:
+            return details
+    return None
+
+
+def _from_fields(fields: Mapping[str, Any], failure: UpstreamFailure, error_id: str) -> FailureDetails | None:
+    wait = _first_number(fields, _RETRY_AFTER_KEYS)
+    for key in _CATEGORY_KEYS:
+        value = fields.get(key)
+        if isinstance(value, str):
+            category = read_tool_failure({"class": value}).category
+            if category is not None:
+                return _declared(category, _first_code(fields), wait)
+            details = _from_code_word(value, failure, error_id, wait)
+            if details is not None:
+                return details
+    for key in _STATUS_KEYS:
+        status = _as_status(fields.get(key))
+        if status is not None:
+            details = _from_status(status, wait)
+            if details is not None:
+                return details
+    for key in _CODE_KEYS:
+        value = fields.get(key)
+        status = _as_status(value)
+        if status is not None:
+            details = _from_status(status, wait)
+            if details is not None:
+                return details
+        elif isinstance(value, str):
+            details = _from_code_word(value, failure, error_id, wait)
+            if details is not None:
+                return details
+    for key in _RETRYABLE_KEYS:
+        if fields.get(key) is True:
+            return _declared(ErrorCategory.TRANSIENT, _first_code(fields), wait)
+    return None
+
+
+def _declared(category: ErrorCategory, code: str | None, wait: float | None) -> FailureDetails:
+    return FailureDetails(
+        message=_HEADLINES[category],
+        category=category,
+        description=_ADVICE[category],
+        code=code,
+        retry_after_seconds=wait if category is ErrorCategory.TRANSIENT else None,
+    )
+
+
+def _from_code_word(word: str, failure: UpstreamFailure, error_id: str, wait: float | None) -> FailureDetails | None:
+    # A declared code is read with the same vocabulary as prose, but it is not prose: the
+    # category is the server's, and its code is kept when it is one.
+    normal = word.strip().upper().replace("-", "_").replace(" ", "_")
+    spelled = _CODE_WORDS.get(normal, normal.replace("_", " "))
+    for pattern, build in _WORD_RULES:
+        found = pattern.search(spelled)
+        if found is not None:
+            details = build(found, failure, error_id)
+            code = _contract_code(word) or details.code
+            if wait is not None and details.category is ErrorCategory.TRANSIENT:
+                details = dataclasses.replace(details, retry_after_seconds=wait)
+            return dataclasses.replace(details, code=code)
+    return None
+
+
+# Codes whose words would not say it (gRPC's and errno's).
+_CODE_WORDS: Final[Mapping[str, str]] = {
+    "RESOURCE_EXHAUSTED": "rate limit",
+    "DEADLINE_EXCEEDED": "timed out",
+    "UNAVAILABLE": "unavailable",
+    "UNAUTHENTICATED": "unauthorized",
+    "FAILED_PRECONDITION": "conflict",
+    "ABORTED": "conflict",
+    "ALREADY_EXISTS": "already exists",
+    "INVALID_ARGUMENT": "invalid argument",
+    "OUT_OF_RANGE": "invalid argument",
+    "BAD_REQUEST": "invalid argument",
+}
+
+
+def _first_code(fields: Mapping[str, Any]) -> str | None:
+    return next((code for key in _CODE_KEYS if (code := _contract_code(fields.get(key))) is not None), None)
+
+
+def _first_number(fields: Mapping[str, Any], keys: Sequence[str]) -> float | None:
+    for key in keys:
+        value = fields.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < _MAX_WAIT:
+            return float(value)
+    return None
+
+
+_MAX_WAIT: Final = 86_400.0
+
+
+def _as_status(value: object) -> int | None:
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        value = int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599 else None
+
+
+def _from_status(status: int, wait: float | None) -> FailureDetails | None:
+    if status == 404:
+        return _NOT_FOUND
+    return classify_http_status(status, retry_after=wait)
+
+
+_CONTRACT_CODE: Final = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
+
+
+def _contract_code(value: object) -> str | None:
+    """An upstream's code as the contract spells codes (UPPER_SNAKE), when it is one."""
+    if not isinstance(value, str):
+        return None
+    normal = re.sub(r"[^A-Za-z0-9]+", "_", value.strip()).strip("_").upper()
+    return normal if _CONTRACT_CODE.fullmatch(normal) else None
+
+
+# --- 4. JSON-RPC codes and the inputSchema ------------------------------------------------
+
+_TEXT_CODE: Final = re.compile(r"^(?:Error calling tool [^:]{1,200}: )?MCP error (-?\d{1,6}):")
+
+
+def _code_of(failure: UpstreamFailure) -> int | None:
+    if failure.jsonrpc_code is not None:
+        return failure.jsonrpc_code
+    # The TypeScript SDK answers a tool's thrown McpError (and its own argument check) with
+    # an `isError` result whose text starts "MCP error <code>: ".
+    found = _TEXT_CODE.match(failure.text)
+    return int(found.group(1)) if found is not None else None
+
+
+def _from_jsonrpc(failure: UpstreamFailure, error_id: str, fits: bool | None) -> FailureDetails | None:
+    code = _code_of(failure)
+    if code == METHOD_NOT_FOUND and failure.known_tools and failure.tool not in failure.known_tools:
+        return unknown_tool(failure.tool, error_id=error_id, known=failure.known_tools)
+    if code in (INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, METHOD_NOT_FOUND):
+        # The protocol's own rejections: the call did not run.
+        checked = _schema_check(failure, error_id) if fits is False else None
+        if checked is not None:
+            return checked
+        named = _fields_from_data(failure.jsonrpc_data)
+        return FailureDetails(
+            message="Invalid request",
+            category=ErrorCategory.VALIDATION,
+            description=(
+                f"The server rejected these arguments: {', '.join(sorted({e.field for e in named}))}. "
+                if named
+                else "The server rejected the call as malformed. "
+            )
+            + "Check the tool name and arguments against tools/list, correct them and call again.",
+            code="INVALID_ARGUMENTS" if code == INVALID_PARAMS else "INVALID_REQUEST",
+            field_errors=named,
+            execution_state=ExecutionState.NOT_EXECUTED,
+        )
+    if code == REQUEST_TIMEOUT:
+        return classify_known(TimeoutError())
+    checked = _schema_check(failure, error_id) if fits is False else None
+    if checked is not None:
+        # The server failed and the arguments break its own schema: whatever it said, the
+        # first thing to fix is the arguments. Whether it ran is for the server to say.
+        return dataclasses.replace(checked, execution_state=None)
+    return None
+
+
+def _schema_check(failure: UpstreamFailure, error_id: str) -> FailureDetails | None:
+    if failure.input_schema is None or failure.arguments is None:
+        return None
+    return classify_schema_violations(
+        failure.arguments, failure.input_schema, error_id=error_id, tool_name=failure.tool
+    )
+
+
+def _fields_from_data(data: object) -> tuple[FieldError, ...]:
+    """The bad arguments a JSON-RPC error's `data` names, in the shapes servers use."""
+    items: list[Any] = []
+    if isinstance(data, Mapping):
+        for key in ("field", "argument", "param", "name", "path"):
+            if isinstance(data.get(key), str | list):
+                items.append(data)
+                break
+        for key in ("errors", "issues", "fieldErrors", "details"):
+            if isinstance(data.get(key), list):
+                items.extend(data[key])
+    elif isinstance(data, list):
+        items = data
+    errors: dict[str, FieldError] = {}
+    for item in items[:_MAX_DATA_FIELDS]:
+        if not isinstance(item, Mapping):
+            continue
+        where = next((item[key] for key in ("field", "argument", "param", "name", "path", "loc") if key in item), None)
+        if isinstance(where, list):
+            where = ".".join(str(part) for part in where)
+        if not isinstance(where, str) or not where:
+            continue
+        problem = next((item[key] for key in ("problem", "message", "msg", "reason") if key in item), "invalid value")
+        field = sanitize_text(where, limit=MAX_MESSAGE_CHARS)
+        errors.setdefault(field, FieldError(field=field, problem=sanitize_text(str(problem), limit=MAX_MESSAGE_CHARS)))
+    return tuple(errors.values())
+
+
+_MAX_DATA_FIELDS: Final = 50
+
+
+# --- 5. the user's rules ------------------------------------------------------------------
+
+
+def _from_rule(hit: MatchedRule, failure: UpstreamFailure, said: str) -> FailureDetails:
+    rule = hit.rule
+    values = {name: sanitize_text(value, limit=MAX_RECEIVED_CHARS) for name, value in hit.values.items()}
+    values.setdefault("match", "")
+    values["text"] = said
+    values["tool"] = sanitize_text(failure.tool, limit=MAX_RECEIVED_CHARS)
+    description = rule.description.format_map(values) if rule.description is not None else _ADVICE[rule.category]
+    wait: float | None = None
+    if isinstance(rule.retry_after, int | float):
+        wait = float(rule.retry_after)
+    elif isinstance(rule.retry_after, str):
+        wait = _seconds(rule.retry_after.format_map({**hit.values, "match": hit.values.get("match", "")}))
+    details = FailureDetails(
+        message=_HEADLINES[rule.category],
+        category=rule.category,
+        description=sanitize_text(description, limit=MAX_DESCRIPTION_CHARS) or _ADVICE[rule.category],
+        code=rule.code,
+        retry_after_seconds=wait,
+        execution_state=rule.execution_state,
+    )
+    return details if rule.description is not None and "{text}" in rule.description else _with_words(details, said)
+
+
+def _seconds(text: str) -> float | None:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if 0 <= value < _MAX_WAIT else None
+
+
+# --- 6. built-in rules on the text ---------------------------------------------------------
+
+_HEADLINES: Final = {
+    ErrorCategory.TRANSIENT: "The server failed for now",
+    ErrorCategory.VALIDATION: "The server rejected the request",
+    ErrorCategory.BUSINESS: "The server refused the request",
+    ErrorCategory.PERMISSION: "The server denied access",
+}
+_ADVICE: Final = {
+    ErrorCategory.TRANSIENT: "The failure is temporary: resend after a short wait. If the call changes data it may "
+    "already have been applied: resend it only if it is read-only, idempotent, or carries the same idempotency key.",
+    ErrorCategory.VALIDATION: "Correct the request as described and call again.",
+    ErrorCategory.BUSINESS: "Resending the same call will not help: take another path, or escalate to a human.",
+    ErrorCategory.PERMISSION: "Resending will not help: escalate, or call again as a principal that has access.",
+}
+
+_NOT_FOUND: Final = FailureDetails(
+    message="Not found",
+    category=ErrorCategory.BUSINESS,
+    description="What this call names does not exist. Check the name or path (list what exists first), "
+    "or take another path.",
+    code="NOT_FOUND",
+)
+_INVALID_TEXT: Final = FailureDetails(
+    message="Invalid arguments",
+    category=ErrorCategory.VALIDATION,
+    description="The server rejected the arguments. Correct them as it says and call again.",
+    code="INVALID_ARGUMENTS",
+)
+_UNCLASSIFIED: Final = FailureDetails(
+    message="The tool failed",
+    category=ErrorCategory.BUSINESS,
+    description="The server reported this failure without saying what kind it is. Do not resend the same call "
+    "unchanged: change the request as its words suggest, or escalate.",
+    code="TOOL_ERROR",
+)
+
+_WAIT: Final = re.compile(
+    r"(?:retry|try again|wait)(?:[- ]after|\s+in|\s+for)?\s*:?\s*(\d{1,7}(?:\.\d{1,3})?)\s*"
+    r"(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?)?\b",
+    re.IGNORECASE,
+)
+
+
+def _asked_wait(text: str) -> float | None:
+    found = _WAIT.search(text)
+    if found is None:
+        return None
+    value = float(found.group(1))
+    unit = (found.group(2) or "s").lower()
+    if unit.startswith("m") and unit not in ("ms", "millisecond", "milliseconds"):
+        value *= 60
+    elif unit in ("ms", "millisecond", "milliseconds"):
+        value /= 1000
+    return min(value, _MAX_WAIT)
+
+
+def _unknown_tool(found: re.Match[str], failure: UpstreamFailure, error_id: str) -> FailureDetails:
+    return unknown_tool(failure.tool, error_id=error_id, known=failure.known_tools)
+
+
+def _rate_limited(found: re.Match[str], failure: UpstreamFailure, error_id: str) -> FailureDetails:
+    details = classify_http_status(429, retry_after=_asked_wait(failure.text))
+    assert details is not None  # 429 is always transient
+    return details
+
+
+def _http_status(found: re.Match[str], failure: UpstreamFailure, error_id: str) -> FailureDetails:
+    return _from_status(int(found.group(1)), _asked_wait(failure.text)) or _UNCLASSIFIED
+
+
+_Build = Callable[[re.Match[str], UpstreamFailure, str], FailureDetails]
+
+
+def _known(exc: BaseException) -> _Build:
+    details = classify_known(exc)
+    assert details is not None, exc
+    return lambda found, failure, error_id: details
+
+
+def _fixed(details: FailureDetails) -> _Build:
+    return lambda found, failure, error_id: details
+
+
+_CONFLICT: Final = classify_http_status(409)
+assert _CONFLICT is not None
+
+# First match wins, so the specific before the general: "permission denied" before "denied",
+# "rate limit" before a 429 number, "not found" last (many messages mention a missing thing).
+_WORD_RULES: Final[Sequence[tuple[re.Pattern[str], _Build]]] = (
+    (
+        re.compile(
+            r"\bvalidation errors?\b|\binvalid (?:arguments?|input|params?|parameters?)\b|"
+            r"\bmissing required (?:argument|parameter|field|property)|\bis a required property\b|"
+            r"\bfield required\b|\bexpected \w+, received\b|\bmust be (?:a|an|one of) \w+",
+            re.IGNORECASE,
+        ),
+        _fixed(_INVALID_TEXT),
+    ),
+    (re.compile(r"\bunknown tool\b|\bno such tool\b|\btool \S{1,100} not found\b", re.IGNORECASE), _unknown_tool),
+    (
+        re.compile(
+            r"\bpermission denied\b|\baccess (?:is )?denied\b|\bEACCES\b|\bEPERM\b|\bforbidden\b|"
+            r"\bunauthori[sz]ed\b|\bnot (?:allowed|permitted|authori[sz]ed)\b|"
+            r"\b(?:outside|not in) (?:of )?(?:the )?allowed\b|"
+            r"\b(?:invalid|expired|missing) (?:api[ _-]?key|token|credentials?|session)\b",
+            re.IGNORECASE,
+        ),
+        _known(PermissionError()),
+    ),
+    # "Invalid timezone", "invalid date format": a value the server could not use.
+    (re.compile(r"\binvalid \w+|\bunsupported (?:value|format|option)\b", re.IGNORECASE), _fixed(_INVALID_TEXT)),
+    (
+        re.compile(r"\brate.?limit|\btoo many requests\b|\bquota (?:exceeded|exhausted)\b|\bthrottl", re.IGNORECASE),
+        _rate_limited,
+    ),
+    (
+        re.compile(
+            r"\btimed? ?out\b|\btimeout\b|\bdeadline exceeded\b|\bETIMEDOUT\b|"
+            r"\bdid not (?:answer|respond|reply) in time\b",
+            re.IGNORECASE,
+        ),
+        _known(TimeoutError()),
+    ),
+    (
+        re.compile(
+            r"\bconnection refused\b|\bECONNREFUSED\b|\b(?:service |temporarily |currently )unavailable\b|"
+            r"^unavailable$|\btry again later\b|\bEAI_AGAIN\b|\bserver is busy\b|\boverloaded\b",
+            re.IGNORECASE,
+        ),
+        _known(ConnectionRefusedError()),
+    ),
+    (
+        re.compile(
+            r"\bconnection (?:reset|closed|aborted|lost)\b|\bECONNRESET\b|\bbroken pipe\b|\bEPIPE\b|"
+            r"\bnetwork is unreachable\b|\bsocket hang up\b|\bfetch failed\b",
+            re.IGNORECASE,
+        ),
+        _known(ConnectionResetError()),
+    ),
+    (
+        re.compile(r"\bdatabase (?:table )?is locked\b|\bSQLITE_BUSY\b", re.IGNORECASE),
+        _known(sqlite3.OperationalError("database is locked")),
+    ),
+    (re.compile(r"\b(?:HTTP(?:/\d(?:\.\d)?)?|status(?: code)?)[ :=]*([1-5]\d\d)\b", re.IGNORECASE), _http_status),
+    (
+        re.compile(
+            r"\bnot found\b|\bno such (?:file|directory|\w+)\b|\bdoes ?n[o']t exist\b|\bENOENT\b|\bENOTDIR\b",
+            re.IGNORECASE,
+        ),
+        _fixed(_NOT_FOUND),
+    ),
+    (re.compile(r"\balready exists\b|\bEEXIST\b|\bconflict\b", re.IGNORECASE), _fixed(_CONFLICT)),
+)

@@ -1,0 +1,206 @@
+"""The PostgreSQL store (psycopg 3): keys shared by every replica, on the database's clock.
+
+Why psycopg 3 rather than asyncpg: it is typed (the house runs mypy --strict), it is libpq,
+so the store takes any URL or connection string a deployment already has (service files,
+`PGPASSWORD`, `sslmode`, Unix sockets), and it works behind PgBouncer in transaction mode;
+asyncpg's own protocol is faster per statement, but a claim is one short statement whose
+cost is the network round trip (see docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+
+from mcp_errors.stores._protocol import (
+    Abandoned,
+    Claim,
+    Finished,
+    IdempotencyStore,
+    InProgress,
+    Mismatch,
+    Won,
+    new_token,
+)
+from mcp_errors.stores._sqlite import check_table_name
+
+if TYPE_CHECKING:
+    from psycopg_pool import AsyncConnectionPool
+
+__all__ = ["PostgresStore"]
+
+_CLEANUP_BATCH: Final = 1000
+
+
+class PostgresStore(IdempotencyStore):
+    """Keys in a PostgreSQL table, for replicas on any number of hosts.
+
+    A claim is one `INSERT ... ON CONFLICT DO UPDATE ... WHERE expired RETURNING` statement:
+    the row lock it takes makes exactly one concurrent claimer win, and a key whose time to
+    live ended is taken over in the same statement. Leases and expiry use the database's
+    clock, so replicas whose clocks drift still agree. The table is created on first use
+    (under an advisory lock, so replicas starting together do not race); expired keys are
+    deleted in batches, at most once per `cleanup_interval` per process. Needs the
+    `postgres` extra (`pip install 'mcp-errors[postgres]'`).
+
+    Args:
+        url: A libpq URL or connection string, e.g. `postgresql://app@db/app`.
+        table: Table name.
+        pool_min_size: Connections kept open.
+        pool_max_size: Connections at most (concurrent store operations of this process).
+        cleanup_interval: Seconds between clean-ups of expired keys.
+        **options: `ttl_seconds`, `lease_seconds`, `wait_seconds`, `grace_seconds`,
+            `max_result_bytes` (see `IdempotencyStore`).
+
+    Raises:
+        ImportError: If psycopg is not installed.
+
+    Example:
+        ```python no-run
+        from mcp.server.mcpserver import MCPServer
+        from mcp_errors import install
+        from mcp_errors.stores import PostgresStore
+
+        server = install(MCPServer("payments"), idempotency=PostgresStore("postgresql://app@db/app"))
+        ```
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        table: str = "mcp_errors_idempotency",
+        pool_min_size: int = 1,
+        pool_max_size: int = 10,
+        cleanup_interval: float = 60.0,
+        **options: Any,
+    ) -> None:
+        super().__init__(**options)
+        try:
+            import psycopg_pool  # noqa: F401  # fail at construction, not at the first call
+        except ImportError as exc:
+            raise ImportError("PostgresStore needs psycopg: pip install 'mcp-errors[postgres]'") from exc
+        self.url = url
+        self.table = check_table_name(table)
+        self.pool_min_size = pool_min_size
+        self.pool_max_size = pool_max_size
+        self.cleanup_interval = cleanup_interval
+        self._pool: AsyncConnectionPool | None = None
+        self._opening = anyio.Lock()
+        self._next_cleanup = 0.0
+        t = self.table
+        self._claim_sql = (
+            f"INSERT INTO {t} AS s (key, fingerprint, token, lease_until, expires_at)"
+            " VALUES (%(key)s, %(fp)s, %(token)s,"
+            " clock_timestamp() + make_interval(secs => %(lease)s),"
+            " clock_timestamp() + make_interval(secs => %(ttl)s))"
+            " ON CONFLICT (key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, token = EXCLUDED.token,"
+            " lease_until = EXCLUDED.lease_until, expires_at = EXCLUDED.expires_at, result = NULL"
+            " WHERE s.expires_at <= clock_timestamp()"
+            " RETURNING token"
+        )
+        self._read_sql = (
+            f"SELECT fingerprint, result, EXTRACT(EPOCH FROM lease_until - clock_timestamp())::float8"
+            f" FROM {t} WHERE key = %s AND expires_at > clock_timestamp()"
+        )
+
+    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float) -> Claim:
+        pool = await self._open()
+        params = {"key": key, "fp": fingerprint, "lease": lease_seconds, "ttl": self.ttl_seconds}
+        async with pool.connection() as conn:
+            while True:
+                token = new_token()
+                cursor = await conn.execute(self._claim_sql, {**params, "token": token})
+                if await cursor.fetchone() is not None:
+                    await self._clean_up_now_and_then(conn)
+                    return Won(token)
+                # Someone holds the key: read what it holds. It may have been released or
+                # expired in between, then the claim is simply tried again.
+                row = await (await conn.execute(self._read_sql, (key,))).fetchone()
+                if row is None:
+                    continue
+                stored_fingerprint, result, seconds_left = row
+                if stored_fingerprint != fingerprint:
+                    return Mismatch()
+                if result is not None:
+                    return Finished(bytes(result))
+                if seconds_left > 0:
+                    return InProgress(seconds_left)
+                return Abandoned()
+
+    async def finish(self, key: str, token: str, result: bytes) -> bool:
+        sql = (
+            f"UPDATE {self.table} SET result = %s, lease_until = NULL WHERE key = %s AND token = %s AND result IS NULL"
+        )
+        return await self._change(sql, (result, key, token))
+
+    async def release(self, key: str, token: str) -> bool:
+        sql = f"DELETE FROM {self.table} WHERE key = %s AND token = %s AND result IS NULL"
+        return await self._change(sql, (key, token))
+
+    async def renew(self, key: str, token: str, *, lease_seconds: float) -> bool:
+        sql = (
+            f"UPDATE {self.table} SET lease_until = clock_timestamp() + make_interval(secs => %s)"
+            " WHERE key = %s AND token = %s AND result IS NULL"
+        )
+        return await self._change(sql, (lease_seconds, key, token))
+
+    async def aclose(self) -> None:
+        async with self._opening:
+            if self._pool is not None:
+                await self._pool.close()
+                self._pool = None
+
+    async def _change(self, sql: str, params: tuple[Any, ...]) -> bool:
+        pool = await self._open()
+        async with pool.connection() as conn:
+            cursor = await conn.execute(sql, params)
+            return cursor.rowcount == 1
+
+    async def _open(self) -> AsyncConnectionPool:
+        if self._pool is not None:
+            return self._pool
+        async with self._opening:
+            if self._pool is None:
+                from psycopg_pool import AsyncConnectionPool
+
+                pool = AsyncConnectionPool(
+                    self.url,
+                    min_size=self.pool_min_size,
+                    max_size=self.pool_max_size,
+                    kwargs={"autocommit": True},
+                    open=False,
+                )
+                await pool.open(wait=True)
+                try:
+                    await self._create_table(pool)
+                except BaseException:
+                    await pool.close()
+                    raise
+                self._pool = pool
+        return self._pool
+
+    async def _create_table(self, pool: AsyncConnectionPool) -> None:
+        # CREATE TABLE IF NOT EXISTS is not safe against itself: two replicas starting at
+        # once can both try and one fails on the catalog. An advisory lock serialises them.
+        lock_id = zlib.crc32(self.table.encode())
+        async with pool.connection() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_id,))
+            await conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {self.table} ("
+                " key text PRIMARY KEY, fingerprint text NOT NULL, token text NOT NULL,"
+                " lease_until timestamptz, expires_at timestamptz NOT NULL, result bytea)"
+            )
+            await conn.execute(f"CREATE INDEX IF NOT EXISTS {self.table}_expires ON {self.table} (expires_at)")
+
+    async def _clean_up_now_and_then(self, conn: Any) -> None:
+        now = anyio.current_time()
+        if now < self._next_cleanup:
+            return
+        self._next_cleanup = now + self.cleanup_interval
+        await conn.execute(
+            f"DELETE FROM {self.table} WHERE key IN"
+            f" (SELECT key FROM {self.table} WHERE expires_at <= clock_timestamp() LIMIT {_CLEANUP_BATCH})"
+        )

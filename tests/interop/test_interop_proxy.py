@@ -1,0 +1,344 @@
+"""`mcp-errors proxy` in front of servers nobody here wrote, and a strict client behind it.
+
+The upstreams are `mcp-server-time` and `mcp-server-git` (PyPI) and
+`@modelcontextprotocol/server-filesystem` and `server-everything` (npm, pinned in
+package-lock.json), each run by `mcp-errors proxy` over stdio exactly as a host would. Real
+failures are provoked (a bad time zone, a missing repository, a path outside the allowed
+directories, a tool's own error, an unknown tool, bad arguments) and the category, the retry
+verdict and the upstream's surviving words are asserted. Then: the TypeScript SDK v1 client,
+which rejects error results its outputSchema does not admit, never throws through the proxy;
+and `mcp-errors check` finds no error-severity defect through the proxy where the bare
+server has some.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types
+import pytest
+from mcp import Client, StdioServerParameters
+
+from interop.peers import NODE_MODULES, SERVERS_DIR
+from mcp_errors.check import CheckOptions, check_server
+from servers.checks import assert_nothing_leaks, check_error, check_success
+
+pytestmark = pytest.mark.interop
+
+PROXY = [sys.executable, "-m", "mcp_errors", "proxy"]
+RULES = Path(__file__).parents[2] / "docs" / "proxy-rules"
+UPSTREAM = [sys.executable, str(SERVERS_DIR / "proxy_upstream.py")]
+TIME = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
+
+Call = tuple[str, dict[str, Any]]
+
+
+def session(
+    command: Sequence[str], calls: Sequence[Call], *, env: dict[str, str] | None = None
+) -> tuple[dict[str, dict[str, Any] | None], list[dict[str, Any]]]:
+    """List the tools of a stdio server and make `calls`: (outputSchemas by tool, wire results)."""
+
+    async def run() -> tuple[dict[str, dict[str, Any] | None], list[dict[str, Any]]]:
+        params = StdioServerParameters(command=command[0], args=list(command[1:]), env=env)
+        async with Client(params, mode="legacy") as client:
+            schemas = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+            results = [
+                (await client.call_tool(name, arguments)).model_dump(mode="json", by_alias=True, exclude_none=True)
+                for name, arguments in calls
+            ]
+        return schemas, results
+
+    return anyio.run(run)
+
+
+def proxied(*command: str, rules: str | None = None) -> list[str]:
+    return [*PROXY, *(["--rules", str(RULES / rules)] if rules else []), "--", *command]
+
+
+def error_of(schemas: dict[str, dict[str, Any] | None], call: Call, result: dict[str, Any]) -> dict[str, Any]:
+    envelope = check_error(result, schemas.get(call[0]))
+    assert_nothing_leaks(result, "Traceback")
+    return envelope
+
+
+@pytest.fixture(scope="module")
+def node_servers(node: Path) -> dict[str, list[str]]:
+    return {
+        "filesystem": [str(node), str(NODE_MODULES / "@modelcontextprotocol/server-filesystem/dist/index.js")],
+        "everything": [str(node), str(NODE_MODULES / "@modelcontextprotocol/server-everything/dist/index.js"), "stdio"],
+    }
+
+
+@pytest.fixture(scope="module")
+def repository(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new git repository without commits."""
+    path = tmp_path_factory.mktemp("repo")
+    subprocess.run(["git", "init", "--quiet", str(path)], check=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The one directory the filesystem server may use: a file and a subdirectory."""
+    root = tmp_path_factory.mktemp("allowed").resolve()
+    (root / "notes.txt").write_text("first line\n")
+    (root / "sub").mkdir()
+    return root
+
+
+# --- mcp-server-time ----------------------------------------------------------------------
+
+TIME_CALLS: list[Call] = [
+    ("get_current_time", {"timezone": "Mars/Olympus"}),
+    ("get_current_time", {}),
+    ("get_current_tme", {"timezone": "UTC"}),
+    ("get_current_time", {"timezone": "Europe/Paris"}),
+]
+
+
+def test_mcp_server_time_failures_come_out_in_the_contract() -> None:
+    schemas, (bad_zone, missing, unknown, ok) = session(proxied(*TIME), TIME_CALLS)
+    zone = error_of(schemas, TIME_CALLS[0], bad_zone)
+    assert (zone["errorCategory"], zone["isRetryable"], zone["categoryInferred"]) == ("validation", False, True)
+    assert "Mars/Olympus" in zone["description"]  # the server's own words survive
+    argument = error_of(schemas, TIME_CALLS[1], missing)
+    assert (argument["code"], [e["field"] for e in argument["fieldErrors"]]) == ("INVALID_ARGUMENTS", ["timezone"])
+    tool = error_of(schemas, TIME_CALLS[2], unknown)
+    assert tool["code"] == "UNKNOWN_TOOL"
+    assert "get_current_time" in tool["description"]
+    assert check_success(ok, schemas["get_current_time"])["timezone"] == "Europe/Paris"
+
+
+# --- mcp-server-git -------------------------------------------------------------------------
+
+
+def git_calls(repository: Path) -> list[Call]:
+    return [
+        ("git_status", {"repo_path": str(repository.parent / "no-such-repository")}),
+        ("git_show", {"repo_path": str(repository), "revision": "deadbeef"}),
+        ("git_log", {"repo_path": str(repository)}),
+        ("git_status", {"repo_path": str(repository)}),
+    ]
+
+
+def test_mcp_server_git_failures_with_the_shipped_rules(repository: Path) -> None:
+    calls = git_calls(repository)
+    schemas, (missing, revision, empty, status) = session(
+        proxied(sys.executable, "-m", "mcp_server_git", rules="mcp-server-git.toml"), calls
+    )
+    assert (error_of(schemas, calls[0], missing)["code"], error_of(schemas, calls[0], missing)["errorCategory"]) == (
+        "NOT_A_GIT_REPOSITORY",
+        "validation",
+    )
+    unknown = error_of(schemas, calls[1], revision)
+    assert (unknown["code"], unknown["errorCategory"]) == ("UNKNOWN_REVISION", "validation")
+    assert "deadbeef" in unknown["description"]
+    assert error_of(schemas, calls[2], empty)["code"] == "NO_COMMITS"
+    assert not status.get("isError")
+    assert "branch" in status["content"][0]["text"].lower()
+
+
+def test_mcp_server_git_without_rules_still_answers_in_the_contract_and_keeps_its_paths(repository: Path) -> None:
+    calls = git_calls(repository)
+    schemas, (missing, revision, *_) = session(proxied(sys.executable, "-m", "mcp_server_git"), calls)
+    # The server says nothing but the path: only a rule can tell what it means.
+    default = error_of(schemas, calls[0], missing)
+    assert (default["errorCategory"], default["code"], default["isRetryable"]) == ("business", "TOOL_ERROR", False)
+    assert_nothing_leaks(missing, str(repository.parent))
+    assert error_of(schemas, calls[1], revision)["errorCategory"] == "business"
+
+
+# --- @modelcontextprotocol/server-filesystem --------------------------------------------------
+
+
+def filesystem_calls(files: Path) -> list[Call]:
+    return [
+        ("read_text_file", {"path": "/etc/hostname"}),
+        ("read_text_file", {"path": str(files / "missing.txt")}),
+        ("read_text_file", {"path": str(files / "sub")}),
+        ("edit_file", {"path": str(files / "notes.txt"), "edits": [{"oldText": "no such text", "newText": "x"}]}),
+        ("get_file_info", {}),
+        ("read_text_file", {"path": str(files / "notes.txt")}),
+    ]
+
+
+def test_server_filesystem_failures_with_the_shipped_rules(node_servers: dict[str, list[str]], files: Path) -> None:
+    calls = filesystem_calls(files)
+    command = proxied(*node_servers["filesystem"], str(files), rules="server-filesystem.toml")
+    schemas, (outside, missing, directory, edit, no_path, read) = session(command, calls)
+    expected = [
+        (outside, "PATH_NOT_ALLOWED"),
+        (missing, "PATH_NOT_FOUND"),
+        (directory, "IS_A_DIRECTORY"),
+        (edit, "EDIT_TEXT_NOT_FOUND"),
+    ]
+    for (result, code), call in zip(expected, calls, strict=False):
+        envelope = error_of(schemas, call, result)
+        assert (envelope["errorCategory"], envelope["code"]) == ("validation", code)
+        assert_nothing_leaks(result, str(files))
+    argument = error_of(schemas, calls[4], no_path)
+    assert (argument["errorCategory"], [e["field"] for e in argument["fieldErrors"]]) == ("validation", ["path"])
+    assert argument["executionState"] == "not_executed"  # the server's own -32602: it did not run
+    assert not read.get("isError")
+    assert read["content"][0]["text"] == "first line\n"
+
+
+def test_server_filesystem_without_rules_is_classified_from_its_words(
+    node_servers: dict[str, list[str]], files: Path
+) -> None:
+    calls = filesystem_calls(files)
+    schemas, (outside, missing, *_) = session(proxied(*node_servers["filesystem"], str(files)), calls)
+    denied = error_of(schemas, calls[0], outside)
+    assert (denied["errorCategory"], denied["categoryInferred"]) == ("permission", True)
+    not_found = error_of(schemas, calls[1], missing)
+    assert (not_found["errorCategory"], not_found["code"]) == ("business", "NOT_FOUND")
+    assert "ENOENT" in not_found["description"]
+
+
+# --- @modelcontextprotocol/server-everything -------------------------------------------------
+
+EVERYTHING_CALLS: list[Call] = [
+    ("get-sum", {"a": "one", "b": 2}),
+    ("gzip-file-as-resource", {"name": "x.gz", "data": "http://127.0.0.1:9/unreachable"}),
+    ("get-structured-content", {"location": "Atlantis"}),
+    ("no-such-tool", {}),
+    ("get-sum", {"a": 1, "b": 2}),
+]
+
+
+def test_server_everything_failures_come_out_in_the_contract(node_servers: dict[str, list[str]]) -> None:
+    env = {"GZIP_ALLOWED_DOMAINS": "127.0.0.1"}
+    schemas, (argument, fetch, structured, unknown, ok) = session(
+        proxied(*node_servers["everything"]), EVERYTHING_CALLS, env=env
+    )
+    wrong = error_of(schemas, EVERYTHING_CALLS[0], argument)
+    assert (wrong["errorCategory"], [e["field"] for e in wrong["fieldErrors"]]) == ("validation", ["a"])
+    # The tool's own failure: its fetch of an unreachable URL.
+    own = error_of(schemas, EVERYTHING_CALLS[1], fetch)
+    assert (own["errorCategory"], own["isRetryable"], own["executionState"]) == ("transient", True, "outcome_unknown")
+    assert "fetch failed" in own["description"]
+    assert error_of(schemas, EVERYTHING_CALLS[2], structured)["errorCategory"] == "validation"
+    assert error_of(schemas, EVERYTHING_CALLS[3], unknown)["code"] == "UNKNOWN_TOOL"
+    assert ok["content"][0]["text"] == "The sum of 1 and 2 is 3."
+
+
+def test_server_everything_passes_sampling_elicitation_progress_resources_and_prompts_through(
+    node_servers: dict[str, list[str]],
+) -> None:
+    async def sample(context: Any, params: mcp_types.CreateMessageRequestParams) -> mcp_types.CreateMessageResult:
+        return mcp_types.CreateMessageResult(
+            role="assistant", content=mcp_types.TextContent(type="text", text="a sampled answer"), model="test-model"
+        )
+
+    async def elicit(context: Any, params: Any) -> mcp_types.ElicitResult:
+        return mcp_types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async def listings(command: Sequence[str]) -> dict[str, Any]:
+        progress: list[float] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            progress.append(value)
+
+        params = StdioServerParameters(command=command[0], args=list(command[1:]))
+        # Server-initiated requests exist on the 2025-11-25 protocol: a legacy host.
+        async with Client(params, mode="legacy", sampling_callback=sample, elicitation_callback=elicit) as client:
+            resources = await client.list_resources()
+            first = resources.resources[0]
+            return {
+                "tools": sorted(tool.name for tool in (await client.list_tools()).tools),
+                "resources": sorted(str(resource.uri) for resource in resources.resources),
+                "templates": sorted(
+                    t.uri_template for t in (await client.list_resource_templates()).resource_templates
+                ),
+                "prompts": sorted(prompt.name for prompt in (await client.list_prompts()).prompts),
+                "read": (await client.read_resource(first.uri)).model_dump(mode="json", exclude_none=True)["contents"],
+                "sampled": (await client.call_tool("trigger-sampling-request", {"prompt": "hi"})).content[0].text,  # type: ignore[union-attr]
+                "elicited": [
+                    block.text  # type: ignore[union-attr]
+                    for block in (await client.call_tool("trigger-elicitation-request", {})).content
+                ],
+                "progress": (
+                    await client.call_tool(
+                        "trigger-long-running-operation", {"duration": 1, "steps": 2}, progress_callback=on_progress
+                    ),
+                    progress,
+                )[1],
+            }
+
+    direct = anyio.run(listings, node_servers["everything"])
+    through = anyio.run(listings, proxied(*node_servers["everything"]))
+    # The proxy's own client declares roots, sampling and elicitation whatever the host does,
+    # and this server registers a tool per capability it sees: the proxy may show more tools.
+    assert set(through.pop("tools")) >= set(direct.pop("tools"))
+    assert through == direct
+    assert "a sampled answer" in through["sampled"]
+    assert any("Ada" in text for text in through["elicited"])
+    assert through["progress"] == [1, 2]
+
+
+# --- the strict TypeScript client ---------------------------------------------------------------
+
+TS_CALLS: list[Call] = [
+    ("forecast", {"city": "Atlantis"}),
+    ("forecast", {}),
+    ("fail", {"message": "rate limit exceeded, retry after 3 seconds"}),
+    ("fail_jsonrpc", {"code": -32602, "message": "bad", "data": {"field": "day"}}),
+    ("fail_structured", {"structured": {"status": 503}}),
+    ("no_such_tool", {}),
+    ("search", {"query": "nothing"}),
+    ("forecast", {"city": "Oslo"}),
+]
+
+
+def test_the_strict_typescript_client_never_throws_through_the_proxy(call_tools: Any) -> None:
+    run = call_tools("v1", "legacy", TS_CALLS, proxied(*UPSTREAM))
+    schemas = {tool["name"]: tool.get("outputSchema") for tool in run["tools"]}
+    for call, made in zip(TS_CALLS, run["calls"], strict=True):
+        assert "thrown" not in made, (call, made.get("thrown"))
+        result = made["result"]
+        if call[0] in ("search",) or call[1] == {"city": "Oslo"}:
+            check_success(result, schemas.get(call[0]))
+        else:
+            check_error(result, schemas.get(call[0]))
+
+
+def test_the_strict_typescript_client_reaches_a_third_party_servers_errors_through_the_proxy(
+    call_tools: Any, node_servers: dict[str, list[str]]
+) -> None:
+    calls: list[Call] = [("get-structured-content", {"location": "Atlantis"}), ("get-sum", {"a": "x", "b": 1})]
+    run = call_tools("v1", "legacy", calls, proxied(*node_servers["everything"]))
+    schemas = {tool["name"]: tool.get("outputSchema") for tool in run["tools"]}
+    for call, made in zip(calls, run["calls"], strict=True):
+        assert "thrown" not in made, made.get("thrown")
+        assert check_error(made["result"], schemas.get(call[0]))["errorCategory"] == "validation"
+
+
+# --- mcp-errors check, before and after ----------------------------------------------------------
+
+
+def check_commands(name: str, node_servers: dict[str, list[str]], files: Path, repository: Path) -> list[str]:
+    return {
+        "mcp-server-time": TIME,
+        "mcp-server-git": [sys.executable, "-m", "mcp_server_git", "--repository", str(repository)],
+        "server-filesystem": [*node_servers["filesystem"], str(files)],
+        "server-everything": node_servers["everything"],
+    }[name]
+
+
+@pytest.mark.parametrize("name", ["mcp-server-time", "mcp-server-git", "server-filesystem", "server-everything"])
+def test_check_finds_no_errors_through_the_proxy_where_the_bare_server_has_some(
+    name: str, node_servers: dict[str, list[str]], files: Path, repository: Path
+) -> None:
+    command = check_commands(name, node_servers, files, repository)
+    options = CheckOptions(timeout=30, connect_timeout=60, total_timeout=300)
+    bare = anyio.run(check_server, command, options)
+    through = anyio.run(check_server, proxied(*command), options)
+    assert bare.failed
+    errors = [finding for finding in through.to_json()["findings"] if finding["severity"] == "error"]
+    assert errors == []
+    assert not through.failed

@@ -1,0 +1,620 @@
+"""`mcp-errors proxy` end to end: a real upstream child over stdio, the proxy in front of it.
+
+The upstream is `tests/servers/proxy_upstream.py`, a server without the contract. Most
+tests build the proxy in this process (`build_proxy`) and talk to it with `mcp.Client` in
+both connection modes; the command-line tests run `mcp-errors proxy` itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.streams.text import TextReceiveStream
+from mcp import Client, StdioServerParameters
+from mcp_types import CallToolResult
+
+from mcp_errors import ErrorCategory, ExecutionState, read_result
+from mcp_errors.proxy import ChildProcess, ProxySettings, StartupError, build_proxy, load_rules
+from mcp_errors.proxy._child import RestartBackoff
+from mcp_errors.proxy._server import check_upstream
+from servers import proxy_upstream
+from servers.checks import assert_nothing_leaks, check_error, check_success
+from servers.proxy_upstream import LEAKED_PATH, LEAKED_SECRET
+
+UPSTREAM = str(Path(proxy_upstream.__file__))
+PROXY = (sys.executable, "-m", "mcp_errors", "proxy")
+STARTUP_SECONDS = 60.0
+
+
+def wire(result: CallToolResult) -> dict[str, Any]:
+    return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+@contextlib.asynccontextmanager
+async def proxied(
+    mode: str,
+    settings: ProxySettings | None = None,
+    *,
+    backoff: RestartBackoff | None = None,
+    stderr: io.StringIO | None = None,
+) -> AsyncIterator[Client]:
+    """A proxy in this process in front of a fresh upstream child, and a client connected to it."""
+    child = ChildProcess(sys.executable, [UPSTREAM], backoff=backoff, stderr=stderr)
+    server = build_proxy(child, settings)
+    try:
+        await check_upstream(server, child, seconds=STARTUP_SECONDS)
+        # fastmcp's own in-memory transport connects to the same low-level server.
+        async with Client(server._mcp_server, mode=mode) as client:  # type: ignore[arg-type]
+            yield client
+    finally:
+        await child.close()
+
+
+def command_params(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> StdioServerParameters:
+    """`mcp-errors proxy <args>` as a stdio server."""
+    return StdioServerParameters(command=PROXY[0], args=[*PROXY[1:], *args], env=env, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """Module-wide, so that tests can share one proxy (`client`)."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="module", params=["legacy", "auto"])
+async def client(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
+    """A client of one proxy with the default settings per connection mode, shared by the tests that only read."""
+    async with proxied(request.param) as connected:
+        yield connected
+
+
+async def schemas(client: Client) -> dict[str, dict[str, Any] | None]:
+    return {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+
+
+# --- what is not a tool failure passes unchanged ------------------------------------
+
+
+@pytest.mark.anyio
+async def test_results_resources_prompts_and_foreign_meta_pass_through_unchanged(client: Client) -> None:
+    echoed = await client.call_tool("echo", {"text": "hi"})
+    meta = await client.call_tool("with_meta", {}, meta={"trace": "t-1", "mcp-errors/idempotencyKey": "k-1"})
+    resource = await client.read_resource("note://greeting")
+    prompt = await client.get_prompt("summarize", {"topic": "rivers"})
+    assert (echoed.is_error, echoed.structured_content, echoed.content[0].text) == (False, {"result": "hi"}, "hi")  # type: ignore[union-attr]
+    assert meta.meta is not None
+    assert meta.meta["echo"].items() >= {"trace": "t-1", "mcp-errors/idempotencyKey": "k-1"}.items()
+    assert resource.contents[0].text == "hello from upstream"  # type: ignore[union-attr]
+    assert prompt.messages[0].content.text == "Summarize rivers."  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_progress_notifications_reach_the_caller(mode: str) -> None:
+    seen: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
+
+    # Over stdio, as a host runs it: the SDK's in-memory modern path does not carry progress.
+    async with Client(command_params("--", sys.executable, UPSTREAM), mode=mode) as client:
+        with anyio.fail_after(30):
+            result = await client.call_tool("count_up", {"steps": 3}, progress_callback=on_progress)
+    assert not result.is_error
+    assert seen == [1, 2, 3]
+
+
+@pytest.mark.anyio
+async def test_a_success_with_no_content_becomes_a_valid_empty_result(client: Client) -> None:
+    listed = await schemas(client)
+    found_nothing = await client.call_tool("search", {"query": "q"})
+    bare = await client.call_tool("nothing", {})
+    for result, name in ((found_nothing, "search"), (bare, "nothing")):
+        outcome = read_result(result)
+        assert outcome.kind == "empty"
+        assert result.content
+        assert "returned nothing" in result.content[0].text  # type: ignore[union-attr]
+        check_success(wire(result), listed[name])
+
+
+# --- failures become the contract ---------------------------------------------------
+
+# (tool, arguments, category, code, inferred, words of the upstream that must survive)
+RETURNED_FAILURES: list[tuple[str, dict[str, Any], str, str, bool, str | None]] = [
+    (
+        "fail",
+        {"message": "rate limit exceeded, retry after 30 seconds"},
+        "transient",
+        "UPSTREAM_RATE_LIMITED",
+        True,
+        "rate limit exceeded",
+    ),
+    ("fail", {"message": "upstream timed out after 5s"}, "transient", "UPSTREAM_TIMEOUT", True, "timed out"),
+    (
+        "fail",
+        {"message": "connect ECONNREFUSED 10.0.0.7:5432"},
+        "transient",
+        "UPSTREAM_UNAVAILABLE",
+        True,
+        "ECONNREFUSED",
+    ),
+    (
+        "fail",
+        {"message": f"EACCES: permission denied, open '{LEAKED_PATH}'"},
+        "permission",
+        "ACCESS_DENIED",
+        True,
+        "EACCES",
+    ),
+    (
+        "fail",
+        {"message": f"ENOENT: no such file or directory, open '{LEAKED_PATH}'"},
+        "business",
+        "NOT_FOUND",
+        True,
+        "ENOENT",
+    ),
+    ("fail", {"message": "HTTP 503 from the billing API"}, "transient", "UPSTREAM_UNAVAILABLE", True, "billing API"),
+    ("fail", {"message": "Invalid timezone: 'Mars/Olympus'"}, "validation", "INVALID_ARGUMENTS", True, "Mars/Olympus"),
+    (
+        "fail",
+        {"message": f"the ledger broke, key {LEAKED_SECRET}"},
+        "business",
+        "TOOL_ERROR",
+        False,
+        "the ledger broke",
+    ),
+    (
+        "fail_structured",
+        {"structured": {"status": 429, "retryAfter": 7}},
+        "transient",
+        "UPSTREAM_RATE_LIMITED",
+        False,
+        None,
+    ),
+    (
+        "fail_structured",
+        {"structured": {"error": {"code": "PERMISSION_DENIED", "message": "no"}}},
+        "permission",
+        "PERMISSION_DENIED",
+        False,
+        None,
+    ),
+    (
+        "fail_structured",
+        {"structured": {"category": "validation", "code": "bad-date"}},
+        "validation",
+        "BAD_DATE",
+        False,
+        None,
+    ),
+    ("fail_structured", {"structured": {"errorCategory": "transient"}}, "transient", None, False, None),
+    (
+        "fail_meta",
+        {"failure": {"class": "governance", "code": "policy_blocked", "agentGuidance": "Ask a manager."}},
+        "business",
+        "POLICY_BLOCKED",
+        False,
+        "Ask a manager.",
+    ),
+    (
+        "fail_meta",
+        {"failure": {"class": "reliability", "retryable": True, "retryNotBefore": 2}},
+        "transient",
+        None,
+        False,
+        None,
+    ),
+]
+
+
+@pytest.mark.anyio
+async def test_returned_failures_are_classified_in_precedence_with_the_upstreams_words_kept(client: Client) -> None:
+    listed = await schemas(client)
+    results = [(case, await client.call_tool(case[0], case[1])) for case in RETURNED_FAILURES]
+    for (tool, arguments, category, code, inferred, words), result in results:
+        envelope = check_error(wire(result), listed[tool])
+        where = f"{tool}({arguments})"
+        assert (envelope["errorCategory"], envelope.get("code")) == (category, code), where
+        assert envelope.get("categoryInferred", False) is inferred, where
+        if words is not None:
+            assert words in envelope["description"], where
+        assert_nothing_leaks(wire(result), LEAKED_SECRET, LEAKED_PATH)
+
+
+@pytest.mark.anyio
+async def test_the_wait_a_rate_limit_asks_for_becomes_retry_after_seconds(client: Client) -> None:
+    said = await client.call_tool("fail", {"message": "Too many requests. Try again in 2 minutes."})
+    declared = await client.call_tool("fail_structured", {"structured": {"status": 429, "retryAfter": 7}})
+    assert said.structured_content is not None
+    assert declared.structured_content is not None
+    assert said.structured_content["retryAfterSeconds"] == 120
+    assert declared.structured_content["retryAfterSeconds"] == 7
+
+
+@pytest.mark.anyio
+async def test_a_result_already_in_the_contract_passes_through_unchanged(client: Client) -> None:
+    envelope = {
+        "errorCategory": "business",
+        "isRetryable": False,
+        "description": "Refunds above 500 need a manager.",
+        "code": "REFUND_LIMIT_EXCEEDED",
+        "errorId": "abc123abc123",
+    }
+    result = await client.call_tool("fail_structured", {"structured": envelope, "text": "as sent"})
+    assert result.is_error
+    assert result.structured_content == envelope
+    assert result.content[0].text == "as sent"  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_json_rpc_errors_become_results_and_invalid_params_name_the_argument(client: Client) -> None:
+    listed = await schemas(client)
+    invalid = await client.call_tool("fail_jsonrpc", {"code": -32602, "message": "bad", "data": {"field": "day"}})
+    other = await client.call_tool("fail_jsonrpc", {"code": -32099, "message": "quota exceeded for today"})
+    missing = await client.call_tool("echo", {})
+    envelope = check_error(wire(invalid), listed["fail_jsonrpc"])
+    assert (envelope["errorCategory"], envelope["executionState"]) == ("validation", "not_executed")
+    assert [error["field"] for error in envelope["fieldErrors"]] == ["day"]
+    assert check_error(wire(other), None)["errorCategory"] == "transient"  # words: "quota exceeded"
+    argument = check_error(wire(missing), listed["echo"])
+    assert (argument["errorCategory"], argument["code"]) == ("validation", "INVALID_ARGUMENTS")
+    assert [error["field"] for error in argument["fieldErrors"]] == ["text"]
+
+
+@pytest.mark.anyio
+async def test_an_unknown_tool_is_validation_listing_the_real_names(client: Client) -> None:
+    await client.list_tools()
+    result = await client.call_tool("ecko", {"text": "hi"})
+    envelope = check_error(wire(result), None)
+    assert (envelope["errorCategory"], envelope["code"]) == ("validation", "UNKNOWN_TOOL")
+    assert "echo" in envelope["description"]
+
+
+@pytest.mark.anyio
+async def test_output_schemas_admit_the_envelope_so_error_results_validate(client: Client) -> None:
+    listed = await schemas(client)
+    ok = await client.call_tool("forecast", {"city": "Oslo"})
+    failed = await client.call_tool("forecast", {"city": "Atlantis"})
+    schema = listed["forecast"]
+    assert schema is not None
+    assert (schema["type"], len(schema["anyOf"])) == ("object", 2)
+    assert check_success(wire(ok), schema) == {"city": "Oslo", "celsius": 21.5}
+    check_error(wire(failed), schema)
+
+
+@pytest.mark.anyio
+async def test_protocol_signals_stay_json_rpc_errors(client: Client) -> None:
+    with pytest.raises(Exception) as raised:  # noqa: PT011  (the SDK raises its MCPError)
+        await client.call_tool("fail_jsonrpc", {"code": -32042, "message": "open this URL first"})
+    assert getattr(raised.value, "code", None) == -32042
+
+
+@pytest.mark.anyio
+async def test_a_caller_cancelling_a_call_cancels_it_upstream(mode: str, tmp_path: Path) -> None:
+    started = anyio.Event()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        started.set()
+
+    # Over stdio, as a host runs it: the SDK's in-memory modern path does not carry progress.
+    async with Client(command_params("--", sys.executable, UPSTREAM), mode=mode) as client:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                group.start_soon(
+                    functools.partial(
+                        client.call_tool, "hang", {"pid_file": str(tmp_path / "pid")}, progress_callback=on_progress
+                    )
+                )
+                await started.wait()
+                group.cancel_scope.cancel()
+            cancelled = await client.call_tool("was_cancelled", {})
+    assert cancelled.structured_content == {"result": True}
+
+
+@pytest.mark.anyio
+async def test_every_page_of_an_upstreams_tools_is_listed(mode: str) -> None:
+    child = ChildProcess(sys.executable, [UPSTREAM, "paged"])
+    server = build_proxy(child)
+    try:
+        await check_upstream(server, child, seconds=STARTUP_SECONDS)
+        async with Client(server._mcp_server, mode=mode) as client:  # type: ignore[arg-type]
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            last = await client.call_tool("tool_9", {})
+    finally:
+        await child.close()
+    assert sorted(names) == sorted(f"tool_{index}" for index in range(10))
+    assert last.content[0].text == "tool_9 ran"  # type: ignore[union-attr]
+
+
+# --- the child process ----------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_childs_stderr_reaches_ours() -> None:
+    stderr = io.StringIO()
+    async with proxied("legacy", stderr=stderr) as client:
+        await client.call_tool("log_to_stderr", {"text": "upstream says hello"})
+        with anyio.fail_after(10):
+            while "upstream says hello" not in stderr.getvalue():
+                await anyio.lowlevel.checkpoint()
+    assert "upstream says hello" in stderr.getvalue()
+
+
+@pytest.mark.anyio
+async def test_a_child_killed_mid_call_answers_transient_outcome_unknown_and_the_next_call_works(
+    mode: str, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "pid"
+    started = anyio.Event()
+    killed: list[CallToolResult] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        started.set()
+
+    # Over stdio, as a host runs it: the SDK's in-memory modern path does not carry progress.
+    async with Client(command_params("--", sys.executable, UPSTREAM), mode=mode) as client:
+
+        async def hang() -> None:
+            killed.append(await client.call_tool("hang", {"pid_file": str(pid_file)}, progress_callback=on_progress))
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                group.start_soon(hang)
+                await started.wait()
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+            after = await client.call_tool("echo", {"text": "still here"})
+    outcome = read_result(killed[0])
+    assert (outcome.category, outcome.is_retryable, outcome.execution_state, outcome.code) == (
+        ErrorCategory.TRANSIENT,
+        True,
+        ExecutionState.OUTCOME_UNKNOWN,
+        "UPSTREAM_EXITED",
+    )
+    assert (after.is_error, after.structured_content) == (False, {"result": "still here"})
+
+
+@pytest.mark.anyio
+async def test_a_child_that_keeps_exiting_waits_out_a_backoff_and_keeps_its_tools(mode: str) -> None:
+    backoff = RestartBackoff(first_wait=60, max_wait=120, healthy_after=3600)
+    async with proxied(mode, backoff=backoff) as client:
+        first = await client.call_tool("crash", {})
+        second = await client.call_tool("crash", {})  # started again at once: one crash is an accident
+        waiting = await client.call_tool("echo", {"text": "too soon"})
+        tools = await client.list_tools()
+    assert read_result(first).code == read_result(second).code == "UPSTREAM_EXITED"
+    outcome = read_result(waiting)
+    assert (outcome.category, outcome.execution_state, outcome.code) == (
+        ErrorCategory.TRANSIENT,
+        ExecutionState.NOT_EXECUTED,
+        "UPSTREAM_UNAVAILABLE",
+    )
+    assert outcome.retry_after_seconds is not None
+    assert 50 < outcome.retry_after_seconds <= 60
+    assert "echo" in {tool.name for tool in tools.tools}
+
+
+# --- recovery at the proxy, opt-in -------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("zero_wait")
+async def test_retry_resends_transient_failures_of_read_only_tools(mode: str) -> None:
+    async with proxied(mode, ProxySettings(retry=3)) as client:
+        result = await client.call_tool("flaky_read", {"key": "r", "failures": 2})
+        ran = await client.call_tool("attempts", {"key": "r"})
+    assert (result.is_error, result.structured_content) == (False, {"result": "read after 3 attempts"})
+    assert ran.structured_content == {"result": 3}
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("zero_wait")
+async def test_retry_never_resends_a_write_whose_outcome_is_unknown(mode: str) -> None:
+    async with proxied(mode, ProxySettings(retry=3)) as client:
+        result = await client.call_tool("flaky_write", {"key": "w"})
+        ran = await client.call_tool("attempts", {"key": "w"})
+    outcome = read_result(result)
+    assert (outcome.category, outcome.execution_state) == (ErrorCategory.TRANSIENT, ExecutionState.OUTCOME_UNKNOWN)
+    assert ran.structured_content == {"result": 1}
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("zero_wait")
+async def test_retry_resends_a_write_the_upstream_says_did_not_run(mode: str, tmp_path: Path) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text(
+        '[[rule]]\nmatch = { text = "database is locked, nothing was written" }\n'
+        'category = "transient"\ncode = "LEDGER_LOCKED"\nexecution_state = "not_executed"\n'
+    )
+    async with proxied(mode, ProxySettings(retry=2, rules=load_rules(rules))) as client:
+        result = await client.call_tool("busy_write", {"key": "b", "failures": 1})
+        ran = await client.call_tool("attempts", {"key": "b"})
+    assert (result.is_error, result.structured_content) == (False, {"result": "written after 2 attempts"})
+    assert ran.structured_content == {"result": 2}
+
+
+@pytest.mark.anyio
+async def test_idempotency_keys_replay_the_first_answer_of_a_write(mode: str) -> None:
+    key = {"mcp-errors/idempotencyKey": "op-1"}
+    async with proxied(mode, ProxySettings(idempotency_keys=True)) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        first = await client.call_tool("count_write", {"key": "c"}, meta=key)
+        again = await client.call_tool("count_write", {"key": "c"}, meta=key)
+        reused = await client.call_tool("count_write", {"key": "other"}, meta=key)
+        ran = await client.call_tool("attempts", {"key": "c"})
+    assert (tools["count_write"].meta or {}).get("mcp-errors/honoursIdempotencyKey") is True
+    assert "mcp-errors/honoursIdempotencyKey" not in (tools["echo"].meta or {})
+    assert first.structured_content == again.structured_content == {"result": "ran 1 time(s)"}
+    assert (again.meta or {}).get("mcp-errors/replayed") is True
+    assert read_result(reused).code == "IDEMPOTENCY_KEY_REUSED"
+    assert ran.structured_content == {"result": 1}
+
+
+@pytest.mark.anyio
+async def test_no_tool_failure_meta_is_written_unless_asked(client: Client) -> None:
+    result = await client.call_tool("fail", {"message": "upstream timed out"})
+    assert "io.modelcontextprotocol/toolFailure" not in (result.meta or {})
+
+
+@pytest.mark.anyio
+async def test_tool_failure_meta_is_written_when_asked_and_an_upstreams_own_is_kept(mode: str) -> None:
+    own = {"class": "reliability", "code": "retryable_transient_error", "retryable": True, "correlationId": "c-9"}
+    async with proxied(mode, ProxySettings(tool_failure_meta=True)) as client:
+        written = await client.call_tool("fail", {"message": "upstream timed out"})
+        kept = await client.call_tool("fail_meta", {"failure": own})
+    failure = (written.meta or {})["io.modelcontextprotocol/toolFailure"]
+    envelope = written.structured_content or {}
+    assert (failure["class"], failure["code"]) == ("reliability", "retryable_transient_error")
+    assert failure["retryable"] is True
+    assert (failure["correlationId"], failure["agentGuidance"]) == (envelope["errorId"], envelope["description"])
+    assert (kept.meta or {})["io.modelcontextprotocol/toolFailure"] == own
+    assert (kept.meta or {})["trace"] == "kept"
+
+
+@pytest.mark.anyio
+async def test_the_users_rules_come_after_what_the_upstream_declares_and_before_the_built_in_rules(
+    mode: str, tmp_path: Path
+) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text(
+        '[[rule]]\nname = "ledger"\ntool = "fail"\nmatch = { text = "ledger (?P<what>\\\\w+) timed out" }\n'
+        'category = "business"\ncode = "LEDGER_DOWN"\ndescription = "The {what} ledger is down: use the other one."\n'
+        '\n[[rule]]\nmatch = { field = "status", equals = 418 }\ncategory = "permission"\ncode = "TEAPOT"\n'
+    )
+    async with proxied(mode, ProxySettings(rules=load_rules(rules))) as client:
+        matched = await client.call_tool("fail", {"message": "ledger eu timed out"})
+        built_in = await client.call_tool("fail", {"message": "billing timed out"})
+        by_field = await client.call_tool("fail_structured", {"structured": {"status": 418}})
+        declared = await client.call_tool("fail_structured", {"structured": {"status": 503}})
+    envelope = check_error(wire(matched), None)
+    assert (envelope["errorCategory"], envelope["code"]) == ("business", "LEDGER_DOWN")
+    assert envelope["description"].startswith("The eu ledger is down: use the other one.")
+    assert "ledger eu timed out" in envelope["description"]  # the upstream's words are kept too
+    assert "categoryInferred" not in envelope
+    assert check_error(wire(built_in), None)["code"] == "UPSTREAM_TIMEOUT"
+    assert check_error(wire(by_field), None)["code"] == "TEAPOT"
+    assert check_error(wire(declared), None)["errorCategory"] == "transient"  # declared beats the rules
+
+
+# --- a streamable HTTP upstream --------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_streamable_http_upstream_is_proxied_and_its_loss_is_a_transient_not_executed_failure(
+    mode: str,
+) -> None:
+    async with await anyio.open_process([sys.executable, UPSTREAM, "http"]) as upstream:
+        assert upstream.stdout is not None
+        with anyio.fail_after(STARTUP_SECONDS):
+            port = int((await upstream.stdout.receive()).decode().split()[0])
+        url = f"http://127.0.0.1:{port}/mcp"
+        server = build_proxy(url)
+        await check_upstream(server, url, seconds=STARTUP_SECONDS)
+        async with Client(server._mcp_server, mode=mode) as client:  # type: ignore[arg-type]
+            ok = await client.call_tool("echo", {"text": "over http"})
+            failed = await client.call_tool("fail", {"message": "upstream timed out"})
+            upstream.terminate()
+            await upstream.wait()
+            lost = await client.call_tool("echo", {"text": "anyone there?"})
+    assert ok.structured_content == {"result": "over http"}
+    assert check_error(wire(failed), None)["code"] == "UPSTREAM_TIMEOUT"
+    outcome = read_result(lost)
+    assert (outcome.category, outcome.execution_state, outcome.code) == (
+        ErrorCategory.TRANSIENT,
+        ExecutionState.NOT_EXECUTED,
+        "UPSTREAM_UNAVAILABLE",
+    )
+
+
+@pytest.mark.anyio
+async def test_an_http_upstream_that_cannot_be_reached_is_a_startup_error() -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    with pytest.raises(StartupError, match="not reachable"):
+        await check_upstream(build_proxy(url), url, seconds=STARTUP_SECONDS)
+
+
+# --- the command ------------------------------------------------------------------------
+
+
+def run_proxy(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*PROXY, *args], capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def test_a_child_that_cannot_start_is_a_clear_error_with_its_exit_status_and_stderr() -> None:
+    crash = "import sys; print('OPENWEATHER_API_KEY is not set', file=sys.stderr); sys.exit(3)"
+    done = run_proxy("--", sys.executable, "-c", crash)
+    assert done.returncode == 1
+    assert "exited with status 3" in done.stderr
+    assert "OPENWEATHER_API_KEY is not set" in done.stderr
+
+
+def test_a_command_that_does_not_exist_is_a_clear_error() -> None:
+    done = run_proxy("--", "no-such-mcp-server-command")
+    assert done.returncode == 2
+    assert "no-such-mcp-server-command" in done.stderr
+    assert "PATH" in done.stderr
+
+
+def test_a_child_that_never_answers_is_an_error_after_the_startup_timeout() -> None:
+    started = time.monotonic()
+    done = run_proxy("--startup-timeout", "2", "--", sys.executable, "-c", "import time; time.sleep(120)")
+    assert done.returncode == 1
+    assert "within 2 seconds" in done.stderr
+    assert time.monotonic() - started < 60
+
+
+def test_a_bad_rules_file_names_the_file_the_rule_and_the_problem(tmp_path: Path) -> None:
+    rules = tmp_path / "mine.toml"
+    rules.write_text('[[rule]]\nname = "slow"\nmatch = { text = "timeout" }\ncategory = "temporary"\n')
+    done = run_proxy("--rules", str(rules), "--", sys.executable, UPSTREAM)
+    assert done.returncode == 2
+    assert "mine.toml: rule 1 (slow): category" in done.stderr
+
+
+@pytest.mark.anyio
+async def test_the_command_gives_the_child_the_callers_environment_and_working_directory(tmp_path: Path) -> None:
+    # The SDK's stdio client would pass the child only HOME, PATH and a few more.
+    params = command_params("--", sys.executable, UPSTREAM, env={"WEATHER_TOKEN": "w-123"}, cwd=tmp_path)
+    async with Client(params, mode="legacy") as client:
+        result = await client.call_tool("environment", {"name": "WEATHER_TOKEN"})
+    assert result.structured_content == {"result": f"w-123|{tmp_path}"}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.anyio
+async def test_the_http_front_serves_the_proxy_statelessly(mode: str) -> None:
+    port = free_port()
+    command = [*PROXY, "--http", f"127.0.0.1:{port}", "--", sys.executable, UPSTREAM]
+    async with await anyio.open_process(command, stdout=subprocess.DEVNULL) as process:
+        try:
+            assert process.stderr is not None
+            seen = ""
+            with anyio.fail_after(STARTUP_SECONDS):
+                async for chunk in TextReceiveStream(process.stderr):
+                    seen += chunk
+                    if "Uvicorn running on" in seen:  # uvicorn says so once it listens
+                        break
+            async with Client(f"http://127.0.0.1:{port}/mcp", mode=mode) as client:
+                ok = await client.call_tool("echo", {"text": "over http"})
+                failed = await client.call_tool("fail", {"message": "upstream timed out"})
+        finally:
+            process.terminate()
+    assert ok.structured_content == {"result": "over http"}
+    assert check_error(wire(failed), None)["code"] == "UPSTREAM_TIMEOUT"
