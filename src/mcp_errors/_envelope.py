@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from mcp_types import CallToolResult, TextContent
 
@@ -26,6 +26,7 @@ from mcp_errors._sanitize import encodable
 __all__ = [
     "CATEGORY_INFERRED",
     "FailureDetails",
+    "ResultLike",
     "WideningCache",
     "admit_error_envelope",
     "empty_result",
@@ -126,6 +127,15 @@ def _sentence(text: str) -> str:
 _ENVELOPE_TITLE: Final = ENVELOPE_SCHEMA["title"]
 
 
+class ResultLike(Protocol):
+    """What a tool result has, whichever library built it (`CallToolResult`, fastmcp's `ToolResult`)."""
+
+    @property
+    def content(self) -> Sequence[Any]: ...
+    @property
+    def structured_content(self) -> Any: ...
+
+
 def error_result(
     details: FailureDetails, *, error_id: str | None = None, meta: Mapping[str, Any] | None = None
 ) -> CallToolResult:
@@ -185,7 +195,7 @@ def empty_result(summary: str, structured: Mapping[str, Any] | None = None) -> C
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=False)
 
 
-def is_empty_result(result: CallToolResult) -> bool:
+def is_empty_result(result: ResultLike) -> bool:
     """Whether a successful result is a valid empty result: the call ran and matched nothing.
 
     That is `structuredContent.resultCount == 0`, or no content at all (`content` empty and

@@ -19,27 +19,30 @@ code; never an errorId, an idempotency key or an argument value (those go on spa
 
 from __future__ import annotations
 
+import datetime
 import importlib.metadata
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
-from mcp_types import CallToolResult
 from opentelemetry import metrics, trace
 from opentelemetry.propagate import inject
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from mcp_errors._envelope import is_empty_result
+from mcp_errors._envelope import ResultLike, is_empty_result
 
 __all__ = [
     "ATTEMPT_EVENT",
     "OutcomeLabel",
+    "ToolResultLike",
     "annotate_tool_result",
     "inject_trace_context",
     "partial_span",
     "record_attempt",
     "record_budget_refusal",
     "record_decision",
+    "record_partial",
+    "recording_metrics",
     "recovery_span",
 ]
 
@@ -50,9 +53,16 @@ except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a
     _VERSION = ""
 
 _tracer: Final = trace.get_tracer(_NAME, _VERSION)
-_meter: Final = metrics.get_meter(_NAME, _VERSION)
 
 OutcomeLabel = Literal["success", "empty", "error"]
+
+
+class ToolResultLike(ResultLike, Protocol):
+    """A tool result with its error flag (`CallToolResult`, fastmcp's `ToolResult`)."""
+
+    @property
+    def is_error(self) -> bool | None: ...
+
 
 # Attribute names, on spans and (the low-cardinality ones) on metrics.
 TOOL: Final = "mcp_errors.tool.name"
@@ -77,31 +87,53 @@ TOTAL: Final = "mcp_errors.partial.total"
 ATTEMPT_EVENT: Final = "mcp_errors.attempt"
 """The name of the client span's event for each attempt."""
 
-_tool_results: Final = _meter.create_counter(
-    "mcp_errors.tool.results",
-    unit="{result}",
-    description="Tool results a server sent, by outcome, category and code (successes included).",
-)
-_call_attempts: Final = _meter.create_histogram(
-    "mcp_errors.client.call.attempts",
-    unit="{attempt}",
-    description="Attempts made for one logical tool call, the first included (gRPC A96's retries + 1).",
-    explicit_bucket_boundaries_advisory=[1, 2, 3, 4, 5, 6, 8, 10],
-)
-_retry_delay: Final = _meter.create_histogram(
-    "mcp_errors.client.call.retry_delay",
-    unit="s",
-    description="Total time one logical tool call waited between its attempts.",
-    explicit_bucket_boundaries_advisory=[0, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-)
-_budget_refusals: Final = _meter.create_counter(
-    "mcp_errors.client.retry_budget.refusals",
-    unit="{call}",
-    description="Logical tool calls whose resend the retry budget refused.",
-)
+class _Instruments:
+    """The metric instruments, made from one meter."""
+
+    def __init__(self, meter: metrics.Meter) -> None:
+        self.tool_results = meter.create_counter(
+            "mcp_errors.tool.results",
+            unit="{result}",
+            description="Tool results a server sent, by outcome, category and code (successes included).",
+        )
+        self.call_attempts = meter.create_histogram(
+            "mcp_errors.client.call.attempts",
+            unit="{attempt}",
+            description="Attempts made for one logical tool call, the first included (gRPC A96's retries + 1).",
+            explicit_bucket_boundaries_advisory=[1, 2, 3, 4, 5, 6, 8, 10],
+        )
+        self.retry_delay = meter.create_histogram(
+            "mcp_errors.client.call.retry_delay",
+            unit="s",
+            description="Total time one logical tool call waited between its attempts.",
+            explicit_bucket_boundaries_advisory=[0, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+        )
+        self.budget_refusals = meter.create_counter(
+            "mcp_errors.client.retry_budget.refusals",
+            unit="{call}",
+            description="Logical tool calls whose resend the retry budget refused.",
+        )
 
 
-def annotate_tool_result(tool: str, result: CallToolResult, *, replayed: bool = False) -> None:
+_instruments = _Instruments(metrics.get_meter(_NAME, _VERSION))
+
+
+@contextmanager
+def recording_metrics(meter_provider: metrics.MeterProvider) -> Iterator[None]:
+    """Record metrics with `meter_provider` instead of the global one, for the duration.
+
+    For a program that reads its own metrics (`mcp-errors demo` prints its run's figures)
+    without installing a process-wide provider that the user's own setup would then lose to.
+    """
+    global _instruments
+    previous, _instruments = _instruments, _Instruments(meter_provider.get_meter(_NAME, _VERSION))
+    try:
+        yield
+    finally:
+        _instruments = previous
+
+
+def annotate_tool_result(tool: str, result: ToolResultLike, *, replayed: bool = False) -> None:
     """Set a result's error facts on the current `tools/call` span and count the result.
 
     Args:
@@ -112,14 +144,16 @@ def annotate_tool_result(tool: str, result: CallToolResult, *, replayed: bool = 
     structured = result.structured_content
     envelope = structured if result.is_error and isinstance(structured, Mapping) else None
     outcome: OutcomeLabel = "error" if result.is_error else ("empty" if is_empty_result(result) else "success")
-    labels: dict[str, str] = {TOOL: tool, OUTCOME: outcome}
+    labels: dict[str, str | bool] = {TOOL: tool, OUTCOME: outcome}
+    if replayed:
+        labels[REPLAYED] = True
     if envelope is not None:
         labels |= _strings(envelope, (("errorCategory", CATEGORY), ("code", CODE)))
         if labels.get(CODE) == "UNKNOWN_TOOL":
             # The name came from the caller, not from the server's tool list: as a metric
             # attribute, any string a client sends would be a new time series.
             labels[TOOL] = "(unknown)"
-    _tool_results.add(1, labels)
+    _instruments.tool_results.add(1, labels)
     span = trace.get_current_span()
     if not span.is_recording():
         return
@@ -162,6 +196,7 @@ def record_attempt(
     span: Span,
     *,
     number: int,
+    at: datetime.datetime,
     outcome: OutcomeLabel,
     category: str | None,
     code: str | None,
@@ -178,7 +213,7 @@ def record_attempt(
         attributes[CODE] = code
     if stop_reason is not None:
         attributes[STOP] = stop_reason
-    span.add_event(ATTEMPT_EVENT, attributes)
+    span.add_event(ATTEMPT_EVENT, attributes, timestamp=int(at.timestamp() * 1e9))
 
 
 def record_decision(
@@ -193,8 +228,10 @@ def record_decision(
 ) -> None:
     """Close a logical call: the decision on its span, and the retry histograms."""
     labels: dict[str, str] = {TOOL: tool, DECISION: decision}
-    _call_attempts.record(attempts, labels)
-    _retry_delay.record(total_wait, labels)
+    if category is not None:
+        labels[CATEGORY] = category
+    _instruments.call_attempts.record(attempts, labels)
+    _instruments.retry_delay.record(total_wait, labels)
     if not span.is_recording():
         return
     attributes: dict[str, Any] = {DECISION: decision, ATTEMPTS: attempts}
@@ -210,7 +247,7 @@ def record_decision(
 
 def record_budget_refusal(*, tool: str, server: str) -> None:
     """Count a logical call whose resend the retry budget refused."""
-    _budget_refusals.add(1, {TOOL: tool, SERVER: server})
+    _instruments.budget_refusals.add(1, {TOOL: tool, SERVER: server})
 
 
 @contextmanager
