@@ -87,6 +87,7 @@ TOTAL: Final = "mcp_errors.partial.total"
 ATTEMPT_EVENT: Final = "mcp_errors.attempt"
 """The name of the client span's event for each attempt."""
 
+
 class _Instruments:
     """The metric instruments, made from one meter."""
 
