@@ -13,12 +13,21 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, TextContent, Tool
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    URL_ELICITATION_REQUIRED,
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    TextContent,
+    Tool,
+)
 from pydantic import BaseModel
 
 from mcp_errors import ENVELOPE_SCHEMA, BusinessRuleError, install, to_error_result
 from servers.checks import assert_nothing_leaks, check_error, check_success, validate
 from servers.contract_server import CASES, CRASH_TEXT, LEAKED_PATH, LEAKED_SECRET, Case, build_server
+from servers.gateway import LEAKED_DSN, build_gateway
 
 CONTRACT_SERVER = Path(__file__).parent / "servers" / "contract_server.py"
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
@@ -375,3 +384,30 @@ async def test_a_tool_whose_concurrent_fetches_all_time_out_reports_one_transien
             result = wire(await client.call_tool("fetch_both", {}))
     envelope = check_error(result, None)
     assert (envelope["errorCategory"], envelope["code"]) == ("transient", "UPSTREAM_TIMEOUT")
+
+
+@pytest.mark.anyio
+async def test_a_downstream_timeout_a_gateway_tool_lets_escape_is_a_transient_result(mode: str) -> None:
+    async with Client(build_gateway("mcpserver"), mode=mode) as client:
+        with anyio.fail_after(10):
+            result = wire(await client.call_tool("forward_slow", {}))
+    envelope = check_error(result, None)
+    assert (envelope["errorCategory"], envelope["code"]) == ("transient", "UPSTREAM_TIMEOUT")
+    assert envelope["executionState"] == "outcome_unknown"
+
+
+@pytest.mark.anyio
+async def test_a_jsonrpc_error_raised_in_a_tool_is_an_internal_error_without_its_text(mode: str) -> None:
+    async with Client(build_gateway("mcpserver"), mode=mode) as client:
+        result = wire(await client.call_tool("leak_downstream_error", {}))
+    envelope = check_error(result, None)
+    assert (envelope["errorCategory"], envelope["code"]) == ("business", "INTERNAL_ERROR")
+    assert_nothing_leaks(result, LEAKED_DSN, "hunter2")
+
+
+@pytest.mark.anyio
+async def test_a_url_elicitation_request_stays_the_jsonrpc_error_the_client_acts_on(mode: str) -> None:
+    async with Client(build_gateway("mcpserver"), mode=mode) as client:
+        with pytest.raises(MCPError) as raised:
+            await client.call_tool("needs_url_elicitation", {})
+    assert raised.value.code == URL_ELICITATION_REQUIRED

@@ -16,6 +16,11 @@ What is classified without the tool saying so
 - HTTP 401/403 and the builtin `PermissionError`: permission.
 - HTTP 400/422 and argument validation failures: validation, with `fieldErrors`.
 - HTTP 409/412: business.
+- A JSON-RPC error raised inside the tool (`MCPError`, e.g. a gateway tool's downstream
+  call that timed out): `-32001` (request timeout) and `-32000` (connection closed) are
+  transient; any other code is unclassified, since its text comes from somewhere else.
+  Only the two codes the protocol needs on the wire as they are (`is_protocol_signal`)
+  stay JSON-RPC errors.
 - The SDK's or fastmcp's plain `ToolError` (a message meant for the client, with no
   category): `business`, code `TOOL_ERROR`, its message kept (sanitised), since resending
   the same call unchanged cannot be assumed to help.
@@ -45,6 +50,8 @@ import pydantic
 from mcp.server.mcpserver.exceptions import ResourceError as _SDKResourceError
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
 from mcp.server.mcpserver.exceptions import UnexpectedToolError as _SDKUnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, MISSING_REQUIRED_CLIENT_CAPABILITY, REQUEST_TIMEOUT, URL_ELICITATION_REQUIRED
 
 from mcp_errors._contract import ErrorCategory, ExecutionState, FieldError
 from mcp_errors._duck import is_fastmcp, is_httpx
@@ -62,6 +69,7 @@ from mcp_errors._sanitize import (
 __all__ = [
     "classify_arguments",
     "classify_failure",
+    "is_protocol_signal",
     "log_fields",
     "new_error_id",
     "register_exception",
@@ -124,6 +132,20 @@ _spare_error_ids: Final[list[str]] = []
 if hasattr(os, "register_at_fork"):  # POSIX
     # A forked worker must not hand out the ids its parent holds.
     os.register_at_fork(after_in_child=_spare_error_ids.clear)
+
+
+def is_protocol_signal(exc: BaseException) -> bool:
+    """Whether `exc` is a JSON-RPC error the protocol needs on the wire, not a tool failure.
+
+    Two codes ask something of the client rather than report a failure, and a client acts
+    on them only as JSON-RPC errors: `-32042` (complete a URL elicitation, then call again)
+    and `-32021` (the client lacks a capability the tool needs, SEP-2575; fastmcp keeps it
+    too). Every other exception a tool raises, `MCPError` included, is a tool failure.
+    """
+    return isinstance(exc, MCPError) and exc.code in _PROTOCOL_SIGNALS
+
+
+_PROTOCOL_SIGNALS: Final = frozenset({URL_ELICITATION_REQUIRED, MISSING_REQUIRED_CLIENT_CAPABILITY})
 
 
 def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None = None) -> FailureDetails:
@@ -431,6 +453,12 @@ _INTERNAL_ERROR: Final = FailureDetails(
 )
 
 
+_FROM_JSONRPC_CODE: Final[Mapping[int, FailureDetails]] = {
+    REQUEST_TIMEOUT: _UPSTREAM_TIMEOUT,
+    CONNECTION_CLOSED: _UPSTREAM_CONNECTION_LOST,
+}
+
+
 def _from_known_types(exc: BaseException) -> FailureDetails | None:
     # Builtin types first: they are the common case and the cheapest checks.
     if isinstance(exc, TimeoutError):
@@ -443,6 +471,9 @@ def _from_known_types(exc: BaseException) -> FailureDetails | None:
         return _ACCESS_DENIED
     if isinstance(exc, sqlite3.OperationalError) and _is_sqlite_busy(exc):
         return _DATABASE_BUSY
+    if isinstance(exc, MCPError):
+        # A downstream MCP server's answer that a tool (a gateway, a proxy) let escape.
+        return _FROM_JSONRPC_CODE.get(exc.code)
     status = _http_status(exc)
     if status is not None:
         return _from_http_status(status, _retry_after(exc))

@@ -12,7 +12,13 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import Tool, ToolResult
 from mcp_types import CallToolRequestParams, ListToolsRequest, TextContent
 
-from mcp_errors._classify import classify_arguments, classify_failure, new_error_id, unknown_tool
+from mcp_errors._classify import (
+    classify_arguments,
+    classify_failure,
+    is_protocol_signal,
+    new_error_id,
+    unknown_tool,
+)
 from mcp_errors._envelope import FailureDetails, WideningCache
 
 __all__ = ["install_on_fastmcp"]
@@ -37,6 +43,8 @@ class _ErrorContractMiddleware(Middleware):
         try:
             return await call_next(context)
         except Exception as exc:
+            if is_protocol_signal(exc):
+                raise
             error_id = new_error_id()
             text, structured = (await _failure(context, exc, error_id)).write(error_id)
             return ToolResult(

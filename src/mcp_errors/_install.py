@@ -10,10 +10,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
 from mcp.server.mcpserver.exceptions import UnexpectedToolError as _SDKUnexpectedToolError
 from mcp.server.mcpserver.tools import Tool as RegisteredTool
-from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, Tool
 
-from mcp_errors._classify import classify_arguments, classify_failure, new_error_id, unknown_tool
+from mcp_errors._classify import (
+    classify_arguments,
+    classify_failure,
+    is_protocol_signal,
+    new_error_id,
+    unknown_tool,
+)
 from mcp_errors._duck import is_fastmcp
 from mcp_errors._envelope import FailureDetails, WideningCache, error_result
 
@@ -137,9 +142,9 @@ def _install_on_mcpserver(server: MCPServer[Any]) -> None:
     async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
             return await original_call_tool(name, arguments, context)
-        except MCPError:
-            raise
         except Exception as exc:
+            if is_protocol_signal(exc):
+                raise
             error_id = new_error_id()
             return error_result(_failure_on_mcpserver(server, name, exc, error_id), error_id=error_id)
 
