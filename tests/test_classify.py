@@ -312,6 +312,14 @@ def test_the_most_specific_registration_wins_whatever_the_order() -> None:
     check(classify_failure(raised(QuotaExceededError), error_id=ERROR_ID), "business", "QUOTA")
 
 
+def test_a_plain_sdk_tool_error_is_a_business_error_that_carries_its_message_unless_registered() -> None:
+    plain = raised(lambda: SDKToolError("Order #1 is archived"))
+    envelope = check(classify_failure(plain, error_id=ERROR_ID), "business", "TOOL_ERROR")
+    assert envelope["description"].startswith("Order #1 is archived. ")
+    register_exception(SDKToolError, quota_handler("permission"))
+    check(classify_failure(plain, error_id=ERROR_ID), "permission", "QUOTA")
+
+
 def test_a_registration_overrides_the_built_in_mapping() -> None:
     register_exception(
         TimeoutError, lambda exc: BusinessRuleError("Report too large", description="Ask for a smaller range.")

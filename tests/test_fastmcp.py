@@ -142,7 +142,8 @@ async def test_fastmcp_own_tool_error_keeps_its_message_as_an_uncategorised_busi
         result = wire(await client.call_tool_mcp("lookup", {"order_id": "#12345"}))
     envelope = check_error(result, None)
     assert (envelope["errorCategory"], envelope["code"]) == ("business", "TOOL_ERROR")
-    assert "Order #12345 is archived" in result["content"][0]["text"]
+    assert "Order #12345 is archived" in envelope["description"]
+    assert result["content"][0]["text"].count("Order #12345 is archived") == 1
 
 
 @pytest.mark.anyio

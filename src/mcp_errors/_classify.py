@@ -55,7 +55,7 @@ from mcp_types import CONNECTION_CLOSED, MISSING_REQUIRED_CLIENT_CAPABILITY, REQ
 
 from mcp_errors._contract import ErrorCategory, ExecutionState, FieldError
 from mcp_errors._duck import is_fastmcp, is_httpx
-from mcp_errors._envelope import FailureDetails
+from mcp_errors._envelope import FailureDetails, as_sentence
 from mcp_errors._errors import ToolError
 from mcp_errors._sanitize import (
     MAX_DESCRIPTION_CHARS,
@@ -174,10 +174,16 @@ def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None
             leaf = cause
         else:
             leaf = _unwrap(exc)
-        # Our ToolError inline: the commonest failure saves a call (docs/performance.md).
-        details = _details_from_tool_error(leaf) if isinstance(leaf, ToolError) else _kind_of(leaf)
-        if details is None and _is_plain_tool_error(leaf):
-            details = _uncategorised_tool_error(leaf)
+        # The two commonest failures first, inline (docs/performance.md): our ToolError, and
+        # the framework's own plain ToolError, which most existing servers raise.
+        if isinstance(leaf, ToolError):
+            details: FailureDetails | None = _details_from_tool_error(leaf)
+        elif not _registry and _is_exactly_a_plain_tool_error(type(leaf)):
+            details = _uncategorised_tool_error(str(leaf))
+        else:
+            details = _kind_of(leaf)
+            if details is None and _is_plain_tool_error(leaf):
+                details = _uncategorised_tool_error(str(leaf))
         if details is None:
             logger.error(
                 "tool %r raised an unclassified exception, errorId %s",
@@ -368,16 +374,33 @@ def _is_plain_tool_error(exc: BaseException) -> bool:
     return is_fastmcp(exc, "ToolError")
 
 
-def _uncategorised_tool_error(exc: BaseException) -> FailureDetails:
-    return _details_from_tool_error(
-        ToolError(
-            str(exc) or "Tool failed",
-            category=ErrorCategory.BUSINESS,
-            description="The tool reported this failure without saying what kind it is. "
-            "Do not resend the same call unchanged: change the request as the message suggests, or escalate.",
-            code="TOOL_ERROR",
-        )
+def _uncategorised_tool_error(message: str) -> FailureDetails:
+    # The tool's message is all it said: it goes into the description too, which is what
+    # hosts that show only structuredContent give the model. Shared per message, like the
+    # failures of our own ToolError.
+    if len(message) > _SHARED_TEXT_CHARS:
+        return _write_uncategorised_tool_error(message)
+    return _shared_uncategorised_tool_error(message)
+
+
+def _write_uncategorised_tool_error(message: str) -> FailureDetails:
+    said = sanitize_text(message, limit=MAX_DESCRIPTION_CHARS - len(_UNCATEGORISED_ADVICE) - 2)
+    return FailureDetails(
+        message="",
+        category=ErrorCategory.BUSINESS,
+        description=f"{as_sentence(said)} {_UNCATEGORISED_ADVICE}" if said else _UNCATEGORISED_ADVICE,
+        code="TOOL_ERROR",
     )
+
+
+_UNCATEGORISED_ADVICE: Final = "Do not resend it unchanged: change the request as this says, or escalate."
+_shared_uncategorised_tool_error: Final = functools.lru_cache(maxsize=256)(_write_uncategorised_tool_error)
+
+
+def _is_exactly_a_plain_tool_error(klass: type[BaseException]) -> bool:
+    # Exact classes only, for the fast path (fastmcp's by name: it is optional); their
+    # subclasses take the full path through `_is_plain_tool_error`.
+    return klass is _SDKToolError or (klass.__name__ == "ToolError" and klass.__module__ == "fastmcp.exceptions")
 
 
 def _from_registry(exc: BaseException) -> ToolError | None:

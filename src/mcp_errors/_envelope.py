@@ -26,6 +26,7 @@ __all__ = [
     "FailureDetails",
     "WideningCache",
     "admit_error_envelope",
+    "as_sentence",
     "empty_result",
     "error_result",
 ]
@@ -99,14 +100,16 @@ class FailureDetails:
 
     def _text(self) -> str:
         head = ErrorHead(self.category, self.category.is_retryable, self.retry_after_seconds)
-        body = f"{_sentence(self.message)} {self.description}"
+        # A failure whose description already says everything has no message of its own.
+        body = f"{as_sentence(self.message)} {self.description}" if self.message else self.description
         if self.field_errors:
             # Hosts that show only text never see `fieldErrors`: spell each one out.
             body += " Fields: " + "; ".join(error.to_sentence() for error in self.field_errors) + "."
         return write_error_text(head, body)
 
 
-def _sentence(text: str) -> str:
+def as_sentence(text: str) -> str:
+    """`text` stripped, ending with a full stop unless it already ends a sentence."""
     text = text.strip()
     return text if text.endswith((".", "!", "?")) else f"{text}."
 

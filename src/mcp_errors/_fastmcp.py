@@ -35,6 +35,17 @@ class _ErrorContractMiddleware(Middleware):
     def __init__(self) -> None:
         self._widening = WideningCache()
 
+    async def __call__(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
+        # Dispatched here rather than through the base class's hook chain, which builds
+        # four wrappers per message (docs/performance.md); overriding `__call__` is
+        # fastmcp's documented middleware form and runs once per message.
+        method = context.method
+        if method == "tools/call":
+            return await self.on_call_tool(context, call_next)
+        if method == "tools/list":
+            return await self.on_list_tools(context, call_next)
+        return await call_next(context)
+
     async def on_call_tool(
         self,
         context: MiddlewareContext[CallToolRequestParams],
@@ -47,9 +58,12 @@ class _ErrorContractMiddleware(Middleware):
                 raise
             error_id = new_error_id()
             text, structured = (await _failure(context, exc, error_id)).write(error_id)
-            return ToolResult(
+            # `model_construct`: the envelope is JSON already, so `ToolResult.__init__`'s
+            # serialisation round trip and content conversion would only repeat work.
+            return ToolResult.model_construct(
                 content=[TextContent(type="text", text=text)],
                 structured_content=structured,
+                meta=None,
                 is_error=True,
             )
 
