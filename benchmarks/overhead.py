@@ -134,7 +134,13 @@ class Figures:
 
 
 def measure(
-    connect: Callable[[Any, str], Any], raw_server: Any, installed_server: Any, tool: str, runs: int, calls: int, mode: str
+    connect: Callable[[Any, str], Any],
+    raw_server: Any,
+    installed_server: Any,
+    tool: str,
+    runs: int,
+    calls: int,
+    mode: str,
 ) -> Figures:
     raw: list[tuple[float, float]] = []
     installed: list[tuple[float, float]] = []
