@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import httpx
 import pytest
 from mcp import Client
@@ -12,6 +14,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, INVALID_PARAMS, REQUEST_TIMEOUT, CallToolResult, TextContent
 
 from mcp_errors import ErrorCategory, ExecutionState, TransientError, empty_result, install, read_result
+from servers.hostile_texts import HOSTILE_TEXTS, build_hostile_texts_server
 
 
 def text_error(text: str) -> CallToolResult:
@@ -219,3 +222,17 @@ def test_httpx_transport_failures_are_transient_with_the_right_execution_state(
     outcome = read_result(exc)
     assert outcome.category is ErrorCategory.TRANSIENT
     assert outcome.execution_state is state
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("tool", sorted(HOSTILE_TEXTS))
+async def test_a_hostile_error_text_over_200_kib_is_read_at_once(mode: str, tool: str) -> None:
+    assert len(HOSTILE_TEXTS[tool]) > 200 * 1024
+    async with Client(build_hostile_texts_server(), mode=mode) as client:
+        # A hang guard, not a speed target: the old reader took 18 s on the first text.
+        with anyio.fail_after(10):
+            outcome = read_result(await client.call_tool(tool, {}))
+            await anyio.lowlevel.checkpoint()  # a deadline passed in the synchronous read fires here
+    assert outcome.kind == "error"
+    assert not outcome.is_retryable
+    assert outcome.error_id is None or len(outcome.error_id) <= 64

@@ -148,8 +148,19 @@ def _install_on_mcpserver(server: MCPServer[Any]) -> None:
             error_id = new_error_id()
             return error_result(_failure_on_mcpserver(server, name, exc, error_id), error_id=error_id)
 
+    # MCPServer's own `list_tools` builds new `Tool` objects on every listing: those are
+    # widened in place, since a copy of each cost about half of the listing itself
+    # (docs/performance.md). Whatever else may stand there (a wrapper installed before
+    # us) may hand out objects it keeps, and gets copies.
+    fresh_tools = getattr(original_list_tools, "__func__", None) is MCPServer.list_tools
+
     async def list_tools() -> list[Tool]:
         tools = await original_list_tools()
+        if fresh_tools:
+            for tool in tools:
+                if tool.output_schema is not None:
+                    tool.output_schema = widening.widen(tool)
+            return tools
         return [
             tool if tool.output_schema is None else tool.model_copy(update={"output_schema": widening.widen(tool)})
             for tool in tools
