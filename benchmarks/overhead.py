@@ -11,7 +11,9 @@ installed/raw <= 1.05 on every path), on `MCPServer` (through `mcp.Client`) and 
 - `refuse` raises our `BusinessRuleError` (the raw SDK shows its message, since our
   `ToolError` subclasses the SDK's; installed, it becomes the full envelope);
 - `time_out` raises `TimeoutError`, which the tool did not classify (raw: the framework's
-  generic text; installed: a classified `transient` envelope).
+  generic text; installed: a classified `transient` envelope);
+- `crash` raises `ValueError`, a bug nobody classifies (raw: the framework's generic text;
+  installed: the fixed `INTERNAL_ERROR` envelope; both log the traceback).
 
 Runs are interleaved (raw, installed, installed, raw, ...) so that machine noise hits both
 alike; the figure for each side is the median of the runs, in CPU time per call (client and
@@ -44,6 +46,7 @@ PATHS = (
     ("error: SDK ToolError", "refuse_sdk"),
     ("error: BusinessRuleError", "refuse"),
     ("error: unclassified", "time_out"),
+    ("error: crash", "crash"),
 )
 
 
@@ -65,6 +68,10 @@ def build_mcpserver(*, installed: bool) -> MCPServer:
     @server.tool()
     async def time_out(text: str) -> str:
         raise TimeoutError("upstream did not answer")
+
+    @server.tool()
+    async def crash(text: str) -> str:
+        raise ValueError("a bug")
 
     return install(server) if installed else server
 
@@ -90,6 +97,10 @@ def build_fastmcp(*, installed: bool) -> Any:
     @server.tool
     async def time_out(text: str) -> str:
         raise TimeoutError("upstream did not answer")
+
+    @server.tool
+    async def crash(text: str) -> str:
+        raise ValueError("a bug")
 
     return install(server) if installed else server
 
