@@ -43,6 +43,8 @@ def install(server: _ServerT, *, idempotency: IdempotencyStore | None = None) ->
       name each bad argument, instead of the SDK's raw pydantic text;
     - other exceptions are classified (timeouts, HTTP statuses, ...) or, when unknown,
       reported with a fixed safe text and an `errorId` that is also in the server log;
+      JSON-RPC errors raised in a tool (`MCPError`) too, except the two that ask the
+      client to act (-32042, -32021);
     - every advertised outputSchema also admits the error envelope, so that strict
       clients accept error results.
 
