@@ -5,21 +5,20 @@
    return a pydantic model (an outputSchema with its own properties), half a `str` (the
    SDK's `{"result": ...}` wrapper schema). Bytes are the listing's JSON as a client receives
    it; time is CPU time per `client.list_tools()` through `mcp.Client` in memory (client and
-   server share the process), median of interleaved runs (ABBA), with the lowest and highest
-   paired ratio.
+   server share the process), both sessions open and alternating in short batches
+   (`_paired.py`): the median of the per-batch ratios, with their interquartile range.
 2. A failed logical request through `call_tool_with_recovery` on a tool whose resend safety
    depends on tools/list (transient, outcome unknown, not annotated), on one connection, with
    10 and with 1,000 tools on the server: the cost must not grow with the number of tools.
 
-Run: `uv run python benchmarks/listing.py [--runs 15] [--mode auto|legacy]`.
+Run: `uv run python benchmarks/listing.py [--batches 100] [--mode auto|legacy]`.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import statistics
-import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -27,6 +26,7 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel
 
+from _paired import Paired, compare
 from mcp_errors import RecoveryPolicy, RetryBudget, TransientError, call_tool_with_recovery, install
 
 
@@ -55,35 +55,31 @@ def build(tools: int, *, installed: bool) -> MCPServer:
     return install(server) if installed else server
 
 
-async def list_cost(server: MCPServer, mode: str, calls: int) -> tuple[int, float]:
+async def listing_bytes(server: MCPServer, mode: str) -> int:
     async with Client(server, mode=mode) as client:
         listing = await client.list_tools()
-        size = len(listing.model_dump_json(by_alias=True, exclude_none=True))
-        for _ in range(3):
-            await client.list_tools()
-        cpu = time.process_time()
-        for _ in range(calls):
-            await client.list_tools()
-        return size, (time.process_time() - cpu) / calls
+    return len(listing.model_dump_json(by_alias=True, exclude_none=True))
 
 
-def compare_listings(tool_counts: list[int], runs: int, calls: int, mode: str) -> None:
-    print(f"1. tools/list, mode={mode}, runs={runs}, listings/run={calls} (medians; ABBA; CPU time)")
+async def compare_listing(raw_server: MCPServer, installed_server: MCPServer, mode: str, batches: int) -> Paired:
+    async with Client(raw_server, mode=mode) as raw, Client(installed_server, mode=mode) as installed:
+        return await compare(raw.list_tools, installed.list_tools, batches=batches, per_batch=3, warmup=3)
+
+
+def compare_listings(tool_counts: list[int], batches: int, mode: str) -> None:
+    print(f"1. tools/list, mode={mode}, {batches}x3 listings per side (CPU time; median of batch ratios, IQR)")
     print(
-        f"{'tools':>6} {'raw bytes':>10} {'installed bytes':>16} {'bytes ratio':>12} {'time ratio':>11} {'min-max':>12}"
+        f"{'tools':>6} {'raw bytes':>10} {'installed bytes':>16} {'bytes ratio':>12} {'raw ms':>8} {'installed ms':>13}"
+        f" {'time ratio':>11} {'IQR':>12}"
     )
     for count in tool_counts:
         raw_server, installed_server = build(count, installed=False), build(count, installed=True)
-        raw: list[tuple[int, float]] = []
-        installed: list[tuple[int, float]] = []
-        for run in range(runs):
-            order = ((raw_server, raw), (installed_server, installed))
-            for server, sink in order if run % 2 == 0 else reversed(order):
-                sink.append(anyio.run(list_cost, server, mode, calls))
-        ratios = [i[1] / r[1] for r, i in zip(raw, installed, strict=True)]
+        raw_bytes = anyio.run(listing_bytes, raw_server, mode)
+        installed_bytes = anyio.run(listing_bytes, installed_server, mode)
+        f = anyio.run(compare_listing, raw_server, installed_server, mode, batches)
         print(
-            f"{count:>6} {raw[0][0]:>10} {installed[0][0]:>16} {installed[0][0] / raw[0][0]:>12.3f}"
-            f" {statistics.median(ratios):>11.3f} {f'{min(ratios):.3f}-{max(ratios):.3f}':>12}",
+            f"{count:>6} {raw_bytes:>10} {installed_bytes:>16} {installed_bytes / raw_bytes:>12.3f}"
+            f" {f.a_seconds * 1e3:>8.2f} {f.b_seconds * 1e3:>13.2f} {f.ratio:>11.3f} {f.spread():>12}",
             flush=True,
         )
 
@@ -98,47 +94,43 @@ def build_failing(tools: int) -> MCPServer:
     return server
 
 
-async def recovery_cost(server: MCPServer, mode: str, requests: int) -> float:
+async def compare_recovery_cost(mode: str, batches: int) -> Paired:
     policy = RecoveryPolicy(max_attempts=1)
-    async with Client(server, mode=mode) as client:
-        await call_tool_with_recovery(client, "write", {"order_id": "#1"}, policy=policy, budget=RetryBudget())
-        cpu = time.process_time()
-        for _ in range(requests):
-            report = await call_tool_with_recovery(
-                client, "write", {"order_id": "#1"}, policy=policy, budget=RetryBudget()
-            )
-            assert report.reason == "outcome_unknown"
-        return (time.process_time() - cpu) / requests
+    async with Client(build_failing(10), mode=mode) as small, Client(build_failing(1000), mode=mode) as large:
+
+        def failed_request(client: Client) -> Callable[[], Awaitable[object]]:
+            async def run() -> object:
+                report = await call_tool_with_recovery(
+                    client, "write", {"order_id": "#1"}, policy=policy, budget=RetryBudget()
+                )
+                assert report.reason == "outcome_unknown"  # the tool list was read: not annotated
+                return report
+
+            return run
+
+        return await compare(failed_request(small), failed_request(large), batches=batches, per_batch=5)
 
 
-def compare_recovery(runs: int, requests: int, mode: str) -> None:
-    print(f"2. a failed logical request, mode={mode}, runs={runs}, requests/run={requests} (medians; ABBA; CPU time)")
-    small, large = build_failing(10), build_failing(1000)
-    costs: dict[int, list[float]] = {10: [], 1000: []}
-    for run in range(runs):
-        order = ((small, costs[10]), (large, costs[1000]))
-        for server, sink in order if run % 2 == 0 else reversed(order):
-            sink.append(anyio.run(recovery_cost, server, mode, requests))
-    ratios = [b / a for a, b in zip(costs[10], costs[1000], strict=True)]
+def compare_recovery(batches: int, mode: str) -> None:
+    print(f"2. a failed logical request, mode={mode}, {batches}x5 requests per side (CPU time)")
+    f = anyio.run(compare_recovery_cost, mode, batches)
     print(
-        f"10 tools {statistics.median(costs[10]) * 1e6:.0f} us,"
-        f" 1000 tools {statistics.median(costs[1000]) * 1e6:.0f} us per request;"
-        f" 1000/10 = {statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})"
+        f"10 tools {f.a_seconds * 1e6:.0f} us, 1000 tools {f.b_seconds * 1e6:.0f} us per request;"
+        f" 1000/10 = {f.ratio:.3f} (IQR {f.spread()})"
     )
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--calls", type=int, default=30)
+    parser.add_argument("--batches", type=int, default=100)
     parser.add_argument("--mode", default="auto", choices=["auto", "legacy"])
     parser.add_argument("--part", choices=["1", "2", "both"], default="both")
     args = parser.parse_args(argv)
     logging.disable(logging.CRITICAL)
     if args.part in ("1", "both"):
-        compare_listings([10, 30, 100], args.runs, args.calls, args.mode)
+        compare_listings([10, 30, 100], args.batches, args.mode)
     if args.part in ("2", "both"):
-        compare_recovery(args.runs, 50, args.mode)
+        compare_recovery(args.batches, args.mode)
 
 
 if __name__ == "__main__":

@@ -15,10 +15,9 @@ installed/raw <= 1.05 on every path), on `MCPServer` (through `mcp.Client`) and 
 - `crash` raises `ValueError`, a bug nobody classifies (raw: the framework's generic text;
   installed: the fixed `INTERNAL_ERROR` envelope; both log the traceback).
 
-Runs are interleaved (raw, installed, installed, raw, ...) so that machine noise hits both
-alike; the figure for each side is the median of the runs, in CPU time per call (client and
-server share the process), next to the median of the paired per-run ratios, their spread
-(lowest and highest paired ratio) and the wall-clock ratio. Logging is off on both sides
+Both sessions stay open in one process and their calls alternate in batches of 10 (ABBA,
+`_paired.py`), in CPU time per call (client and server share the process); the ratio is the
+median of the per-batch ratios, with their interquartile range. Logging is off on both sides
 unless `--logging` (see docs/performance.md for what default logging costs).
 
 Run: `uv run python benchmarks/overhead.py [--server mcpserver|fastmcp|both] [--mode auto|legacy]`.
@@ -28,10 +27,7 @@ from __future__ import annotations
 
 import argparse
 import logging
-import statistics
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -39,6 +35,7 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 
+from _paired import Paired, compare
 from mcp_errors import BusinessRuleError, install
 
 PATHS = (
@@ -115,66 +112,23 @@ def fastmcp_client(server: Any, mode: str) -> Any:
     return FastMCPClient(server, mode=mode)
 
 
-async def time_calls(
-    connect: Callable[[Any, str], Any], server: Any, tool: str, calls: int, mode: str
-) -> tuple[float, float]:
-    """(wall, CPU) seconds per call, over `calls` calls on one open session.
-
-    Client and server share this process, so CPU time (all threads) is the cost of a call;
-    unlike wall time it does not count the moments another job on a shared machine held the core.
-    """
-    async with connect(server, mode) as client:
+async def measure(
+    connect: Callable[[Any, str], Any], raw_server: Any, installed_server: Any, tool: str, mode: str, batches: int
+) -> Paired:
+    """Raw (A) against installed (B), both sessions open, calls alternating in batches of 10."""
+    async with connect(raw_server, mode) as raw, connect(installed_server, mode) as installed:
         # Both clients return the result without raising on `isError` this way.
-        call = client.call_tool if isinstance(client, Client) else client.call_tool_mcp
-        for _ in range(20):  # warm-up: first-call caches, lazy imports, the tools/list
-            await call(tool, {"text": "hi"})
-        wall, cpu = time.perf_counter(), time.process_time()
-        for _ in range(calls):
-            await call(tool, {"text": "hi"})
-        return (time.perf_counter() - wall) / calls, (time.process_time() - cpu) / calls
-
-
-@dataclass
-class Figures:
-    raw_cpu: float
-    installed_cpu: float
-    paired_ratio: float
-    paired_low: float
-    paired_high: float
-    wall_ratio: float
-
-
-def measure(
-    connect: Callable[[Any, str], Any],
-    raw_server: Any,
-    installed_server: Any,
-    tool: str,
-    runs: int,
-    calls: int,
-    mode: str,
-) -> Figures:
-    raw: list[tuple[float, float]] = []
-    installed: list[tuple[float, float]] = []
-    for run in range(runs):
-        # ABBA order, so that a slow moment of the machine does not always hit the same side.
-        order = ((raw_server, raw), (installed_server, installed))
-        for server, sink in order if run % 2 == 0 else reversed(order):
-            sink.append(anyio.run(time_calls, connect, server, tool, calls, mode))
-    ratios = [i[1] / r[1] for r, i in zip(raw, installed, strict=True)]
-    return Figures(
-        raw_cpu=statistics.median(cpu for _, cpu in raw),
-        installed_cpu=statistics.median(cpu for _, cpu in installed),
-        paired_ratio=statistics.median(ratios),
-        paired_low=min(ratios),
-        paired_high=max(ratios),
-        wall_ratio=statistics.median(w for w, _ in installed) / statistics.median(w for w, _ in raw),
-    )
+        raw_call = raw.call_tool if isinstance(raw, Client) else raw.call_tool_mcp
+        installed_call = installed.call_tool if isinstance(installed, Client) else installed.call_tool_mcp
+        arguments = {"text": "hi"}
+        return await compare(
+            lambda: raw_call(tool, arguments), lambda: installed_call(tool, arguments), batches=batches, per_batch=10
+        )
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--batches", type=int, default=300, help="Pairs of 10-call batches per path.")
     parser.add_argument("--mode", default="auto", choices=["auto", "legacy"])
     parser.add_argument("--server", default="both", choices=["mcpserver", "fastmcp", "both"])
     parser.add_argument("--only", help="Measure only paths whose label contains this text.")
@@ -191,23 +145,22 @@ def main(argv: list[str] | None = None) -> None:
     if args.server != "both":
         frameworks = [f for f in frameworks if f[0].lower() == args.server]
     print(
-        f"mode={args.mode} runs={args.runs} calls/run={args.calls} logging={'on' if args.logging else 'off'}"
-        " (medians; ABBA-interleaved; CPU time)"
+        f"mode={args.mode} batches={args.batches}x10 calls per side and path, logging={'on' if args.logging else 'off'}"
+        " (CPU time; medians of per-batch ratios, interquartile range)"
     )
     print(
         f"{'server':<10} {'path':<26} {'raw calls/cpu-s':>16} {'installed calls/cpu-s':>22} {'installed/raw':>14}"
-        f" {'paired median':>14} {'paired min-max':>15} {'wall ratio':>11}"
+        f" {'IQR':>12}"
     )
     for framework, build, connect in frameworks:
         raw, installed = build(installed=False), build(installed=True)
         for label, tool in PATHS:
             if args.only and args.only not in label:
                 continue
-            f = measure(connect, raw, installed, tool, args.runs, args.calls, args.mode)
+            f = anyio.run(measure, connect, raw, installed, tool, args.mode, args.batches)
             print(
-                f"{framework:<10} {label:<26} {1 / f.raw_cpu:>16.0f} {1 / f.installed_cpu:>22.0f}"
-                f" {f.installed_cpu / f.raw_cpu:>14.3f} {f.paired_ratio:>14.3f}"
-                f" {f'{f.paired_low:.3f}-{f.paired_high:.3f}':>15} {f.wall_ratio:>11.3f}",
+                f"{framework:<10} {label:<26} {1 / f.a_seconds:>16.0f} {1 / f.b_seconds:>22.0f}"
+                f" {f.ratio:>14.3f} {f.spread():>12}",
                 flush=True,
             )
 

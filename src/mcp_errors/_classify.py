@@ -185,13 +185,14 @@ def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None
             if details is None and _is_plain_tool_error(leaf):
                 details = _uncategorised_tool_error(str(leaf))
         if details is None:
-            logger.error(
-                "tool %r raised an unclassified exception, errorId %s",
-                tool_name,
-                error_id,
-                exc_info=(type(leaf), leaf, leaf.__traceback__),
-                extra=log_fields(tool_name, error_id, ErrorCategory.BUSINESS),
-            )
+            if logger.isEnabledFor(logging.ERROR):  # the arguments cost more than the call
+                logger.error(
+                    "tool %r raised an unclassified exception, errorId %s",
+                    tool_name,
+                    error_id,
+                    exc_info=(type(leaf), leaf, leaf.__traceback__),
+                    extra=log_fields(tool_name, error_id, ErrorCategory.BUSINESS),
+                )
             return _INTERNAL_ERROR
         # Checked first so that a server with INFO off does not build the record's arguments.
         if logger.isEnabledFor(logging.INFO):
@@ -367,7 +368,7 @@ def _raised_in(exc: BaseException, package: str) -> bool:
 def _is_plain_tool_error(exc: BaseException) -> bool:
     # The SDK's and fastmcp's own `ToolError` are how a tool author *means* to send a message
     # to the client; only the SDK's UnexpectedToolError marks a crash.
-    if isinstance(exc, _SDKUnexpectedToolError):
+    if type(exc).__module__ == "builtins" or isinstance(exc, _SDKUnexpectedToolError):
         return False
     if isinstance(exc, _SDKToolError):
         return True
@@ -492,6 +493,10 @@ def _from_known_types(exc: BaseException) -> FailureDetails | None:
         return _UPSTREAM_CONNECTION_LOST
     if isinstance(exc, PermissionError):
         return _ACCESS_DENIED
+    if type(exc).__module__ == "builtins":
+        # A bug's `ValueError`, `KeyError`, ...: none of the checks below can match it, and
+        # they cost more than the rest of the crash path (docs/performance.md).
+        return None
     if isinstance(exc, sqlite3.OperationalError) and _is_sqlite_busy(exc):
         return _DATABASE_BUSY
     if isinstance(exc, MCPError):

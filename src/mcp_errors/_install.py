@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import pydantic
 from mcp.server.mcpserver import MCPServer
@@ -184,7 +184,14 @@ def _failure_on_mcpserver(server: MCPServer[Any], name: str, exc: Exception, err
             return classify_arguments(
                 cause, error_id=error_id, tool_name=name, input_schema=tool.parameters if tool else None
             )
+    if cause is not None and type(exc) in _CALL_TOOL_WRAPPERS:
+        # `MCPServer.call_tool` wraps whatever the tool raised in one of these, always: what
+        # the tool raised is the cause, with no need to ask where the wrapper was raised.
+        return classify_failure(cause, error_id=error_id, tool_name=name)
     return classify_failure(exc, error_id=error_id, tool_name=name)
+
+
+_CALL_TOOL_WRAPPERS: Final = frozenset({_SDKToolError, _SDKUnexpectedToolError})
 
 
 def _find_tool(server: MCPServer[Any], name: str) -> RegisteredTool | None:
