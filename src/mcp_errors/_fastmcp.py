@@ -36,15 +36,18 @@ class _ErrorContractMiddleware(Middleware):
         self._widening = WideningCache()
 
     async def __call__(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
-        # Dispatched here rather than through the base class's hook chain, which builds
-        # four wrappers per message (docs/performance.md); overriding `__call__` is
-        # fastmcp's documented middleware form and runs once per message.
+        # The two methods this middleware is about are dispatched here rather than through
+        # the base class's hook chain, which builds four wrappers per message
+        # (docs/performance.md); overriding `__call__` is fastmcp's documented middleware
+        # form and runs once per message. Every other message takes the base class's way,
+        # so a hook added here for another method still runs (`on_message` and `on_request`
+        # are not called for these two).
         method = context.method
         if method == "tools/call":
             return await self.on_call_tool(context, call_next)
         if method == "tools/list":
             return await self.on_list_tools(context, call_next)
-        return await call_next(context)
+        return await super().__call__(context, call_next)
 
     async def on_call_tool(
         self,
