@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from mcp_errors._cli import app
 
-COMMANDS = ["demo", "serve", "check"]
+COMMANDS = ["demo", "serve", "check", "proxy"]
 
 
 def help_text(command: str) -> str:

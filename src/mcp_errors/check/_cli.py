@@ -49,6 +49,7 @@ def check(
             "--args",
             help="A TOML or JSON file of real arguments: per tool a `valid` and an `empty` call, and `roots`.",
             dir_okay=False,
+            show_default="generated from the schemas",
         ),
     ] = None,
     allow_destructive: Annotated[

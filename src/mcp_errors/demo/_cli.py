@@ -54,8 +54,8 @@ def serve_command(
         typer.Option(
             metavar="URL",
             help="Idempotency store shared by the replicas for write tools that keep no keys of their own: "
-            "sqlite:///path, postgresql://..., redis://... (refunds keep theirs in the desk file). "
-            "Default: no replay.",
+            "sqlite:///path, postgresql://..., redis://... (refunds keep theirs in the desk file).",
+            show_default="no replay",
         ),
     ] = None,
     no_contract: Annotated[
