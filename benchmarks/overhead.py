@@ -1,40 +1,53 @@
-"""Server overhead of `install`: calls per second through `mcp.Client`, raw MCPServer vs installed.
+"""Server overhead of `install`: calls per CPU second through a real client, raw vs installed.
 
 Both sides run the same server code, once as it is and once after `install` (the target:
-installed/raw <= 1.05 on every path), with three trivial tools:
+installed/raw <= 1.05 on every path), on `MCPServer` (through `mcp.Client`) and on fastmcp's
+`FastMCP` (through fastmcp's `Client`), in memory, with trivial tools:
 
 - `echo` succeeds (the success path);
-- `refuse` raises `BusinessRuleError` (a classified failure: the raw SDK shows its message,
-  since our `ToolError` subclasses the SDK's; installed, it becomes the full envelope);
-- `time_out` raises `TimeoutError`, which the tool did not classify (raw: the SDK's generic
-  text; installed: a classified `transient` envelope).
+- `refuse_sdk` raises the framework's own `ToolError` (the SDK's on `MCPServer`, fastmcp's on
+  `FastMCP`): what most existing servers raise. Raw, the framework's text result;
+  installed, a `business` envelope that keeps the message (code `TOOL_ERROR`);
+- `refuse` raises our `BusinessRuleError` (the raw SDK shows its message, since our
+  `ToolError` subclasses the SDK's; installed, it becomes the full envelope);
+- `time_out` raises `TimeoutError`, which the tool did not classify (raw: the framework's
+  generic text; installed: a classified `transient` envelope);
+- `crash` raises `ValueError`, a bug nobody classifies (raw: the framework's generic text;
+  installed: the fixed `INTERNAL_ERROR` envelope; both log the traceback).
 
-A last row is not install's overhead but what adopting the contract costs end to end: the raw
-server's tool raises the SDK's plain `ToolError`, the installed one `BusinessRuleError`.
+Both sessions stay open in one process and their calls alternate in batches of 10 (ABBA,
+`_paired.py`), in CPU time per call (client and server share the process); the ratio is the
+median of the per-batch ratios, with their interquartile range. Logging is off on both sides
+unless `--logging` (see docs/performance.md for what default logging costs).
 
-Runs are interleaved (raw, installed, installed, raw, ...) so that machine noise hits both
-alike; the figure for each is the median of the runs, in CPU time per call (client and server
-share the process), next to the median of the paired per-run ratios and the wall-clock ratio.
-Run: `uv run python benchmarks/overhead.py [--mode legacy]`.
+Run: `uv run python benchmarks/overhead.py [--server mcpserver|fastmcp|both] [--mode auto|legacy]`.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import statistics
-import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from typing import Any
 
 import anyio
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 
+from _paired import Paired, compare
 from mcp_errors import BusinessRuleError, install
 
+PATHS = (
+    ("success", "echo"),
+    ("error: SDK ToolError", "refuse_sdk"),
+    ("error: BusinessRuleError", "refuse"),
+    ("error: unclassified", "time_out"),
+    ("error: crash", "crash"),
+)
 
-def build(*, installed: bool, plain_sdk_error: bool = False) -> MCPServer:
+
+def build_mcpserver(*, installed: bool) -> MCPServer:
     server = MCPServer("bench")
 
     @server.tool()
@@ -42,89 +55,114 @@ def build(*, installed: bool, plain_sdk_error: bool = False) -> MCPServer:
         return text
 
     @server.tool()
+    async def refuse_sdk(text: str) -> str:
+        raise SDKToolError("Refused: the order is archived")
+
+    @server.tool()
     async def refuse(text: str) -> str:
-        if plain_sdk_error:
-            raise SDKToolError("Refused")
         raise BusinessRuleError("Refused", description="Take another path.", code="REFUSED")
 
     @server.tool()
     async def time_out(text: str) -> str:
         raise TimeoutError("upstream did not answer")
 
+    @server.tool()
+    async def crash(text: str) -> str:
+        raise ValueError("a bug")
+
     return install(server) if installed else server
 
 
-async def time_calls(server: MCPServer, tool: str, calls: int, mode: str) -> tuple[float, float]:
-    """(wall, CPU) seconds per call, over `calls` calls on one open session.
+def build_fastmcp(*, installed: bool) -> Any:
+    from fastmcp import FastMCP
+    from fastmcp.exceptions import ToolError as FastMCPToolError
 
-    Client and server share this process, so CPU time (all threads) is the cost of a call;
-    unlike wall time it does not count the moments another job on a shared machine held the core.
-    """
-    async with Client(server, mode=mode) as client:
-        for _ in range(20):  # warm-up: first-call caches, lazy imports, the tools/list
-            await client.call_tool(tool, {"text": "hi"})
-        wall, cpu = time.perf_counter(), time.process_time()
-        for _ in range(calls):
-            await client.call_tool(tool, {"text": "hi"})
-        return (time.perf_counter() - wall) / calls, (time.process_time() - cpu) / calls
+    server = FastMCP("bench")
+
+    @server.tool
+    async def echo(text: str) -> str:
+        return text
+
+    @server.tool
+    async def refuse_sdk(text: str) -> str:
+        raise FastMCPToolError("Refused: the order is archived")
+
+    @server.tool
+    async def refuse(text: str) -> str:
+        raise BusinessRuleError("Refused", description="Take another path.", code="REFUSED")
+
+    @server.tool
+    async def time_out(text: str) -> str:
+        raise TimeoutError("upstream did not answer")
+
+    @server.tool
+    async def crash(text: str) -> str:
+        raise ValueError("a bug")
+
+    return install(server) if installed else server
 
 
-@dataclass
-class Figures:
-    raw_cpu: float
-    installed_cpu: float
-    paired_ratio: float
-    wall_ratio: float
+def mcp_client(server: Any, mode: str) -> Any:
+    return Client(server, mode=mode)
 
 
-def measure(raw_server: MCPServer, installed_server: MCPServer, tool: str, runs: int, calls: int, mode: str) -> Figures:
-    raw: list[tuple[float, float]] = []
-    installed: list[tuple[float, float]] = []
-    for run in range(runs):
-        # ABBA order, so that a slow moment of the machine does not always hit the same side.
-        order = ((raw_server, raw), (installed_server, installed))
-        for server, sink in order if run % 2 == 0 else reversed(order):
-            sink.append(anyio.run(time_calls, server, tool, calls, mode))
-    return Figures(
-        raw_cpu=statistics.median(cpu for _, cpu in raw),
-        installed_cpu=statistics.median(cpu for _, cpu in installed),
-        paired_ratio=statistics.median(i[1] / r[1] for r, i in zip(raw, installed, strict=True)),
-        wall_ratio=statistics.median(w for w, _ in installed) / statistics.median(w for w, _ in raw),
-    )
+def fastmcp_client(server: Any, mode: str) -> Any:
+    from fastmcp import Client as FastMCPClient
+
+    return FastMCPClient(server, mode=mode)
+
+
+async def measure(
+    connect: Callable[[Any, str], Any], raw_server: Any, installed_server: Any, tool: str, mode: str, batches: int
+) -> Paired:
+    """Raw (A) against installed (B), both sessions open, calls alternating in batches of 10."""
+    async with connect(raw_server, mode) as raw, connect(installed_server, mode) as installed:
+        # Both clients return the result without raising on `isError` this way.
+        raw_call = raw.call_tool if isinstance(raw, Client) else raw.call_tool_mcp
+        installed_call = installed.call_tool if isinstance(installed, Client) else installed.call_tool_mcp
+        arguments = {"text": "hi"}
+        return await compare(
+            lambda: raw_call(tool, arguments), lambda: installed_call(tool, arguments), batches=batches, per_batch=10
+        )
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--batches", type=int, default=300, help="Pairs of 10-call batches per path.")
     parser.add_argument("--mode", default="auto", choices=["auto", "legacy"])
+    parser.add_argument("--server", default="both", choices=["mcpserver", "fastmcp", "both"])
+    parser.add_argument("--only", help="Measure only paths whose label contains this text.")
+    parser.add_argument("--logging", action="store_true", help="Keep each framework's default logging on.")
     args = parser.parse_args(argv)
-    # Both sides log each failure (the raw SDK logs an unexpected exception with its traceback
-    # at ERROR); a server in production keeps its logging, but formatting would dominate here.
-    logging.disable(logging.CRITICAL)
-    raw, installed = build(installed=False), build(installed=True)
-    rows = (
-        ("success", raw, installed, "echo"),
-        ("error: ToolError", raw, installed, "refuse"),
-        ("error: unclassified", raw, installed, "time_out"),
-        (
-            "adoption: SDK ToolError -> BusinessRuleError",
-            build(installed=False, plain_sdk_error=True),
-            installed,
-            "refuse",
-        ),
-    )
-    print(f"mode={args.mode} runs={args.runs} calls/run={args.calls} (medians; ABBA-interleaved; CPU time)")
+    if not args.logging:
+        # Both sides log each failure; a server in production keeps its logging, but its
+        # formatting would dominate here (docs/performance.md measures it apart).
+        logging.disable(logging.CRITICAL)
+    frameworks = [
+        ("MCPServer", build_mcpserver, mcp_client),
+        ("fastmcp", build_fastmcp, fastmcp_client),
+    ]
+    if args.server != "both":
+        frameworks = [f for f in frameworks if f[0].lower() == args.server]
     print(
-        f"{'path':<46} {'raw calls/cpu-s':>16} {'installed calls/cpu-s':>22} {'installed/raw':>14}"
-        f" {'paired median':>14} {'wall ratio':>11}"
+        f"mode={args.mode} batches={args.batches}x10 calls per side and path, logging={'on' if args.logging else 'off'}"
+        " (CPU time; medians of per-batch ratios, interquartile range)"
     )
-    for label, raw_server, installed_server, tool in rows:
-        f = measure(raw_server, installed_server, tool, args.runs, args.calls, args.mode)
-        print(
-            f"{label:<46} {1 / f.raw_cpu:>16.0f} {1 / f.installed_cpu:>22.0f} {f.installed_cpu / f.raw_cpu:>14.3f}"
-            f" {f.paired_ratio:>14.3f} {f.wall_ratio:>11.3f}"
-        )
+    print(
+        f"{'server':<10} {'path':<26} {'raw calls/cpu-s':>16} {'installed calls/cpu-s':>22} {'installed/raw':>14}"
+        f" {'IQR':>12}"
+    )
+    for framework, build, connect in frameworks:
+        raw, installed = build(installed=False), build(installed=True)
+        for label, tool in PATHS:
+            if args.only and args.only not in label:
+                continue
+            f = anyio.run(measure, connect, raw, installed, tool, args.mode, args.batches)
+            print(
+                f"{framework:<10} {label:<26} {1 / f.a_seconds:>16.0f} {1 / f.b_seconds:>22.0f}"
+                f" {f.ratio:>14.3f} {f.spread():>12}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

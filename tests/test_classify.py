@@ -25,6 +25,15 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    CONNECTION_CLOSED,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    REQUEST_TIMEOUT,
+    URL_ELICITATION_REQUIRED,
+)
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from leak_strategies import FILLER, a_traceback, texts_with_a_path, texts_with_a_secret
@@ -38,7 +47,13 @@ from mcp_errors import (
     TransientError,
     register_exception,
 )
-from mcp_errors._classify import _shared_details, classify_arguments, classify_failure, new_error_id
+from mcp_errors._classify import (
+    _shared_details,
+    classify_arguments,
+    classify_failure,
+    is_protocol_signal,
+    new_error_id,
+)
 from mcp_errors._envelope import FailureDetails, error_result
 from servers import validator_server
 from servers.checks import assert_nothing_leaks, check_error
@@ -118,6 +133,33 @@ def test_builtin_timeouts_and_connection_errors_are_transient(
 ) -> None:
     envelope = check(classify_failure(raised(make), error_id=ERROR_ID), "transient", code)
     assert envelope["executionState"] == state
+
+
+@pytest.mark.parametrize(
+    ("code", "category", "error_code"),
+    [
+        (REQUEST_TIMEOUT, "transient", "UPSTREAM_TIMEOUT"),
+        (CONNECTION_CLOSED, "transient", "UPSTREAM_CONNECTION_LOST"),
+        (INTERNAL_ERROR, "business", "INTERNAL_ERROR"),
+        (INVALID_PARAMS, "business", "INTERNAL_ERROR"),
+        (-32099, "business", "INTERNAL_ERROR"),
+    ],
+)
+def test_a_jsonrpc_error_a_tool_lets_escape_is_classified_by_its_code_never_by_its_text(
+    code: int, category: str, error_code: str
+) -> None:
+    exc = raised(lambda: MCPError(code, "downstream: password=hunter2 at /srv/app/db.py"))
+    details = classify_failure(exc, error_id=ERROR_ID)
+    check(details, category, error_code)
+    assert "hunter2" not in details.to_text()
+    assert "/srv/app" not in details.to_text()
+    assert not is_protocol_signal(exc)
+
+
+def test_only_the_codes_a_client_acts_on_stay_jsonrpc_errors() -> None:
+    assert is_protocol_signal(MCPError(URL_ELICITATION_REQUIRED, "sign in"))
+    assert is_protocol_signal(MCPError(MISSING_REQUIRED_CLIENT_CAPABILITY, "needs sampling"))
+    assert not is_protocol_signal(TimeoutError())
 
 
 @pytest.mark.parametrize("module", HTTP_MODULES, ids=lambda m: m.__name__)
@@ -273,6 +315,14 @@ def test_the_most_specific_registration_wins_whatever_the_order() -> None:
     register_exception(QuotaExceededError, quota_handler("business"))
     check(classify_failure(raised(MonthlyQuotaExceededError), error_id=ERROR_ID), "permission", "QUOTA")
     check(classify_failure(raised(QuotaExceededError), error_id=ERROR_ID), "business", "QUOTA")
+
+
+def test_a_plain_sdk_tool_error_is_a_business_error_that_carries_its_message_unless_registered() -> None:
+    plain = raised(lambda: SDKToolError("Order #1 is archived"))
+    envelope = check(classify_failure(plain, error_id=ERROR_ID), "business", "TOOL_ERROR")
+    assert envelope["description"].startswith("Order #1 is archived. ")
+    register_exception(SDKToolError, quota_handler("permission"))
+    check(classify_failure(plain, error_id=ERROR_ID), "permission", "QUOTA")
 
 
 def test_a_registration_overrides_the_built_in_mapping() -> None:

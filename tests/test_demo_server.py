@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -318,3 +320,53 @@ def test_serve_refuses_a_file_that_is_not_a_database_and_leaves_it_alone(tmp_pat
     assert result.exit_code == 2
     assert "--db" in result.output
     assert notes.read_text() == "my notes, not a database\n"
+
+
+_AMOUNT = re.compile(r"(?<![\w.#-])\d+\.\d{2}(?![\d])")
+_MONEY_FIELDS = frozenset(
+    {"amount", "total", "refunded", "refundable", "remainingRefundable", "limit"}
+    | {"lifetime_value", "outstanding_balance", "credit_limit"}
+)
+
+
+def amounts_without_currency(text: str) -> list[str]:
+    """Every `123.45` in `text` that is not followed by the desk's currency."""
+    return [match.group() for match in _AMOUNT.finditer(text) if not text.startswith(" EUR", match.end())]
+
+
+def money_without_currency(value: object) -> list[object]:
+    """Amounts in a JSON value that do not say their currency: in prose, or beside no `currency`."""
+    if isinstance(value, str):
+        return list(amounts_without_currency(value))
+    if isinstance(value, list):
+        return [bad for item in value for bad in money_without_currency(item)]
+    if isinstance(value, dict):
+        bad: list[object] = [key for key in value if key in _MONEY_FIELDS and value.get("currency") != "EUR"]
+        return bad + [found for item in value.values() for found in money_without_currency(item)]
+    return []
+
+
+@pytest.mark.anyio
+async def test_every_text_that_names_money_names_its_currency(mode: str) -> None:
+    db = Database()
+    refundable = db.get_order("#10003")["refundable"]  # type: ignore[index]
+    async with desk(mode, role="finance", db=db) as (client, _):
+        tools = (await client.list_tools()).tools
+        instructions = client.instructions or ""
+        answers = [
+            await call(client, "process_refund", {"order_id": "#10002", "amount": 750, "reason": "broken"}),
+            await call(client, "process_refund", {"order_id": "#10003", "amount": 0.001, "reason": "x"}),
+            await call(client, "process_refund", {"order_id": "#10003", "amount": 1.5, "reason": "x"}),
+            await call(client, "process_refund", {"order_id": "#10003", "amount": refundable, "reason": "x"}),
+            await call(client, "get_order", {"order_id": "#10003"}),
+            await call(client, "get_financial_records", {"customer_id": "C-1001"}),
+            await call(client, "search_knowledge", {"query": "refund", "source": "policies"}),
+        ]
+    assert "500.00 EUR" in instructions
+    for text in [instructions, *(tool.description or "" for tool in tools)]:
+        assert amounts_without_currency(text) == [], text
+    for answer in answers:
+        text = answer["content"][0]["text"]
+        # A success's text is its JSON; an error's is prose, and its envelope is JSON.
+        assert money_without_currency(json.loads(text) if text.startswith("{") else text) == [], text
+        assert money_without_currency(answer["structuredContent"]) == [], answer["structuredContent"]

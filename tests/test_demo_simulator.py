@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import anyio
@@ -85,7 +86,7 @@ def test_json_output_has_exactly_the_documented_shape(rows: dict[tuple[str, str]
     data = build_json(list(rows.values()), seed=7, sweep=SWEEP_TASKS, fault_rate=0.4)
     assert set(data) == {"scenarios", "summary"}
     for entry in data["scenarios"]:
-        assert set(entry) == {"scenario", "agent", "calls", "wasted_calls", "escalated", "correct"}
+        assert set(entry) == {"scenario", "agent", "calls", "wasted_calls", "escalated", "correct", "read"}
     assert data["summary"]["structured_all_correct"] is True
     naive = data["summary"]["agents"]["naive"]
     assert naive["wasted_calls"] == sum(row.wasted_calls for row in rows.values() if row.agent == "naive")
@@ -107,5 +108,37 @@ def test_in_the_sweep_giving_up_honestly_is_right_for_either_agent_and_only_doub
     sweep_rows = [row for row in anyio.run(run) if row.scenario == "transient_sweep"]
     assert [row.agent for row in sweep_rows] == ["naive", "structured"]
     for row in sweep_rows:
-        assert "escalated" in row.outcome  # faults this heavy make both agents give up somewhere
+        assert "escalated as not done" in row.outcome  # faults this heavy make both agents give up somewhere
         assert row.correct == ("0 double refunds" in row.outcome)
+    # The verdict and the right answer say the same: stopping when the resends a policy
+    # allows are used up, and saying so, is right; the outcome says what stopped them.
+    assert "retry budget" in SWEEP.right_answer
+    assert "not done" in SWEEP.right_answer
+    structured = sweep_rows[1]
+    assert re.search(
+        r"\((\d+ (retry budget spent|attempts used up|deadline|unsafe to resend)(, )?)+\)", structured.outcome
+    )
+
+
+def test_each_agent_shows_what_it_read_of_the_errors_it_met(rows: dict[tuple[str, str], Row]) -> None:
+    structured = rows["refund_over_limit", "structured"].read
+    naive = rows["refund_over_limit", "naive"].read
+    assert [envelope["code"] for envelope in structured] == ["REFUND_NEEDS_APPROVAL"]
+    assert structured[0]["errorCategory"] == "business"
+    assert structured[0]["isRetryable"] is False
+    assert "500.00 EUR" in structured[0]["description"]
+    assert len(naive) == 1
+    assert naive[0].startswith("[business error, not retryable]")
+    # A scenario without errors read nothing; one with several kinds shows each once.
+    assert rows["empty_lookup", "structured"].read == ()
+    assert [envelope["errorCategory"] for envelope in rows["bad_order_id", "structured"].read] == ["validation"]
+
+
+def test_show_payload_prints_the_structured_content_under_each_table() -> None:
+    result = CliRunner().invoke(
+        app, ["demo", "--sweep", "0", "--show-payload"], env={"COLUMNS": "400", "NO_COLOR": "1"}
+    )
+    assert result.exit_code == 0, result.output
+    assert '"code": "REFUND_NEEDS_APPROVAL"' in result.stdout
+    assert '"code": "FINANCE_ROLE_REQUIRED"' in result.stdout
+    assert re.search(r"naive read +\[permission error, not retryable\]", result.stdout)

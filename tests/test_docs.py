@@ -1,19 +1,29 @@
 """Every ```python block of README.md and docs/*.md runs, each in a fresh namespace.
 
-A block fenced ```python no-run is skipped; use it only when running is truly impossible. A
-block fenced ```python subprocess runs in a fresh interpreter: for examples that set
-process-wide state, such as OpenTelemetry's global providers.
+A block that ends by running its server (`server.run()`, at the top or under
+`if __name__ == "__main__":`) is a server file: it is saved as one and served over stdio,
+as a reader would run it, and `mcp-errors check` must pass on it. A README block that
+builds a server and does nothing with it must be such a file: copied into `server.py`,
+anything else exits at once. A block fenced ```python subprocess runs in a fresh
+interpreter: for examples that set process-wide state, such as OpenTelemetry's global
+providers. A block fenced ```python no-run is skipped; use it only when running is truly
+impossible.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
+import anyio
 import pytest
+
+from mcp_errors.check import CheckOptions, check_server
 
 ROOT = Path(__file__).resolve().parent.parent
 _FENCE = re.compile(r"^```python(?P<flags>[^\n]*)\n(?P<code>.*?)^```\s*$", re.MULTILINE | re.DOTALL)
@@ -31,6 +41,32 @@ class Block:
     def name(self) -> str:
         return f"{self.path.relative_to(ROOT)}:{self.line}"
 
+    @cached_property
+    def module(self) -> ast.Module:
+        return ast.parse(self.code)
+
+    @property
+    def serves(self) -> bool:
+        """Whether the block runs a server when run as a script: `<server>.run(...)` at its top."""
+        statements = list(self.module.body)
+        for node in self.module.body:
+            if isinstance(node, ast.If) and ast.unparse(node.test).replace("'", '"') == '__name__ == "__main__"':
+                statements += node.body
+        return any(_is_server_run(node) for node in statements)
+
+    @property
+    def builds_a_server(self) -> bool:
+        """Whether the block makes an `MCPServer` or `FastMCP` at its top level."""
+        return any(
+            isinstance(node, ast.Assign | ast.AnnAssign) and _SERVER_CLASS.search(ast.unparse(node)) is not None
+            for node in self.module.body
+        )
+
+    @property
+    def drives_itself(self) -> bool:
+        """Whether the block uses what it builds (runs an event loop, calls the checker, ...)."""
+        return _DRIVES.search(self.code) is not None
+
 
 def blocks() -> list[Block]:
     found: list[Block] = []
@@ -45,7 +81,24 @@ def blocks() -> list[Block]:
     return found
 
 
+_SERVER_CLASS = re.compile(r"\b(MCPServer|FastMCP)\(")
+_DRIVES = re.compile(r"\b(anyio|asyncio|trio)\.run\(|\bClient\(|check_server|Agent\(")
+
+
+def _is_server_run(node: ast.stmt) -> bool:
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        return False
+    func = node.value.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "run"
+        and not (isinstance(func.value, ast.Name) and func.value.id in ("anyio", "asyncio", "trio"))
+    )
+
+
 BLOCKS = blocks()
+SERVER_FILES = [block for block in BLOCKS if block.run and block.serves]
+SNIPPETS = [block for block in BLOCKS if block not in SERVER_FILES]
 
 
 def test_the_docs_have_runnable_examples() -> None:
@@ -53,7 +106,29 @@ def test_the_docs_have_runnable_examples() -> None:
     assert {"README.md", "wire-format.md"} <= runnable
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=lambda block: block.name)
+def test_every_readme_server_is_a_whole_server_file() -> None:
+    """A newcomer copies the README's server into `server.py`; without `run()` it exits at once."""
+    loose = [
+        block.name
+        for block in BLOCKS
+        if block.path.name == "README.md" and block.builds_a_server and not block.drives_itself and not block.serves
+    ]
+    assert not loose, f"end these with `if __name__ == '__main__': server.run()`: {loose}"
+
+
+@pytest.mark.parametrize("block", SERVER_FILES, ids=lambda block: block.name)
+def test_docs_server_file_serves_over_stdio_and_passes_the_checker(block: Block, tmp_path: Path) -> None:
+    script = tmp_path / "server.py"
+    script.write_text(block.code, encoding="utf-8")
+    report = anyio.run(check_server, [sys.executable, str(script)], CheckOptions(call_valid=True))
+    summary = report.to_json()["summary"]
+    assert summary["toolsChecked"] >= 1, summary
+    assert not report.failed, report.to_json()
+
+
+@pytest.mark.parametrize(
+    "block", [block for block in BLOCKS if block not in SERVER_FILES], ids=lambda block: block.name
+)
 def test_docs_block_runs(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if not block.run:
         pytest.skip("fenced ```python no-run")

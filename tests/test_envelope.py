@@ -232,8 +232,24 @@ def test_every_contract_envelope_passes_the_embedded_branch() -> None:
         ).to_structured("e")
         jsonschema.validate(envelope, ENVELOPE_SCHEMA)
         jsonschema.validate(envelope, widened)
+    # What is neither a success nor an error is still refused.
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate({"errorCategory": "oops", "isRetryable": False, "description": "d"}, widened)
+        jsonschema.validate({"isRetryable": False, "description": "d"}, widened)
+
+
+def test_the_embedded_branch_is_only_the_envelope_marker_and_the_success_schema_keeps_its_keys() -> None:
+    success = {"type": "object", "title": "Order", "properties": {"id": {"type": "string"}}, "required": ["id"]}
+    widened = admit_error_envelope(success)
+    assert widened == {
+        "type": "object",
+        "anyOf": [
+            {"title": "Order", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+            {"required": ["errorCategory"]},
+        ],
+    }
+    # Schemas widened by earlier versions (a titled branch with the three fields) stay as they are.
+    earlier = {"type": "object", "anyOf": [success, {"title": ENVELOPE_SCHEMA["title"], "type": "object"}]}
+    assert admit_error_envelope(earlier) == earlier
 
 
 def test_the_text_block_spells_out_each_field_error_for_text_only_hosts() -> None:

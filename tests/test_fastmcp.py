@@ -6,14 +6,17 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import pytest
 from fastmcp import Client, FastMCP
-from mcp_types import CallToolResult, TextContent
+from mcp.shared.exceptions import MCPError
+from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY, CallToolResult, TextContent
 
 from mcp_errors import BusinessRuleError, install
 from servers.checks import assert_nothing_leaks, check_error, check_success
 from servers.contract_fastmcp import build_fastmcp_server
 from servers.contract_server import CASES, CRASH_TEXT, LEAKED_PATH, LEAKED_SECRET, Case
+from servers.gateway import LEAKED_DSN, build_gateway
 
 
 class Opaque:
@@ -139,7 +142,8 @@ async def test_fastmcp_own_tool_error_keeps_its_message_as_an_uncategorised_busi
         result = wire(await client.call_tool_mcp("lookup", {"order_id": "#12345"}))
     envelope = check_error(result, None)
     assert (envelope["errorCategory"], envelope["code"]) == ("business", "TOOL_ERROR")
-    assert "Order #12345 is archived" in result["content"][0]["text"]
+    assert "Order #12345 is archived" in envelope["description"]
+    assert result["content"][0]["text"].count("Order #12345 is archived") == 1
 
 
 @pytest.mark.anyio
@@ -193,3 +197,29 @@ async def test_fastmcps_own_wrapper_of_a_crash_stays_an_internal_error() -> None
     envelope = check_error(wire(result), None)
     assert (envelope["code"], envelope["executionState"]) == ("INTERNAL_ERROR", "outcome_unknown")
     assert "Opaque" not in wire(result)["content"][0]["text"]
+
+
+@pytest.mark.anyio
+async def test_fastmcp_downstream_timeout_a_gateway_tool_lets_escape_is_a_transient_result(mode: str) -> None:
+    async with Client(build_gateway("fastmcp"), mode=mode) as client:
+        with anyio.fail_after(10):
+            result = wire(await client.call_tool_mcp("forward_slow", {}))
+    envelope = check_error(result, None)
+    assert (envelope["errorCategory"], envelope["code"]) == ("transient", "UPSTREAM_TIMEOUT")
+
+
+@pytest.mark.anyio
+async def test_fastmcp_jsonrpc_error_raised_in_a_tool_is_an_internal_error_without_its_text(mode: str) -> None:
+    async with Client(build_gateway("fastmcp"), mode=mode) as client:
+        result = wire(await client.call_tool_mcp("leak_downstream_error", {}))
+    envelope = check_error(result, None)
+    assert (envelope["errorCategory"], envelope["code"]) == ("business", "INTERNAL_ERROR")
+    assert_nothing_leaks(result, LEAKED_DSN, "hunter2")
+
+
+@pytest.mark.anyio
+async def test_fastmcp_missing_client_capability_stays_the_jsonrpc_error_the_client_acts_on(mode: str) -> None:
+    async with Client(build_gateway("fastmcp"), mode=mode) as client:
+        with pytest.raises(MCPError) as raised:
+            await client.call_tool_mcp("needs_sampling", {})
+    assert raised.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY

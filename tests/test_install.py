@@ -13,12 +13,21 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, TextContent, Tool
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    URL_ELICITATION_REQUIRED,
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    TextContent,
+    Tool,
+)
 from pydantic import BaseModel
 
 from mcp_errors import ENVELOPE_SCHEMA, BusinessRuleError, install, to_error_result
 from servers.checks import assert_nothing_leaks, check_error, check_success, validate
-from servers.contract_server import CASES, CRASH_TEXT, LEAKED_PATH, LEAKED_SECRET, Case, build_server
+from servers.contract_server import CASES, CRASH_TEXT, LEAKED_PATH, LEAKED_SECRET, Case, Order, build_server
+from servers.gateway import LEAKED_DSN, build_gateway
 
 CONTRACT_SERVER = Path(__file__).parent / "servers" / "contract_server.py"
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
@@ -183,6 +192,30 @@ async def test_installing_twice_widens_once_and_reports_once(caplog: pytest.LogC
 
 
 @pytest.mark.anyio
+async def test_tools_a_wrapper_keeps_are_advertised_widened_without_being_changed(mode: str) -> None:
+    server = MCPServer("kept-tools")
+
+    @server.tool()
+    def get_order(order_id: str) -> Order:
+        return Order(order_id=order_id, status="shipped")
+
+    kept = await server.list_tools()
+    before = [tool.model_copy(deep=True) for tool in kept]
+
+    async def list_kept_tools() -> list[Tool]:
+        return kept
+
+    server.list_tools = list_kept_tools  # type: ignore[method-assign]  # a wrapper that caches its tools
+    install(server)
+    async with Client(server, mode=mode) as client:
+        first, second = await output_schemas(client), await output_schemas(client)
+    assert first == second
+    assert first["get_order"] is not None
+    assert first["get_order"]["anyOf"][1] == {"required": ["errorCategory"]}
+    assert kept == before
+
+
+@pytest.mark.anyio
 async def test_a_server_without_install_keeps_the_sdk_behaviour() -> None:
     # The contract's ToolError subclasses the SDK's, so an un-installed server still shows the message.
     server = MCPServer("plain")
@@ -272,7 +305,9 @@ async def test_the_sdk_tool_error_keeps_its_message_as_an_uncategorised_business
         result = wire(await client.call_tool("lookup", {"order_id": "#12345"}))
     envelope = check_error(result, None)
     assert (envelope["errorCategory"], envelope["code"]) == ("business", "TOOL_ERROR")
-    assert "Order #12345 is archived" in result["content"][0]["text"]
+    # Hosts that show only structuredContent (Pydantic AI) read the tool's message there.
+    assert "Order #12345 is archived" in envelope["description"]
+    assert result["content"][0]["text"].count("Order #12345 is archived") == 1
 
 
 @pytest.mark.anyio
@@ -402,3 +437,30 @@ async def test_a_lone_surrogate_in_a_server_text_reaches_a_stdio_client_in_both_
     assert check_error(unreadable, None)["code"] == "EXPORT_UNREADABLE"
     assert "q3-\ufffd.csv" in unreadable["structuredContent"]["description"]
     assert not ok.is_error
+
+
+@pytest.mark.anyio
+async def test_a_downstream_timeout_a_gateway_tool_lets_escape_is_a_transient_result(mode: str) -> None:
+    async with Client(build_gateway("mcpserver"), mode=mode) as client:
+        with anyio.fail_after(10):
+            result = wire(await client.call_tool("forward_slow", {}))
+    envelope = check_error(result, None)
+    assert (envelope["errorCategory"], envelope["code"]) == ("transient", "UPSTREAM_TIMEOUT")
+    assert envelope["executionState"] == "outcome_unknown"
+
+
+@pytest.mark.anyio
+async def test_a_jsonrpc_error_raised_in_a_tool_is_an_internal_error_without_its_text(mode: str) -> None:
+    async with Client(build_gateway("mcpserver"), mode=mode) as client:
+        result = wire(await client.call_tool("leak_downstream_error", {}))
+    envelope = check_error(result, None)
+    assert (envelope["errorCategory"], envelope["code"]) == ("business", "INTERNAL_ERROR")
+    assert_nothing_leaks(result, LEAKED_DSN, "hunter2")
+
+
+@pytest.mark.anyio
+async def test_a_url_elicitation_request_stays_the_jsonrpc_error_the_client_acts_on(mode: str) -> None:
+    async with Client(build_gateway("mcpserver"), mode=mode) as client:
+        with pytest.raises(MCPError) as raised:
+            await client.call_tool("needs_url_elicitation", {})
+    assert raised.value.code == URL_ELICITATION_REQUIRED

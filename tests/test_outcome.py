@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,6 +18,7 @@ from hostile_strategies import HUGE_INT, hostile_results, nested, well_formed_ho
 from mcp_errors import ErrorCategory, ExecutionState, TransientError, empty_result, install, read_result
 from mcp_errors._outcome import TOOL_FAILURE_META
 from servers.checks import assert_sound_outcome
+from servers.hostile_texts import HOSTILE_TEXTS, build_hostile_texts_server
 
 
 def text_error(text: str) -> CallToolResult:
@@ -289,3 +292,17 @@ def test_an_answer_that_is_no_tool_result_is_an_error_whose_outcome_is_unknown()
 )
 def test_values_no_encoder_can_write_are_read_and_shown(make: Any, value: object) -> None:
     assert_sound_outcome(read_result(make(value)))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("tool", sorted(HOSTILE_TEXTS))
+async def test_a_hostile_error_text_over_200_kib_is_read_at_once(mode: str, tool: str) -> None:
+    assert len(HOSTILE_TEXTS[tool]) > 200 * 1024
+    async with Client(build_hostile_texts_server(), mode=mode) as client:
+        # A hang guard, not a speed target: the old reader took 18 s on the first text.
+        with anyio.fail_after(10):
+            outcome = read_result(await client.call_tool(tool, {}))
+            await anyio.lowlevel.checkpoint()  # a deadline passed in the synchronous read fires here
+    assert outcome.kind == "error"
+    assert not outcome.is_retryable
+    assert outcome.error_id is None or len(outcome.error_id) <= 64

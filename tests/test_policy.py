@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult, TextContent, Tool, ToolAnnotations
+from mcp_types import CallToolResult, TextContent, Tool, ToolAnnotations, ToolListChangedNotification
 
 from hostile_strategies import well_formed_hostile_results
 from mcp_errors import (
@@ -27,9 +27,11 @@ from mcp_errors import (
     call_tool_with_recovery,
     install,
 )
+from mcp_errors._client import index_tools
 from mcp_errors._envelope import FailureDetails, error_result
 from mcp_errors.testing import drop_answers, set_testing
 from servers import SERVERS_DIR
+from servers.changing_tools import build_changing_tools_server
 from servers.checks import assert_sound_outcome
 from servers.scripted_server import build_scripted_server
 from servers.shop import build_shop, build_third_party
@@ -225,7 +227,8 @@ async def test_every_resend_of_an_operation_carries_the_same_idempotency_key() -
 
     report = await call_tool_with_recovery(flaky, "write", {}, policy=RecoveryPolicy(max_attempts=3))
     assert len(seen) == 3
-    assert all(meta == {"mcp-errors/idempotencyKey": report.idempotency_key} for meta in seen)
+    # Only the key is compared: with tracing on, `_meta` also carries the trace context.
+    assert all(meta["mcp-errors/idempotencyKey"] == report.idempotency_key for meta in seen)
     assert report.idempotency_key
 
 
@@ -478,3 +481,53 @@ async def test_the_issues_hostile_values_end_in_a_report(
         report = await call_tool_with_recovery(client, "answer", {}, policy=RecoveryPolicy(max_attempts=3))
     assert (report.decision, report.reason) == (decision, reason)
     assert len(report.attempts) == 1
+
+
+@asynccontextmanager
+async def tool_list_watch(client: Client, mode: str) -> AsyncIterator[None]:
+    """On a 2026-07-28 connection, list_changed reaches only a client that listens for it."""
+    if mode == "auto":
+        async with client.listen(tools_list_changed=True):
+            yield
+    else:
+        yield
+
+
+@pytest.mark.anyio
+async def test_recovery_lists_the_servers_tools_once_per_connection(mode: str) -> None:
+    server, listings = build_changing_tools_server(padding=50)
+    async with Client(server, mode=mode) as client:
+        for _ in range(5):
+            report = await call_tool_with_recovery(client, "write", {"order_id": "#7"}, budget=RetryBudget())
+            assert report.reason == "outcome_unknown"
+    assert listings.count == 1
+
+
+@pytest.mark.anyio
+async def test_recovery_reads_the_tool_list_again_after_the_server_says_it_changed(mode: str) -> None:
+    server, listings = build_changing_tools_server()
+    changed = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            changed.set()
+
+    async with Client(server, mode=mode, message_handler=on_message) as client, tool_list_watch(client, mode):
+        before = await call_tool_with_recovery(client, "write", {}, budget=RetryBudget())
+        await client.call_tool("declare_write_idempotent", {})
+        with anyio.fail_after(5):
+            await changed.wait()
+        after = await call_tool_with_recovery(client, "write", {}, budget=RetryBudget())
+    assert (before.reason, len(before.attempts)) == ("outcome_unknown", 1)
+    assert (after.reason, len(after.attempts)) == ("retries_exhausted", 3)  # idempotent now: resent
+    assert listings.count == 2
+
+
+@pytest.mark.anyio
+async def test_a_tool_list_given_by_the_caller_is_indexed_once_per_list() -> None:
+    tools = [Tool(name=f"t{i}", input_schema={"type": "object"}) for i in range(1000)]
+    tools.append(Tool(name="put", input_schema={"type": "object"}, annotations=ToolAnnotations(idempotent_hint=True)))
+    assert index_tools(tools) is index_tools(tools)
+    assert index_tools(tools)["put"].annotations is not None
+    tools.append(Tool(name="late", input_schema={"type": "object"}))
+    assert "late" in index_tools(tools)  # grown in place: indexed again

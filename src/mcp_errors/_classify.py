@@ -19,6 +19,11 @@ What is classified without the tool saying so
   raised); a validator that raised one while handling another kind of failure (a lookup that
   could not connect) failed itself, and that failure is classified instead, its text unsent.
 - HTTP 409/412: business.
+- A JSON-RPC error raised inside the tool (`MCPError`, e.g. a gateway tool's downstream
+  call that timed out): `-32001` (request timeout) and `-32000` (connection closed) are
+  transient; any other code is unclassified, since its text comes from somewhere else.
+  Only the two codes the protocol needs on the wire as they are (`is_protocol_signal`)
+  stay JSON-RPC errors.
 - The SDK's or fastmcp's plain `ToolError` (a message meant for the client, with no
   category): `business`, code `TOOL_ERROR`, its message kept (sanitised), since resending
   the same call unchanged cannot be assumed to help.
@@ -49,10 +54,12 @@ import pydantic
 from mcp.server.mcpserver.exceptions import ResourceError as _SDKResourceError
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
 from mcp.server.mcpserver.exceptions import UnexpectedToolError as _SDKUnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, MISSING_REQUIRED_CLIENT_CAPABILITY, REQUEST_TIMEOUT, URL_ELICITATION_REQUIRED
 
 from mcp_errors._contract import MAX_RETRY_AFTER_SECONDS, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._duck import is_fastmcp, is_httpx
-from mcp_errors._envelope import FailureDetails
+from mcp_errors._envelope import FailureDetails, as_sentence
 from mcp_errors._errors import ToolError
 from mcp_errors._sanitize import (
     MAX_DESCRIPTION_CHARS,
@@ -70,6 +77,7 @@ __all__ = [
     "classify_http_status",
     "classify_known",
     "classify_schema_violations",
+    "is_protocol_signal",
     "log_fields",
     "new_error_id",
     "register_exception",
@@ -134,6 +142,20 @@ if hasattr(os, "register_at_fork"):  # POSIX
     os.register_at_fork(after_in_child=_spare_error_ids.clear)
 
 
+def is_protocol_signal(exc: BaseException) -> bool:
+    """Whether `exc` is a JSON-RPC error the protocol needs on the wire, not a tool failure.
+
+    Two codes ask something of the client rather than report a failure, and a client acts
+    on them only as JSON-RPC errors: `-32042` (complete a URL elicitation, then call again)
+    and `-32021` (the client lacks a capability the tool needs, SEP-2575; fastmcp keeps it
+    too). Every other exception a tool raises, `MCPError` included, is a tool failure.
+    """
+    return isinstance(exc, MCPError) and exc.code in _PROTOCOL_SIGNALS
+
+
+_PROTOCOL_SIGNALS: Final = frozenset({URL_ELICITATION_REQUIRED, MISSING_REQUIRED_CLIENT_CAPABILITY})
+
+
 def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None = None) -> FailureDetails:
     """Classify an exception raised while a tool ran, and log it with its `errorId`.
 
@@ -160,18 +182,25 @@ def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None
             leaf = cause
         else:
             leaf = _unwrap(exc)
-        # Our ToolError inline: the commonest failure saves a call (docs/performance.md).
-        details = _details_from_tool_error(leaf) if isinstance(leaf, ToolError) else _kind_of(leaf)
-        if details is None and _is_plain_tool_error(leaf):
-            details = _uncategorised_tool_error(leaf)
+        # The two commonest failures first, inline (docs/performance.md): our ToolError, and
+        # the framework's own plain ToolError, which most existing servers raise.
+        if isinstance(leaf, ToolError):
+            details: FailureDetails | None = _details_from_tool_error(leaf)
+        elif not _registry and _is_exactly_a_plain_tool_error(type(leaf)):
+            details = _uncategorised_tool_error(str(leaf))
+        else:
+            details = _kind_of(leaf)
+            if details is None and _is_plain_tool_error(leaf):
+                details = _uncategorised_tool_error(str(leaf))
         if details is None:
-            logger.error(
-                "tool %r raised an unclassified exception, errorId %s",
-                tool_name,
-                error_id,
-                exc_info=(type(leaf), leaf, leaf.__traceback__),
-                extra=log_fields(tool_name, error_id, ErrorCategory.BUSINESS),
-            )
+            if logger.isEnabledFor(logging.ERROR):  # the arguments cost more than the call
+                logger.error(
+                    "tool %r raised an unclassified exception, errorId %s",
+                    tool_name,
+                    error_id,
+                    exc_info=(type(leaf), leaf, leaf.__traceback__),
+                    extra=log_fields(tool_name, error_id, ErrorCategory.BUSINESS),
+                )
             return _INTERNAL_ERROR
         # Checked first so that a server with INFO off does not build the record's arguments.
         if logger.isEnabledFor(logging.INFO):
@@ -499,23 +528,40 @@ def _raised_in(exc: BaseException, package: str) -> bool:
 def _is_plain_tool_error(exc: BaseException) -> bool:
     # The SDK's and fastmcp's own `ToolError` are how a tool author *means* to send a message
     # to the client; only the SDK's UnexpectedToolError marks a crash.
-    if isinstance(exc, _SDKUnexpectedToolError):
+    if type(exc).__module__ == "builtins" or isinstance(exc, _SDKUnexpectedToolError):
         return False
     if isinstance(exc, _SDKToolError):
         return True
     return is_fastmcp(exc, "ToolError")
 
 
-def _uncategorised_tool_error(exc: BaseException) -> FailureDetails:
-    return _details_from_tool_error(
-        ToolError(
-            str(exc) or "Tool failed",
-            category=ErrorCategory.BUSINESS,
-            description="The tool reported this failure without saying what kind it is. "
-            "Do not resend the same call unchanged: change the request as the message suggests, or escalate.",
-            code="TOOL_ERROR",
-        )
+def _uncategorised_tool_error(message: str) -> FailureDetails:
+    # The tool's message is all it said: it goes into the description too, which is what
+    # hosts that show only structuredContent give the model. Shared per message, like the
+    # failures of our own ToolError.
+    if len(message) > _SHARED_TEXT_CHARS:
+        return _write_uncategorised_tool_error(message)
+    return _shared_uncategorised_tool_error(message)
+
+
+def _write_uncategorised_tool_error(message: str) -> FailureDetails:
+    said = sanitize_text(message, limit=MAX_DESCRIPTION_CHARS - len(_UNCATEGORISED_ADVICE) - 2)
+    return FailureDetails(
+        message="",
+        category=ErrorCategory.BUSINESS,
+        description=f"{as_sentence(said)} {_UNCATEGORISED_ADVICE}" if said else _UNCATEGORISED_ADVICE,
+        code="TOOL_ERROR",
     )
+
+
+_UNCATEGORISED_ADVICE: Final = "Do not resend it unchanged: change the request as this says, or escalate."
+_shared_uncategorised_tool_error: Final = functools.lru_cache(maxsize=256)(_write_uncategorised_tool_error)
+
+
+def _is_exactly_a_plain_tool_error(klass: type[BaseException]) -> bool:
+    # Exact classes only, for the fast path (fastmcp's by name: it is optional); their
+    # subclasses take the full path through `_is_plain_tool_error`.
+    return klass is _SDKToolError or (klass.__name__ == "ToolError" and klass.__module__ == "fastmcp.exceptions")
 
 
 def _from_registry(exc: BaseException) -> ToolError | None:
@@ -591,6 +637,12 @@ _INTERNAL_ERROR: Final = FailureDetails(
 )
 
 
+_FROM_JSONRPC_CODE: Final[Mapping[int, FailureDetails]] = {
+    REQUEST_TIMEOUT: _UPSTREAM_TIMEOUT,
+    CONNECTION_CLOSED: _UPSTREAM_CONNECTION_LOST,
+}
+
+
 def _from_known_types(exc: BaseException) -> FailureDetails | None:
     # Builtin types first: they are the common case and the cheapest checks.
     if isinstance(exc, TimeoutError):
@@ -601,8 +653,15 @@ def _from_known_types(exc: BaseException) -> FailureDetails | None:
         return _UPSTREAM_CONNECTION_LOST
     if isinstance(exc, PermissionError):
         return _ACCESS_DENIED
+    if type(exc).__module__ == "builtins":
+        # A bug's `ValueError`, `KeyError`, ...: none of the checks below can match it, and
+        # they cost more than the rest of the crash path (docs/performance.md).
+        return None
     if isinstance(exc, sqlite3.OperationalError) and _is_sqlite_busy(exc):
         return _DATABASE_BUSY
+    if isinstance(exc, MCPError):
+        # A downstream MCP server's answer that a tool (a gateway, a proxy) let escape.
+        return _FROM_JSONRPC_CODE.get(exc.code)
     status = _http_status(exc)
     if status is not None:
         return _from_http_status(status, _retry_after(exc))

@@ -3,26 +3,39 @@
 The recovery policy, the testing helpers and the framework integrations all call tools
 through `adapt_client`, so that an `mcp.Client`, a fastmcp `Client` and a plain call
 function behave the same way everywhere.
+
+A connection's tool list is read once (`ClientAdapter.find_tool`) and kept for as long as
+the connection lives, keyed on its `ClientSession`; it is read again after the server
+sends `notifications/tools/list_changed` (on 2026-07-28 connections a server sends it only
+to an open `client.listen(tools_list_changed=True)` stream, which delivers it here too).
 """
 
 from __future__ import annotations
 
+import logging
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
+import anyio
 from mcp import Client
-from mcp_types import CallToolResult, Tool
+from mcp_types import CallToolResult, Tool, ToolListChangedNotification
 
 from mcp_errors._duck import is_fastmcp
 
-__all__ = ["CallFn", "ClientAdapter", "ToolsFn", "adapt_client", "list_all_tools"]
+__all__ = ["CallFn", "ClientAdapter", "FindToolFn", "ToolsFn", "adapt_client", "index_tools", "list_all_tools"]
+
+logger = logging.getLogger("mcp_errors.recovery")
 
 CallFn = Callable[[str, dict[str, Any], dict[str, Any] | None], Awaitable[CallToolResult]]
 """Any `async (name, arguments, meta) -> CallToolResult`: the one thing the policy needs."""
 
 ToolsFn = Callable[[], Awaitable[Sequence[Tool]]]
 """`async () -> tools`: the server's whole tool list."""
+
+FindToolFn = Callable[[str], Awaitable[Tool | None]]
+"""`async (name) -> tool`: one tool from the connection's cached list, `None` when not listed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +48,9 @@ class ClientAdapter:
     """List every tool (`None` for a call function, which cannot)."""
     server_name: str
     """The name the server gave when connecting, `"default"` when unknown."""
+    find_tool: FindToolFn | None = None
+    """One tool from the connection's tool list, listed once per connection (`None` for a
+    call function). Raises what the listing raises."""
 
 
 def adapt_client(client: object, *, meta: Mapping[str, Any] | None = None) -> ClientAdapter:
@@ -88,7 +104,9 @@ def _adapt_mcp(client: Client, base: dict[str, Any] | None) -> ClientAdapter:
         return await list_all_tools(client)
 
     info = client.server_info
-    return ClientAdapter(call, list_tools, info.name if info is not None else "default")
+    return ClientAdapter(
+        call, list_tools, info.name if info is not None else "default", _finder(lambda: client.session, list_tools)
+    )
 
 
 def _adapt_fastmcp(client: Any, base: dict[str, Any] | None) -> ClientAdapter:
@@ -102,7 +120,90 @@ def _adapt_fastmcp(client: Any, base: dict[str, Any] | None) -> ClientAdapter:
 
     init = getattr(client, "initialize_result", None)
     server_info = getattr(init, "server_info", None)
-    return ClientAdapter(call, list_tools, getattr(server_info, "name", None) or "default")
+    return ClientAdapter(
+        call, list_tools, getattr(server_info, "name", None) or "default", _finder(lambda: client.session, list_tools)
+    )
+
+
+def index_tools(tools: Sequence[Tool]) -> Mapping[str, Tool]:
+    """`tools` by name, built once per list object (callers pass the same list call after call)."""
+    key = id(tools)
+    hit = _indexes.get(key)
+    # The list itself is kept in the entry, so its id cannot be reused while the entry lives;
+    # a list grown or shrunk in place since is indexed again.
+    if hit is not None and hit[0] is tools and hit[1] == len(tools):
+        return hit[2]
+    index = {tool.name: tool for tool in tools}
+    if len(_indexes) >= _MAX_INDEXES:
+        del _indexes[next(iter(_indexes))]  # the oldest: lists in use are few
+    _indexes[key] = (tools, len(tools), index)
+    return index
+
+
+_MAX_INDEXES: Final = 64
+_indexes: dict[int, tuple[Sequence[Tool], int, dict[str, Tool]]] = {}
+
+
+class _Listing:
+    """One connection's tools by name; `None` until listed, and again after list_changed."""
+
+    __slots__ = ("__weakref__", "by_name", "generation", "lock")
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, Tool] | None = None
+        self.generation = 0
+        self.lock = anyio.Lock()
+
+    def forget(self) -> None:
+        self.by_name = None
+        self.generation += 1
+
+
+# Keyed on the connection's `ClientSession`: `mcp.Client` is an unhashable dataclass, and a
+# new connection of the same client object may reach another server (or the same one,
+# changed). The entry goes with the session.
+_listings: weakref.WeakKeyDictionary[object, _Listing] = weakref.WeakKeyDictionary()
+
+
+def _finder(session_of: Callable[[], object], list_tools: ToolsFn) -> FindToolFn:
+    async def find_tool(name: str) -> Tool | None:
+        session = session_of()
+        listing = _listings.get(session)
+        if listing is None:
+            listing = _listings[session] = _Listing()
+            _watch_tool_list(session, listing)
+        async with listing.lock:  # concurrent recoveries on one connection list it once
+            if listing.by_name is None:
+                generation = listing.generation
+                tools = await list_tools()
+                if generation == listing.generation:  # no list_changed while listing
+                    listing.by_name = {tool.name: tool for tool in tools}
+                else:
+                    return next((tool for tool in tools if tool.name == name), None)
+            return listing.by_name.get(name)
+
+    return find_tool
+
+
+def _watch_tool_list(session: object, listing: _Listing) -> None:
+    # `ClientSession` hands every server notification to its `_message_handler` (the
+    # client's own `message_handler`, wrapped): the one place to see list_changed after
+    # the connection was made. Without it the list is kept for the whole connection.
+    delegate = getattr(session, "_message_handler", None)
+    if not callable(delegate):
+        logger.debug("cannot watch %r for tools/list_changed; its tool list is kept as first read", session)
+        return
+    # Weak, so that the handler the session holds does not keep the listing (its key) alive.
+    watched = weakref.ref(listing)
+
+    async def handler(message: Any) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            target = watched()
+            if target is not None:
+                target.forget()
+        await delegate(message)
+
+    session._message_handler = handler  # type: ignore[attr-defined]  # see above
 
 
 def _with_meta(function: CallFn, base: dict[str, Any]) -> CallFn:

@@ -29,6 +29,7 @@ __all__ = [
     "ResultLike",
     "WideningCache",
     "admit_error_envelope",
+    "as_sentence",
     "empty_result",
     "error_result",
     "is_empty_result",
@@ -112,19 +113,22 @@ class FailureDetails:
 
     def _text(self) -> str:
         head = ErrorHead(self.category, self.category.is_retryable, self.retry_after_seconds, inferred=self.inferred)
-        body = f"{_sentence(self.message)} {self.description}"
+        # A failure whose description already says everything has no message of its own.
+        body = f"{as_sentence(self.message)} {self.description}" if self.message else self.description
         if self.field_errors:
             # Hosts that show only text never see `fieldErrors`: spell each one out.
             body += " Fields: " + "; ".join(error.to_sentence() for error in self.field_errors) + "."
         return write_error_text(head, body)
 
 
-def _sentence(text: str) -> str:
+def as_sentence(text: str) -> str:
+    """`text` stripped, ending with a full stop unless it already ends a sentence."""
     text = text.strip()
     return text if text.endswith((".", "!", "?")) else f"{text}."
 
 
 _ENVELOPE_TITLE: Final = ENVELOPE_SCHEMA["title"]
+"""The title of the branch earlier versions embedded; still recognised as widened."""
 
 
 class ResultLike(Protocol):
@@ -224,8 +228,11 @@ def admit_error_envelope(output_schema: Mapping[str, Any] | None) -> dict[str, A
 
     Strict clients (TypeScript SDK v1, the Inspector) validate every `structuredContent`
     against `outputSchema`, errors included, and reject a mismatch before the model sees
-    it. The widened schema is `{"type": "object", "anyOf": [success, envelope]}`; the root
-    keeps `"type": "object"` because some clients wrap results of non-object schemas.
+    it. The widened schema is `{"type": "object", "anyOf": [success, {"required":
+    ["errorCategory"]}]}`: an error result validates because it carries `errorCategory`,
+    and nothing more is asked of it (the contract's full check is `ENVELOPE_SCHEMA`, which
+    `mcp-errors check` enforces). The root keeps `"type": "object"` because some clients
+    wrap results of non-object schemas.
 
     Args:
         output_schema: The tool's schema, or `None` when it declares none.
@@ -236,30 +243,34 @@ def admit_error_envelope(output_schema: Mapping[str, Any] | None) -> dict[str, A
     if output_schema is None:
         return None
     schema = dict(output_schema)
-    if any(branch.get("title") == _ENVELOPE_TITLE for branch in _branches(schema)):
+    if any(_is_admission_branch(branch) for branch in _branches(schema)):
         return schema
+    widened: dict[str, Any] = {"type": "object"}
+    if schema.get("type") == "object":
+        del schema["type"]  # said once, at the root: every byte is sent per tool, per listing
     # `$ref`s inside the success schema point at `#/$defs/...` of the root, so the
     # definitions stay at the root when the schema moves into `anyOf`.
     defs = schema.pop("$defs", None)
-    widened: dict[str, Any] = {"type": "object"}
     if defs is not None:
         widened["$defs"] = defs
     # Vendor keys describe the result as a whole: fastmcp's client reads
     # `x-fastmcp-wrap-result` at the root, and then the root's `properties.result` to type
     # the unwrapped value. `result` is no envelope field, so errors still pass.
-    widened |= {key: value for key, value in schema.items() if key.startswith("x-")}
+    for key in [key for key in schema if key.startswith("x-")]:
+        widened[key] = schema.pop(key)
     properties = schema.get("properties")
-    if schema.get("x-fastmcp-wrap-result") and isinstance(properties, Mapping) and "result" in properties:
+    if widened.get("x-fastmcp-wrap-result") and isinstance(properties, Mapping) and "result" in properties:
         widened["properties"] = {"result": properties["result"]}
-    widened["anyOf"] = [schema, _envelope_branch()]
+    widened["anyOf"] = [schema, _admission_branch()]
     return widened
 
 
 class WideningCache:
-    """`admit_error_envelope` per tool, redone only when a tool's schema object changes.
+    """`admit_error_envelope` per tool, redone only when a tool's outputSchema changes.
 
-    tools/list is asked for on every new session; a tool's schema object stays the same
-    between calls, so identity is enough to know that the widened copy is still right.
+    tools/list is asked for on every new session, and MCPServer builds a new schema dict for
+    each listing: an equal schema (compared in C, a small fraction of widening it again)
+    gets the widened copy made the first time.
     """
 
     def __init__(self) -> None:
@@ -269,8 +280,9 @@ class WideningCache:
         """The widened outputSchema of `tool` (an MCP or fastmcp `Tool`)."""
         schema = tool.output_schema
         hit = self._by_name.get(tool.name)
-        if hit is None or hit[0] is not schema:
-            hit = (schema, admit_error_envelope(schema))
+        if hit is None or (hit[0] is not schema and hit[0] != schema):
+            # A copy is kept: the tool's own dict may be changed in place later.
+            hit = (copy.deepcopy(schema), admit_error_envelope(schema))
             self._by_name[tool.name] = hit
         return hit[1]
 
@@ -280,22 +292,19 @@ def _branches(schema: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
     return [b for b in branches if isinstance(b, Mapping)] if isinstance(branches, list) else []
 
 
-def _envelope_branch() -> dict[str, Any]:
-    return dict(_ADMISSION_BRANCH)
+def _admission_branch() -> dict[str, Any]:
+    return {"required": [_ADMISSION_FIELD]}
 
 
-# The branch embedded in outputSchemas admits error results; it is not the contract's full
-# check (that is ENVELOPE_SCHEMA, with the isRetryable/category invariant and the optional
-# fields). Clients compile every tool's outputSchema, and the full schema makes that about
-# 3x slower for the Python SDK's client (8 ms against 2.3 ms per tool). It carries no `$id`:
-# ajv (TypeScript SDK) registers every `$id` it compiles and refuses a second schema with
-# the same one, and many tools embed this branch.
-_ADMISSION_BRANCH: Final[dict[str, Any]] = {
-    "title": ENVELOPE_SCHEMA["title"],
-    "type": "object",
-    "required": ENVELOPE_SCHEMA["required"],
-    "properties": {
-        name: {key: value for key, value in ENVELOPE_SCHEMA["properties"][name].items() if key != "description"}
-        for name in ENVELOPE_SCHEMA["required"]
-    },
-}
+def _is_admission_branch(branch: Mapping[str, Any]) -> bool:
+    # The titled branch is what earlier versions embedded (a proxy may widen their schemas).
+    return (branch.get("required") == [_ADMISSION_FIELD] and len(branch) == 1) or branch.get("title") == _ENVELOPE_TITLE
+
+
+# The branch embedded in outputSchemas only *admits* error results, and is as small as the
+# strict clients allow: tools/list sends it once per tool, and clients compile it. It is not
+# the contract's check (ENVELOPE_SCHEMA, with the category values, the isRetryable invariant
+# and the optional fields): a strict client that rejected a slightly wrong envelope would
+# hide the error from the model, which is worse than the defect. It carries no `$id`: ajv
+# (TypeScript SDK) refuses a second schema with the same one, and every tool embeds it.
+_ADMISSION_FIELD: Final = "errorCategory"

@@ -12,7 +12,13 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import Tool, ToolResult
 from mcp_types import CallToolRequestParams, ListToolsRequest, TextContent
 
-from mcp_errors._classify import classify_arguments, classify_failure, new_error_id, unknown_tool
+from mcp_errors._classify import (
+    classify_arguments,
+    classify_failure,
+    is_protocol_signal,
+    new_error_id,
+    unknown_tool,
+)
 from mcp_errors._contract import is_error_envelope
 from mcp_errors._envelope import FailureDetails, WideningCache
 from mcp_errors._telemetry import annotate_tool_result
@@ -33,6 +39,20 @@ class _ErrorContractMiddleware(Middleware):
         self._widening = WideningCache()
         self._tool_failure_meta = tool_failure_meta
 
+    async def __call__(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
+        # The two methods this middleware is about are dispatched here rather than through
+        # the base class's hook chain, which builds four wrappers per message
+        # (docs/performance.md); overriding `__call__` is fastmcp's documented middleware
+        # form and runs once per message. Every other message takes the base class's way,
+        # so a hook added here for another method still runs (`on_message` and `on_request`
+        # are not called for these two).
+        method = context.method
+        if method == "tools/call":
+            return await self.on_call_tool(context, call_next)
+        if method == "tools/list":
+            return await self.on_list_tools(context, call_next)
+        return await super().__call__(context, call_next)
+
     async def on_call_tool(
         self,
         context: MiddlewareContext[CallToolRequestParams],
@@ -41,11 +61,16 @@ class _ErrorContractMiddleware(Middleware):
         try:
             result = await call_next(context)
         except Exception as exc:
+            if is_protocol_signal(exc):
+                raise
             error_id = new_error_id()
             text, structured = (await _failure(context, exc, error_id)).write(error_id)
-            result = ToolResult(
+            # `model_construct`: the envelope is JSON already, so `ToolResult.__init__`'s
+            # serialisation round trip and content conversion would only repeat work.
+            result = ToolResult.model_construct(
                 content=[TextContent(type="text", text=text)],
                 structured_content=structured,
+                meta=None,
                 is_error=True,
             )
         if self._tool_failure_meta and result.is_error and is_error_envelope(result.structured_content):

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import pydantic
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
 from mcp.server.mcpserver.exceptions import UnexpectedToolError as _SDKUnexpectedToolError
 from mcp.server.mcpserver.tools import Tool as RegisteredTool
-from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, Tool
 
-from mcp_errors._classify import classify_arguments, classify_failure, new_error_id, unknown_tool
+from mcp_errors._classify import (
+    classify_arguments,
+    classify_failure,
+    is_protocol_signal,
+    new_error_id,
+    unknown_tool,
+)
 from mcp_errors._contract import is_error_envelope
 from mcp_errors._duck import is_fastmcp
 from mcp_errors._envelope import FailureDetails, WideningCache, error_result
@@ -46,6 +51,8 @@ def install(
       name each bad argument, instead of the SDK's raw pydantic text;
     - other exceptions are classified (timeouts, HTTP statuses, ...) or, when unknown,
       reported with a fixed safe text and an `errorId` that is also in the server log;
+      JSON-RPC errors raised in a tool (`MCPError`) too, except the two that ask the
+      client to act (-32042, -32021);
     - every advertised outputSchema also admits the error envelope, so that strict
       clients accept error results.
 
@@ -159,9 +166,9 @@ def _install_on_mcpserver(server: MCPServer[Any], *, tool_failure_meta: bool = F
     async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
             result = await original_call_tool(name, arguments, context)
-        except MCPError:
-            raise
         except Exception as exc:
+            if is_protocol_signal(exc):
+                raise
             error_id = new_error_id()
             result = error_result(_failure_on_mcpserver(server, name, exc, error_id), error_id=error_id)
         if tool_failure_meta:
@@ -170,8 +177,19 @@ def _install_on_mcpserver(server: MCPServer[Any], *, tool_failure_meta: bool = F
             annotate_tool_result(name, result)
         return result
 
+    # MCPServer's own `list_tools` builds new `Tool` objects on every listing: those are
+    # widened in place, since a copy of each cost about half of the listing itself
+    # (docs/performance.md). Whatever else may stand there (a wrapper installed before
+    # us) may hand out objects it keeps, and gets copies.
+    fresh_tools = getattr(original_list_tools, "__func__", None) is MCPServer.list_tools
+
     async def list_tools() -> list[Tool]:
         tools = await original_list_tools()
+        if fresh_tools:
+            for tool in tools:
+                if tool.output_schema is not None:
+                    tool.output_schema = widening.widen(tool)
+            return tools
         return [
             tool if tool.output_schema is None else tool.model_copy(update={"output_schema": widening.widen(tool)})
             for tool in tools
@@ -199,7 +217,14 @@ def _failure_on_mcpserver(server: MCPServer[Any], name: str, exc: Exception, err
             return classify_arguments(
                 cause, error_id=error_id, tool_name=name, input_schema=tool.parameters if tool else None
             )
+    if cause is not None and type(exc) in _CALL_TOOL_WRAPPERS:
+        # `MCPServer.call_tool` wraps whatever the tool raised in one of these, always: what
+        # the tool raised is the cause, with no need to ask where the wrapper was raised.
+        return classify_failure(cause, error_id=error_id, tool_name=name)
     return classify_failure(exc, error_id=error_id, tool_name=name)
+
+
+_CALL_TOOL_WRAPPERS: Final = frozenset({_SDKToolError, _SDKUnexpectedToolError})
 
 
 def _find_tool(server: MCPServer[Any], name: str) -> RegisteredTool | None:

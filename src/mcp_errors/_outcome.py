@@ -205,10 +205,16 @@ _KEYWORDS: Final[Sequence[tuple[ErrorCategory, re.Pattern[str]]]] = (
 
 
 def _guess_category(text: str) -> ErrorCategory | None:
+    # Only the start is read: a server's prose says what went wrong early, and every
+    # pattern is tried at every position, so a megabyte of text would take a second.
+    head = text[:_MAX_GUESS_CHARS]
     for category, pattern in _KEYWORDS:
-        if pattern.search(text):
+        if pattern.search(head):
             return category
     return None
+
+
+_MAX_GUESS_CHARS: Final = 4096
 
 
 def _first_text(result: CallToolResult) -> str:

@@ -27,14 +27,12 @@ than the server's `retryAfterSeconds`. The loop itself is tenacity's `AsyncRetry
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import enum
 import logging
 import math
 import time
 import uuid
-import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, NamedTuple
@@ -46,7 +44,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_result, wait_random
 from tenacity.wait import wait_base
 
 from mcp_errors._budget import RetryBudget
-from mcp_errors._client import CallFn, ToolsFn, adapt_client
+from mcp_errors._client import CallFn, FindToolFn, adapt_client, index_tools
 from mcp_errors._config import is_testing
 from mcp_errors._contract import ErrorCategory, FieldError
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
@@ -226,9 +224,6 @@ def _tool_info(tool: Tool) -> _ToolInfo:
     )
 
 
-_tool_cache: weakref.WeakKeyDictionary[object, dict[str, _ToolInfo]] = weakref.WeakKeyDictionary()
-
-
 async def call_tool_with_recovery(
     client: object,
     name: str,
@@ -255,8 +250,9 @@ async def call_tool_with_recovery(
             each server its own name here.
         idempotency_key: Resume a logical operation under an existing key; a new key
             is made when omitted.
-        tools: The server's tool list, when `client` is a function (a client's list is
-            fetched on the first unsafe-looking failure and cached).
+        tools: The server's tool list, when `client` is a function. A client's list is
+            read on the first failure whose resend safety depends on it, then kept for the
+            connection and read again after `notifications/tools/list_changed`.
 
     Returns:
         The report: final `outcome`, every `attempt`, the `decision` and its `reason`.
@@ -287,10 +283,7 @@ async def call_tool_with_recovery(
     """
     policy = policy or DEFAULT_POLICY
     adapter = adapt_client(client)
-    if tools is not None:
-        info_source = _ToolInfoSource(None, None, {tool.name: _tool_info(tool) for tool in tools})
-    else:
-        info_source = _ToolInfoSource(adapter.list_tools, client if adapter.list_tools is not None else None, None)
+    info_source = _ToolInfoSource(tools, adapter.find_tool)
     server_name = server or adapter.server_name
     chosen_budget = budget or policy.budget_for(server_name)
     key = idempotency_key or (uuid.uuid4().hex if policy.send_idempotency_key else None)
@@ -301,30 +294,25 @@ async def call_tool_with_recovery(
 
 
 class _ToolInfoSource:
-    def __init__(self, fetch: ToolsFn | None, owner: object | None, known: dict[str, _ToolInfo] | None) -> None:
-        self._fetch = fetch
-        self._owner = owner
-        self._known = known
+    """What tools/list says of the called tool: looked up only when a decision needs it."""
+
+    def __init__(self, tools: Sequence[Tool] | None, find_tool: FindToolFn | None) -> None:
+        self._tools = tools
+        self._find_tool = find_tool
 
     async def get(self, name: str) -> _ToolInfo:
-        if self._known is None and self._owner is not None:
+        if self._tools is not None:
+            tool = index_tools(self._tools).get(name)
+        elif self._find_tool is not None:
             try:
-                self._known = _tool_cache.get(self._owner)
-            except TypeError:
-                self._known = None
-        if self._known is None and self._fetch is not None:
-            try:
-                tools = await self._fetch()
+                tool = await self._find_tool(name)
             except Exception as exc:
                 if not is_call_failure(exc):
                     raise
                 return _ToolInfo()  # unknown annotations: nothing is assumed safe
-            self._known = {tool.name: _tool_info(tool) for tool in tools}
-            if self._owner is not None:
-                # A client that is not weak-referenceable is cached for this call only.
-                with contextlib.suppress(TypeError):
-                    _tool_cache[self._owner] = self._known
-        return (self._known or {}).get(name, _ToolInfo())
+        else:
+            tool = None
+        return _ToolInfo() if tool is None else _tool_info(tool)
 
 
 class _WaitAtLeastRetryAfter(wait_base):

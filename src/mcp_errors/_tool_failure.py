@@ -109,6 +109,7 @@ def read_tool_failure(failure: Mapping[str, Any], *, now: float | None = None) -
     category = _DRAFT_CODES.get(code.lower()) if code else None
     inferred = False
     if isinstance(raw_class, str) and category is None:
+        raw_class = raw_class[:_MAX_CLASS_CHARS]  # a class is a word; the rest of a long one says nothing
         category = _DRAFT_CLASSES.get(raw_class.lower())
         if raw_class.lower() == "reliability":
             category = ErrorCategory.TRANSIENT if retryable_flag else ErrorCategory.BUSINESS
@@ -190,6 +191,7 @@ _CLASS_KEYWORDS: Final[Sequence[tuple[ErrorCategory, re.Pattern[str]]]] = (
 # Below this a number is read as seconds to wait (as earlier drafts had it), above it as the
 # draft's epoch milliseconds: 1e11 ms is 1973, 1e11 s is over 3000 years.
 _EPOCH_MS_FROM: Final = 1e11
+_MAX_CLASS_CHARS: Final = 256
 
 
 def _not_before(value: object, now: float) -> float | None:

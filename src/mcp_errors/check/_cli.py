@@ -36,7 +36,12 @@ def check(
         ),
     ],
     call_valid: Annotated[
-        bool, typer.Option("--call-valid", help="Also make one schema-valid call per tool (success, empty results).")
+        bool,
+        typer.Option(
+            "--call-valid",
+            help="Also make one schema-valid call per tool (success, empty results).",
+            show_default="off",
+        ),
     ] = False,
     arguments: Annotated[
         Path | None,
@@ -44,6 +49,7 @@ def check(
             "--args",
             help="A TOML or JSON file of real arguments: per tool a `valid` and an `empty` call, and `roots`.",
             dir_okay=False,
+            show_default="generated from the schemas",
         ),
     ] = None,
     allow_destructive: Annotated[
@@ -52,6 +58,7 @@ def check(
             "--allow-destructive",
             help="Also call tools annotated destructiveHint: true, and make generated valid calls to tools that "
             "declare readOnlyHint: false. The report lists every call that may have changed data.",
+            show_default="off",
         ),
     ] = False,
     contract: Annotated[
@@ -64,19 +71,29 @@ def check(
     output_format: Annotated[OutputFormat, typer.Option("--format", help="Report format.")] = OutputFormat.RICH,
     baseline: Annotated[
         Path | None,
-        typer.Option("--baseline", help="A `--format json` report of known failures to leave out.", dir_okay=False),
+        typer.Option(
+            "--baseline",
+            help="A `--format json` report of known failures to leave out.",
+            dir_okay=False,
+            show_default="none",
+        ),
     ] = None,
     select: Annotated[
-        list[str] | None, typer.Option("--select", help="Only these rules (ids or names, comma-separated).")
+        list[str] | None,
+        typer.Option("--select", help="Only these rules (ids or names, comma-separated).", show_default="all rules"),
     ] = None,
     ignore: Annotated[
-        list[str] | None, typer.Option("--ignore", help="Leave out these rules (ids or names, comma-separated).")
+        list[str] | None,
+        typer.Option("--ignore", help="Leave out these rules (ids or names, comma-separated).", show_default="none"),
     ] = None,
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds for each tool call.")] = 10.0,
     connect_timeout: Annotated[
         float | None,
         typer.Option(
-            "--connect-timeout", min=0.1, help="Seconds to start the server and list its tools [default: --timeout]."
+            "--connect-timeout",
+            min=0.1,
+            help="Seconds to start the server and list its tools.",
+            show_default="the --timeout value",
         ),
     ] = None,
     total_timeout: Annotated[

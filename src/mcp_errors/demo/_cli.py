@@ -13,12 +13,17 @@ __all__ = ["demo_command", "serve_command"]
 def serve_command(
     db: Annotated[
         str | None,
-        typer.Option(help="SQLite file of the desk, or ':memory:'. Default: demo-desk.sqlite3 in your data dir."),
+        typer.Option(help="SQLite file of the desk, or ':memory:'.", show_default="demo-desk.sqlite3 in your data dir"),
     ] = None,
     http: Annotated[
         int | None,
         typer.Option(
-            "--http", metavar="PORT", min=1, max=65535, help="Serve streamable HTTP on PORT instead of stdio."
+            "--http",
+            metavar="PORT",
+            min=1,
+            max=65535,
+            help="Serve streamable HTTP on PORT instead of stdio.",
+            show_default="stdio",
         ),
     ] = None,
     host: Annotated[str, typer.Option(help="Interface for --http. Keep 127.0.0.1 unless you mean it.")] = "127.0.0.1",
@@ -31,7 +36,10 @@ def serve_command(
     ] = 0.0,
     outage: Annotated[
         list[str] | None,
-        typer.Option(help="A tool that always times out; search_knowledge:SOURCE takes down one source. Repeatable."),
+        typer.Option(
+            help="A tool that always times out; search_knowledge:SOURCE takes down one source. Repeatable.",
+            show_default="none",
+        ),
     ] = None,
     latency: Annotated[float, typer.Option(min=0.0, metavar="MS", help="Latency added to every call.")] = 0.0,
     commit_then_timeout: Annotated[
@@ -46,8 +54,8 @@ def serve_command(
         typer.Option(
             metavar="URL",
             help="Idempotency store shared by the replicas for write tools that keep no keys of their own: "
-            "sqlite:///path, postgresql://..., redis://... (refunds keep theirs in the desk file). "
-            "Default: no replay.",
+            "sqlite:///path, postgresql://..., redis://... (refunds keep theirs in the desk file).",
+            show_default="no replay",
         ),
     ] = None,
     no_contract: Annotated[
@@ -105,10 +113,24 @@ def demo_command(
     sweep: Annotated[int, typer.Option(min=0, help="Tasks in the transient-fault sweep.")] = 20,
     seed: Annotated[int, typer.Option(help="Seeds the desk and its injected faults.")] = 7,
     fault_rate: Annotated[float, typer.Option(min=0.0, max=0.95, help="Transient fault rate during the sweep.")] = 0.3,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="Print one JSON object instead of tables (with what each agent read).", show_default="off"
+        ),
+    ] = False,
+    show_payload: Annotated[
+        bool,
+        typer.Option(
+            "--show-payload",
+            help="Under each table, show what each agent read of the errors it met: the text, or the "
+            "error result's structuredContent.",
+            show_default="off",
+        ),
+    ] = False,
 ) -> None:
     """Run a naive and a structured agent through the support scenarios, side by side."""
     from mcp_errors.demo._report import run_and_report
 
-    ok = run_and_report(sweep=sweep, seed=seed, fault_rate=fault_rate, as_json=as_json)
+    ok = run_and_report(sweep=sweep, seed=seed, fault_rate=fault_rate, as_json=as_json, show_payload=show_payload)
     raise typer.Exit(0 if ok else 1)

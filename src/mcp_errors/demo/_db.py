@@ -21,17 +21,28 @@ import platformdirs
 
 __all__ = [
     "AUTO_REFUND_LIMIT",
+    "CURRENCY",
     "KNOWLEDGE_SOURCES",
     "MEMORY",
     "Database",
     "KeyReuseError",
     "RefundOutcome",
     "default_db_path",
+    "money",
 ]
 
 MEMORY: Final = ":memory:"
+CURRENCY: Final = "EUR"
+"""The one currency of the desk: every amount it stores and every text that names one."""
 AUTO_REFUND_LIMIT: Final = 500.0
 """Refunds up to this amount are applied automatically; above it a human must approve."""
+
+
+def money(amount: float) -> str:
+    """An amount as every text of the desk writes it, with its currency: `750.00 EUR`."""
+    return f"{amount:.2f} {CURRENCY}"
+
+
 KNOWLEDGE_SOURCES: Final = ("faq", "policies", "manuals", "tickets", "community")
 """The five sources `search_knowledge` can read, each of which can time out on its own."""
 
@@ -84,7 +95,7 @@ _KNOWLEDGE: Final = {
         ("Can I change my delivery address?", "Addresses can be changed until the order ships."),
     ],
     "policies": [
-        ("Refund policy", "Refunds up to 500 are automatic; larger refunds need a manager's approval."),
+        ("Refund policy", f"Refunds up to {money(AUTO_REFUND_LIMIT)} are automatic; larger refunds need a manager."),
         ("Returns window", "Items can be returned within 30 days of delivery for a full refund."),
         ("Data access policy", "Financial records are visible to the finance team only."),
     ],

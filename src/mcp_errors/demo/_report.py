@@ -103,8 +103,28 @@ def _why(summary: dict[str, Any]) -> Text:
     return text
 
 
-def render(console: Console, rows: Sequence[Row], *, seed: int, sweep: int, fault_rate: float) -> None:
-    """Print one table per scenario, the totals, and why the structured agent wins."""
+def _payloads(rows: Sequence[Row]) -> Table:
+    """What each agent read of the errors it met: the naive agent the text, the other the envelope."""
+    table = Table(box=None, show_header=False, expand=True, padding=(0, 1))
+    table.add_column("agent", no_wrap=True)
+    table.add_column("read", ratio=1, overflow="fold")
+    for row in rows:
+        for item in row.read:
+            shown = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)
+            table.add_row(Text(f"{_AGENT_LABEL[row.agent]} read", style=_AGENT_STYLE[row.agent]), Text(shown))
+    if not table.rows:
+        table.add_row(Text("no errors", style="dim"), Text(""))
+    return table
+
+
+def render(
+    console: Console, rows: Sequence[Row], *, seed: int, sweep: int, fault_rate: float, show_payload: bool = False
+) -> None:
+    """Print one table per scenario, the totals, and why the structured agent wins.
+
+    With `show_payload`, each table is followed by what each agent read of every kind of
+    error it met: the first text block (naive) and the error result's structuredContent.
+    """
     scenarios = [*SCENARIOS, SWEEP] if sweep else list(SCENARIOS)
     for number, scenario in enumerate(scenarios, start=1):
         mine = [row for row in rows if row.scenario == scenario.key]
@@ -115,6 +135,8 @@ def render(console: Console, rows: Sequence[Row], *, seed: int, sweep: int, faul
                 SWEEP.right_answer,
             )
         console.print(_scenario_table(number, scenario, mine))
+        if show_payload:
+            console.print(_payloads(mine))
     summary = summarize(rows)
     console.print(_summary_table(summary))
     console.print(Panel(_why(summary), border_style="green" if summary["structured_all_correct"] else "red"))
@@ -142,14 +164,15 @@ def _intro() -> Panel:
     )
 
 
-def run_and_report(*, sweep: int, seed: int, fault_rate: float, as_json: bool) -> bool:
+def run_and_report(*, sweep: int, seed: int, fault_rate: float, as_json: bool, show_payload: bool = False) -> bool:
     """Run the demo and print the result.
 
     Args:
         sweep: Tasks in the transient-fault sweep.
         seed: Seeds the desk and its faults.
         fault_rate: Fault rate of the sweep.
-        as_json: Print one JSON object instead of tables.
+        as_json: Print one JSON object instead of tables (it always holds what was read).
+        show_payload: Show what each agent read of the errors it met under each table.
 
     Returns:
         Whether the structured agent was right on every scenario (the exit status).
@@ -179,5 +202,5 @@ def run_and_report(*, sweep: int, seed: int, fault_rate: float, as_json: bool) -
     if as_json:
         print(json.dumps(build_json(rows, seed=seed, sweep=sweep, fault_rate=fault_rate), indent=2))
     else:
-        render(out, rows, seed=seed, sweep=sweep, fault_rate=fault_rate)
+        render(out, rows, seed=seed, sweep=sweep, fault_rate=fault_rate, show_payload=show_payload)
     return bool(summarize(rows)["structured_all_correct"])

@@ -22,7 +22,15 @@ from mcp_errors._envelope import empty_result
 from mcp_errors._errors import AccessDeniedError, BusinessRuleError, InputValidationError, TransientError
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META
 from mcp_errors._install import install
-from mcp_errors.demo._db import AUTO_REFUND_LIMIT, KNOWLEDGE_SOURCES, MEMORY, Database, KeyReuseError
+from mcp_errors.demo._db import (
+    AUTO_REFUND_LIMIT,
+    CURRENCY,
+    KNOWLEDGE_SOURCES,
+    MEMORY,
+    Database,
+    KeyReuseError,
+    money,
+)
 from mcp_errors.demo._faults import FaultConfig, FaultInjector
 
 __all__ = ["DESK_TOOLS", "OUTAGE_TARGETS", "DeskConfig", "build_server"]
@@ -72,6 +80,7 @@ class Order(BaseModel):
     placed_on: str
     refunded: float
     refundable: float
+    currency: str = CURRENCY
 
 
 class OrderLookup(BaseModel):
@@ -84,6 +93,7 @@ class RefundReceipt(BaseModel):
     orderId: str  # noqa: N815
     amount: float
     remainingRefundable: float  # noqa: N815
+    currency: str = CURRENCY
 
 
 class FinancialRecord(BaseModel):
@@ -91,6 +101,7 @@ class FinancialRecord(BaseModel):
     lifetime_value: float
     outstanding_balance: float
     credit_limit: float
+    currency: str = CURRENCY
 
 
 class FinancialLookup(BaseModel):
@@ -129,6 +140,14 @@ class DeskConfig:
     faults: FaultConfig = field(default_factory=FaultConfig)
     contract: bool = True
     store: str | None = None
+
+
+_REFUND_DOC: Final = (
+    f"Refund part or all of an order, in {CURRENCY}.\n\n"
+    f"Refunds up to {money(AUTO_REFUND_LIMIT)} are applied at once; larger ones need a human's approval. A resend "
+    'carrying the same idempotency key (request `_meta["mcp-errors/idempotencyKey"]`) replays the first receipt '
+    "instead of refunding twice."
+)
 
 
 def _received(value: object) -> str:
@@ -181,7 +200,7 @@ def build_server(config: DeskConfig | None = None, *, database: Database | None 
         "mcp-errors demo desk",
         instructions=(
             "A customer-support desk: look up customers and orders, refund orders (up to "
-            f"{AUTO_REFUND_LIMIT:g} automatically), read financial records (finance role only) and "
+            f"{money(AUTO_REFUND_LIMIT)} automatically), read financial records (finance role only) and "
             f"search five knowledge sources ({', '.join(KNOWLEDGE_SOURCES)})."
         ),
     )
@@ -225,14 +244,8 @@ def build_server(config: DeskConfig | None = None, *, database: Database | None 
             )
         return _found(OrderLookup(resultCount=1, order=Order(**order)))
 
-    @server.tool(annotations=_REFUND, meta={HONOURS_IDEMPOTENCY_META: True})
+    @server.tool(annotations=_REFUND, meta={HONOURS_IDEMPOTENCY_META: True}, description=_REFUND_DOC)
     async def process_refund(order_id: str, amount: float, reason: str, ctx: Context) -> RefundReceipt:
-        """Refund part or all of an order.
-
-        Refunds up to 500 are applied at once; larger ones need a human's approval. A resend
-        carrying the same idempotency key (request `_meta["mcp-errors/idempotencyKey"]`)
-        replays the first receipt instead of refunding twice.
-        """
         _check_order_id(order_id)
         # Money is refunded in cents: round first, so what is checked is what is stored.
         requested = amount
@@ -240,12 +253,17 @@ def build_server(config: DeskConfig | None = None, *, database: Database | None 
         if not math.isfinite(amount) or amount < 0.01:
             raise InputValidationError(
                 "Invalid refund amount",
-                description="The refund amount must be at least 0.01 (amounts are rounded to cents). "
+                description=f"The refund amount must be at least {money(0.01)} (amounts are rounded to cents). "
                 f"Received: {_received(requested)}.",
                 code="INVALID_AMOUNT",
                 execution_state=ExecutionState.NOT_EXECUTED,
                 field_errors=[
-                    FieldError("amount", "below one cent", expected="a number >= 0.01", received=_received(requested))
+                    FieldError(
+                        "amount",
+                        "below one cent",
+                        expected=f"an amount >= {money(0.01)}",
+                        received=_received(requested),
+                    )
                 ],
             )
         if not reason.strip():
@@ -271,21 +289,21 @@ def build_server(config: DeskConfig | None = None, *, database: Database | None 
             if amount > AUTO_REFUND_LIMIT:
                 raise BusinessRuleError(
                     "Refund exceeds policy limit",
-                    description=f"Refund amount of {amount:.2f} exceeds the {AUTO_REFUND_LIMIT:.2f} automatic refund "
-                    "limit. This requires manager approval. Do not change the amount: escalate to a human agent "
-                    f"with the order id {order_id}, the amount and the reason.",
+                    description=f"Refund amount of {money(amount)} exceeds the {money(AUTO_REFUND_LIMIT)} "
+                    "automatic refund limit. This requires manager approval. Do not change the amount: escalate to "
+                    f"a human agent with the order id {order_id}, the amount and the reason.",
                     code="REFUND_NEEDS_APPROVAL",
                     execution_state=ExecutionState.NOT_EXECUTED,
-                    extra={"limit": AUTO_REFUND_LIMIT},
+                    extra={"limit": AUTO_REFUND_LIMIT, "currency": CURRENCY},
                 )
             if amount > refundable + 1e-9:
                 raise BusinessRuleError(
                     "Refund exceeds what was paid",
-                    description=f"Only {refundable:.2f} of order {order_id} is still refundable; {amount:.2f} was "
-                    "asked. Check earlier refunds with get_order before asking again.",
+                    description=f"Only {money(refundable)} of order {order_id} is still refundable; "
+                    f"{money(amount)} was asked. Check earlier refunds with get_order before asking again.",
                     code="REFUND_EXCEEDS_REMAINING",
                     execution_state=ExecutionState.NOT_EXECUTED,
-                    extra={"remainingRefundable": refundable},
+                    extra={"remainingRefundable": refundable, "currency": CURRENCY},
                 )
 
         try:

@@ -24,6 +24,7 @@ import re
 import sqlite3
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, closing
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ from mcp_types import CallToolResult, TextContent, Tool
 from mcp_errors._outcome import ToolOutcome, read_result
 from mcp_errors._partial import ToolCall, gather_partial
 from mcp_errors._policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
-from mcp_errors.demo._db import KNOWLEDGE_SOURCES
+from mcp_errors.demo._db import AUTO_REFUND_LIMIT, KNOWLEDGE_SOURCES, money
 
 __all__ = ["DEMO_POLICY", "AgentName", "Row", "run_demo"]
 
@@ -51,6 +52,7 @@ DEMO_POLICY: Final = RecoveryPolicy(max_attempts=4, deadline=5.0, initial_wait=0
 in seconds; a production policy waits longer. Its 5 s deadline is shorter than the 30 s a
 down source asks for, so the agent does not resend into an outage."""
 
+BIG_REFUND: Final = 750.0
 SEARCH_QUERY: Final = "refund"
 SEARCH_OUTAGES: Final = ("tickets", "community")
 UNKNOWN_EMAIL: Final = "john@example.com"
@@ -74,6 +76,9 @@ class Row:
     correct: bool
     outcome: str
     """The final outcome in a few words, for the table."""
+    read: tuple[Any, ...] = ()
+    """What the agent read of each kind of error it met, in order: the error result's
+    `structuredContent` for the structured agent, its first text block for the naive one."""
 
     def to_json(self) -> dict[str, Any]:
         """The row as the `--json` output's scenario object."""
@@ -84,6 +89,7 @@ class Row:
             "wasted_calls": self.wasted_calls,
             "escalated": self.escalated,
             "correct": self.correct,
+            "read": list(self.read),
         }
 
 
@@ -99,7 +105,7 @@ SCENARIOS: Final = (
     Scenario("empty_lookup", "Customer lookup matches nobody", "Tell the customer no account matches; do not resend."),
     Scenario(
         "refund_over_limit",
-        "Refund of 750 (limit 500)",
+        f"Refund of {money(BIG_REFUND)} (limit {money(AUTO_REFUND_LIMIT)})",
         "Escalate to a human with the details; never shrink the amount.",
     ),
     Scenario("bad_order_id", "Order id 'order-abc'", "Ask for an id like #12345, then look it up; no human needed."),
@@ -117,8 +123,12 @@ SCENARIOS: Final = (
 SWEEP: Final = Scenario(
     "transient_sweep",
     "Transient-fault sweep",
-    "Resend through the faults, and apply every refund exactly once.",
+    "Resend what is safe while the attempts, the deadline and the retry budget allow; report what still "
+    "fails as not done (escalate). Never claim a refund that did not land, never apply one twice.",
 )
+"""Every fault here is transient, so a task is right when it is done (a refund applied exactly
+once), or when the agent says it is not done: when the faults outlast the resends a policy
+allows (at high fault rates, often), escalating is the right answer, for either agent."""
 
 
 @dataclass
@@ -128,6 +138,8 @@ class _Recorder:
     outages: frozenset[tuple[str, str | None]] = frozenset()
     calls: int = 0
     wasted: int = 0
+    errors: dict[object, tuple[Any, str]] = field(default_factory=dict[object, tuple[Any, str]])
+    """Each kind of error met (category and code), first occurrence: structuredContent and text."""
     _last: dict[str, ToolOutcome] = field(default_factory=dict[str, ToolOutcome])
 
     def record(self, name: str, arguments: Mapping[str, Any], result: CallToolResult) -> None:
@@ -136,7 +148,13 @@ class _Recorder:
         self.calls += 1
         if previous is not None and (_is_final(previous) or self._down(name, arguments)):
             self.wasted += 1
-        self._last[key] = read_result(result)
+        outcome = self._last[key] = read_result(result)
+        if outcome.kind == "error":
+            self.errors.setdefault((outcome.category, outcome.code), (result.structured_content, _text(result)))
+
+    def read_by(self, agent: AgentName) -> tuple[Any, ...]:
+        """What `agent` read of each kind of error: the envelope, or only the text."""
+        return tuple(structured if agent == "structured" else text for structured, text in self.errors.values())
 
     def _down(self, name: str, arguments: Mapping[str, Any]) -> bool:
         source = arguments.get("source")
@@ -229,7 +247,7 @@ async def _empty_lookup(desk: _Desk, agent: AgentName) -> _Verdict:
 
 
 async def _refund_over_limit(desk: _Desk, agent: AgentName) -> _Verdict:
-    args = {"order_id": BIG_REFUND_ORDER, "amount": 750.0, "reason": "arrived broken"}
+    args = {"order_id": BIG_REFUND_ORDER, "amount": BIG_REFUND, "reason": "arrived broken"}
     if agent == "naive":
         ok, _ = await _naive_call(desk, "process_refund", args)
         escalated = not ok
@@ -323,35 +341,49 @@ def _sweep_tasks(size: int) -> list[_Task]:
     return tasks
 
 
+_STOPPED_RESENDING: Final[dict[str, str]] = {
+    "retries_exhausted": "attempts used up",
+    "deadline": "deadline",
+    "retry_budget": "retry budget spent",
+    "outcome_unknown": "unsafe to resend",
+}
+"""Why the structured agent stopped resending a task, as the sweep's outcome says it."""
+
+
 async def _sweep(desk: _Desk, agent: AgentName, size: int) -> _Verdict:
-    done = gave_up = wrong = doubles = 0
+    done = wrong = doubles = 0
+    escalated: Counter[str] = Counter()
     tasks = _sweep_tasks(size)
     for task in tasks:
         order = task.arguments.get("order_id", "")
         before = desk.refunds(order) if task.tool == "process_refund" else 0
-        # Every fault here is transient, so giving up after trying and saying so is a right
-        # answer for either agent; what tells them apart is a refund applied twice.
+        # Judged by SWEEP's right answer, the same for both agents: done, or said to be not
+        # done; what tells them apart is a refund applied twice, and the calls it took.
         if agent == "naive":
             ok, _ = await _naive_call(desk, task.tool, task.arguments)
-            claimed_done, honest_unknown = ok, not ok
+            claimed_done, reason = ok, f"after {NAIVE_RESENDS} resends"
+            said_not_done = not ok  # it escalates whatever still fails
         else:
             report = await _structured_call(desk, task.tool, task.arguments)
             claimed_done = report.decision is Decision.DONE
-            honest_unknown = report.reason in ("outcome_unknown", "retries_exhausted", "deadline", "retry_budget")
+            reason = _STOPPED_RESENDING.get(report.reason or "", str(report.reason))
+            said_not_done = report.decision is Decision.ESCALATE and report.reason in _STOPPED_RESENDING
         if task.tool == "process_refund":
             applied = desk.refunds(order) - before
             doubles += applied > 1
-            right = applied == 1 if claimed_done else (applied == 0 or honest_unknown)
+            right = applied == 1 if claimed_done else said_not_done and applied <= 1
         else:
-            right = claimed_done or honest_unknown
+            right = claimed_done or said_not_done
         done += claimed_done
-        gave_up += not claimed_done
+        if not claimed_done:
+            escalated[reason] += 1
         wrong += not right
     parts = [f"{done}/{len(tasks)} done"]
-    if gave_up:
-        parts.append(f"{gave_up} escalated")
+    if escalated:
+        why = ", ".join(f"{count} {reason}" for reason, count in escalated.most_common())
+        parts.append(f"{escalated.total()} escalated as not done ({why})")
     parts.append(f"{doubles} double refund{'s' if doubles != 1 else ''}")
-    return _Verdict(", ".join(parts), gave_up > 0, wrong == 0 and doubles == 0)
+    return _Verdict(", ".join(parts), bool(escalated), wrong == 0 and doubles == 0)
 
 
 # -- running it all ---------------------------------------------------------------------
@@ -416,4 +448,5 @@ def _row(scenario: Scenario, agent: AgentName, recorder: _Recorder, verdict: _Ve
         escalated=verdict.escalated,
         correct=verdict.correct,
         outcome=verdict.outcome,
+        read=recorder.read_by(agent),
     )

@@ -24,11 +24,17 @@ def proxy(
             "--http",
             metavar="HOST:PORT",
             help="Serve streamable HTTP (stateless, JSON responses) on HOST:PORT instead of stdio.",
+            show_default="stdio",
         ),
     ] = None,
     rules: Annotated[
         Path | None,
-        typer.Option("--rules", help="A TOML file of your own rules for the upstream's failures.", dir_okay=False),
+        typer.Option(
+            "--rules",
+            help="A TOML file of your own rules for the upstream's failures.",
+            dir_okay=False,
+            show_default="the built-in rules only",
+        ),
     ] = None,
     retry: Annotated[
         int,
@@ -44,12 +50,16 @@ def proxy(
     ] = 30.0,
     idempotency_keys: Annotated[
         bool,
-        typer.Option("--idempotency-keys", help="Answer a repeated idempotency key with the first answer."),
+        typer.Option(
+            "--idempotency-keys", help="Answer a repeated idempotency key with the first answer.", show_default="off"
+        ),
     ] = False,
     tool_failure_meta: Annotated[
         bool,
         typer.Option(
-            "--tool-failure-meta", help='Also write SEP-3313 _meta["io.modelcontextprotocol/toolFailure"] (draft).'
+            "--tool-failure-meta",
+            help='Also write SEP-3313 _meta["io.modelcontextprotocol/toolFailure"] (draft).',
+            show_default="off",
         ),
     ] = False,
     startup_timeout: Annotated[
