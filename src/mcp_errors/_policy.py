@@ -50,6 +50,9 @@ from mcp_errors._contract import ErrorCategory, FieldError
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
 from mcp_errors._outcome import ToolOutcome, is_call_failure, read_result
 from mcp_errors._telemetry import (
+    enabled as telemetry_enabled,
+)
+from mcp_errors._telemetry import (
     inject_trace_context,
     record_attempt,
     record_budget_refusal,
@@ -534,6 +537,8 @@ def _decide(outcome: ToolOutcome, stopped: EscalationReason | None) -> tuple[Dec
 
 def _record(span: Span, report: RecoveryReport, *, server: str) -> None:
     """The logical call's telemetry: an event per attempt, the decision, the retry metrics."""
+    if not telemetry_enabled():
+        return
     last = len(report.attempts)
     for attempt in report.attempts:
         outcome = attempt.outcome
