@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
+import fastmcp
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
@@ -31,8 +34,12 @@ from mcp_errors import (
     gather_partial,
     install,
 )
+from mcp_errors.proxy import ChildProcess, build_proxy
+from mcp_errors.proxy._server import check_upstream
 from mcp_errors.stores import MemoryStore
 from mcp_errors.testing import add_flaky_tool
+from servers import proxy_upstream
+from servers.contract_fastmcp import build_fastmcp_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("zero_wait")]
 
@@ -291,3 +298,37 @@ async def test_a_partial_fan_out_is_one_span_over_its_sub_calls(telemetry: Telem
     assert {child.parent.span_id for child in children if child.parent} == {
         fan_out.context.span_id if fan_out.context else 0
     }
+
+
+def spans_with(telemetry: Telemetry, key: str, value: Any) -> list[ReadableSpan]:
+    return [span for span in telemetry.spans.get_finished_spans() if (span.attributes or {}).get(key) == value]
+
+
+async def test_a_fastmcp_server_counts_its_results_and_marks_its_own_tools_call_span(telemetry: Telemetry) -> None:
+    async with fastmcp.Client(build_fastmcp_server()) as client:
+        await client.call_tool_mcp("check_stock", {})
+        await client.call_tool_mcp("refund", {"order_id": "#12345", "amount": 750.0})
+
+    assert telemetry.count("mcp_errors.tool.results", tool__name="check_stock", error__code="INVENTORY_BUSY") == 1
+    assert telemetry.count("mcp_errors.tool.results", tool__name="refund", error__category="business") == 1
+    [busy] = spans_with(telemetry, "mcp_errors.error.code", "INVENTORY_BUSY")
+    assert busy.attributes is not None
+    assert busy.attributes["mcp_errors.error.retryable"] is True
+    assert "check_stock" in busy.name  # fastmcp's span of the call, not a second one of ours
+
+
+async def test_the_proxy_counts_an_upstream_failure_it_classified(telemetry: Telemetry) -> None:
+    child = ChildProcess(sys.executable, [str(Path(proxy_upstream.__file__))])
+    proxy = build_proxy(child)
+    try:
+        await check_upstream(proxy, child, seconds=60)
+        async with Client(proxy._mcp_server) as client:  # type: ignore[arg-type]  # fastmcp's low-level server
+            await client.call_tool("echo", {"text": "hi"})
+            await client.call_tool("fail_jsonrpc", {"code": -32602, "message": "Invalid params: bad city"})
+    finally:
+        await child.close()
+
+    assert telemetry.count("mcp_errors.tool.results", tool__name="echo", outcome="success") == 1
+    assert telemetry.count("mcp_errors.tool.results", tool__name="fail_jsonrpc", error__category="validation") == 1
+    [failed] = spans_with(telemetry, "mcp_errors.error.category", "validation")
+    assert "fail_jsonrpc" in failed.name
