@@ -10,7 +10,7 @@ total is the batch's instruction count (Ir), whatever else ran on the machine. I
 are not time (cache misses, branch mispredictions), but a ratio of them is stable to about
 0.1 point from run to run. Needs valgrind (`apt-get install valgrind`); about five minutes.
 
-Run: `uv run python benchmarks/instructions.py [--calls 100] [--mode auto|legacy] [--listing]`.
+Run: `uv run python benchmarks/instructions.py [--calls 100] [--mode auto|legacy] [--listing] [--otel]`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import anyio
 from mcp import Client
 
 from listing import build
-from overhead import PATHS, build_fastmcp, build_mcpserver, fastmcp_client, mcp_client
+from overhead import PATHS, build_fastmcp, build_mcpserver, configure_opentelemetry, fastmcp_client, mcp_client
 
 _UNDER_CALLGRIND = "MCP_ERRORS_UNDER_CALLGRIND"
 
@@ -86,6 +86,8 @@ def _cases(args: argparse.Namespace) -> list[tuple[str, str, Any, Any, Any, str]
 
 def _measure(args: argparse.Namespace) -> None:
     logging.disable(logging.CRITICAL)
+    if args.otel:
+        configure_opentelemetry()
     labels = []
     for framework, label, connect, raw, installed, operation in _cases(args):
         for side, server in (("raw", raw), ("installed", installed)):
@@ -109,6 +111,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mode", default="auto", choices=["auto", "legacy"])
     parser.add_argument("--server", default="both", choices=["mcpserver", "fastmcp", "both"])
     parser.add_argument("--listing", action="store_true", help="Count tools/list (10, 30, 100 tools) instead.")
+    parser.add_argument("--otel", action="store_true", help="Configure the OpenTelemetry SDK (no exporter).")
     args = parser.parse_args(argv)
     if _UNDER_CALLGRIND in os.environ:
         _measure(args)
@@ -132,7 +135,10 @@ def main(argv: list[str] | None = None) -> None:
         labels = [line.split("\t") for line in labels_file.read_text().splitlines()]
         totals = _batch_totals(out_prefix)
     per_call = {tuple(label): total / args.calls for label, total in zip(labels, totals, strict=True)}
-    print(f"mode={args.mode} operations per batch={args.calls} (instructions per operation, callgrind Ir)")
+    print(
+        f"mode={args.mode} opentelemetry={'sdk' if args.otel else 'none'} operations per batch={args.calls}"
+        " (instructions per operation, callgrind Ir)"
+    )
     print(f"{'server':<10} {'path':<26} {'raw Ir/op':>12} {'installed Ir/op':>18} {'installed/raw':>14}")
     for framework, label, side in labels:
         if side != "raw":

@@ -20,7 +20,7 @@ Both sessions stay open in one process and their calls alternate in batches of 1
 median of the per-batch ratios, with their interquartile range. Logging is off on both sides
 unless `--logging` (see docs/performance.md for what default logging costs).
 
-Run: `uv run python benchmarks/overhead.py [--server mcpserver|fastmcp|both] [--mode auto|legacy]`.
+Run: `uv run python benchmarks/overhead.py [--server mcpserver|fastmcp|both] [--mode auto|legacy] [--otel]`.
 """
 
 from __future__ import annotations
@@ -126,6 +126,22 @@ async def measure(
         )
 
 
+def configure_opentelemetry() -> None:
+    """The OpenTelemetry SDK as an application sets it up, minus exporting: what recording costs.
+
+    Spans are recorded (attributes, events) and dropped at the end; metrics are aggregated in
+    memory. Both sides pay for the SDK's own `tools/call` spans; installed/raw is what
+    mcp-errors adds to them.
+    """
+    from opentelemetry import metrics, trace
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+
+    trace.set_tracer_provider(TracerProvider())
+    metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--batches", type=int, default=300, help="Pairs of 10-call batches per path.")
@@ -133,7 +149,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--server", default="both", choices=["mcpserver", "fastmcp", "both"])
     parser.add_argument("--only", help="Measure only paths whose label contains this text.")
     parser.add_argument("--logging", action="store_true", help="Keep each framework's default logging on.")
+    parser.add_argument("--otel", action="store_true", help="Configure the OpenTelemetry SDK (no exporter).")
     args = parser.parse_args(argv)
+    if args.otel:
+        configure_opentelemetry()
     if not args.logging:
         # Both sides log each failure; a server in production keeps its logging, but its
         # formatting would dominate here (docs/performance.md measures it apart).
@@ -146,6 +165,7 @@ def main(argv: list[str] | None = None) -> None:
         frameworks = [f for f in frameworks if f[0].lower() == args.server]
     print(
         f"mode={args.mode} batches={args.batches}x10 calls per side and path, logging={'on' if args.logging else 'off'}"
+        f" opentelemetry={'sdk' if args.otel else 'none'}"
         " (CPU time; medians of per-batch ratios, interquartile range)"
     )
     print(

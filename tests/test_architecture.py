@@ -24,6 +24,7 @@ LAYERS: dict[str, set[str]] = {
         "_idempotency_keys",
         "_config",
         "_tool_failure",
+        "_telemetry",
     },
     "server": {"_errors", "_classify", "_install", "_fastmcp", "_replay", "_fastmcp_replay", "stores"},
     "client": {"_client", "_outcome", "_budget", "_policy", "_render"},

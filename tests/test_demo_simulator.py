@@ -142,3 +142,21 @@ def test_show_payload_prints_the_structured_content_under_each_table() -> None:
     assert '"code": "REFUND_NEEDS_APPROVAL"' in result.stdout
     assert '"code": "FINANCE_ROLE_REQUIRED"' in result.stdout
     assert re.search(r"naive read +\[permission error, not retryable\]", result.stdout)
+
+
+def test_the_per_category_table_is_the_structured_agents_own_metrics() -> None:
+    from mcp_errors.demo._metrics import metrics_of_run
+
+    async def run() -> list[Row]:
+        with anyio.fail_after(120):
+            return await run_demo(sweep=SWEEP_TASKS, seed=7, fault_rate=0.4)
+
+    with metrics_of_run() as metrics:
+        rows = anyio.run(run)
+        figures = {row.category: row for row in metrics.by_category()}
+    structured_calls = sum(row.calls for row in rows if row.agent == "structured")
+    # Every call the structured agent made is an attempt the policy recorded; nothing else is.
+    assert sum(row.attempts for row in figures.values()) == structured_calls
+    assert {"answered", "validation", "business", "permission"} <= set(figures)
+    assert figures["validation"].decisions == {"fix_input": 1}
+    assert figures["answered"].resends > 0  # the sweep's transient faults, absorbed by resends

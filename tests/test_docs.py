@@ -4,14 +4,17 @@ A block that ends by running its server (`server.run()`, at the top or under
 `if __name__ == "__main__":`) is a server file: it is saved as one and served over stdio,
 as a reader would run it, and `mcp-errors check` must pass on it. A README block that
 builds a server and does nothing with it must be such a file: copied into `server.py`,
-anything else exits at once. A block fenced ```python no-run is skipped; use it only when
-running is truly impossible.
+anything else exits at once. A block fenced ```python subprocess runs in a fresh
+interpreter: for examples that set process-wide state, such as OpenTelemetry's global
+providers. A block fenced ```python no-run is skipped; use it only when running is truly
+impossible.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import subprocess
 import sys
 from dataclasses import dataclass
 from functools import cached_property
@@ -32,6 +35,7 @@ class Block:
     line: int
     code: str
     run: bool
+    subprocess: bool = False
 
     @property
     def name(self) -> str:
@@ -72,8 +76,8 @@ def blocks() -> list[Block]:
         text = path.read_text(encoding="utf-8")
         for match in _FENCE.finditer(text):
             line = text.count("\n", 0, match.start()) + 2
-            run = "no-run" not in match.group("flags").split()
-            found.append(Block(path, line, match.group("code"), run))
+            flags = match.group("flags").split()
+            found.append(Block(path, line, match.group("code"), "no-run" not in flags, "subprocess" in flags))
     return found
 
 
@@ -133,6 +137,12 @@ def test_docs_block_runs(block: Block, tmp_path: Path, monkeypatch: pytest.Monke
 
     monkeypatch.setattr(_classify, "_registry", dict(_classify._registry))
     monkeypatch.chdir(tmp_path)
+    if block.subprocess:
+        done = subprocess.run(
+            [sys.executable, "-c", block.code], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+        )
+        assert done.returncode == 0, f"{block.name} failed:\n{done.stderr[-3000:]}"
+        return
     # Padding makes line numbers in a failure's traceback point into the Markdown file.
     code = compile("\n" * (block.line - 1) + block.code, str(block.path), "exec")
     exec(code, {"__name__": "__docs__"})

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from mcp_types import CallToolResult, TextContent
 
@@ -26,11 +26,13 @@ from mcp_errors._sanitize import encodable
 __all__ = [
     "CATEGORY_INFERRED",
     "FailureDetails",
+    "ResultLike",
     "WideningCache",
     "admit_error_envelope",
     "as_sentence",
     "empty_result",
     "error_result",
+    "is_empty_result",
 ]
 
 
@@ -129,6 +131,15 @@ _ENVELOPE_TITLE: Final = ENVELOPE_SCHEMA["title"]
 """The title of the branch earlier versions embedded; still recognised as widened."""
 
 
+class ResultLike(Protocol):
+    """What a tool result has, whichever library built it (`CallToolResult`, fastmcp's `ToolResult`)."""
+
+    @property
+    def content(self) -> Sequence[Any]: ...
+    @property
+    def structured_content(self) -> Any: ...
+
+
 def error_result(
     details: FailureDetails, *, error_id: str | None = None, meta: Mapping[str, Any] | None = None
 ) -> CallToolResult:
@@ -186,6 +197,30 @@ def empty_result(summary: str, structured: Mapping[str, Any] | None = None) -> C
     # The summary often names what was searched, as the caller or the file system spelled it.
     text = encodable(summary)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=False)
+
+
+def is_empty_result(result: ResultLike) -> bool:
+    """Whether a successful result is a valid empty result: the call ran and matched nothing.
+
+    That is `structuredContent.resultCount == 0`, or no content at all (`content` empty and
+    `structuredContent` absent, empty, or the SDKs' wrapping of an empty return value,
+    `{"result": []}`). A partial report (`partial: true`) is never empty: the sources that
+    failed may hold what the others did not find.
+    """
+    structured = result.structured_content
+    if isinstance(structured, Mapping) and structured.get("partial") is True:
+        # A partial report whose answers found nothing still misses the failed sources'.
+        return False
+    if (
+        isinstance(structured, Mapping)
+        and type(structured.get("resultCount")) is int
+        and structured["resultCount"] == 0
+    ):
+        return True
+    if isinstance(structured, Mapping) and structured.keys() == {"result"}:
+        # The SDKs wrap a non-object return value as `{"result": value}`.
+        structured = structured["result"]
+    return not result.content and structured in (None, {}, [], "")
 
 
 def admit_error_envelope(output_schema: Mapping[str, Any] | None) -> dict[str, Any] | None:

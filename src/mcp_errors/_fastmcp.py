@@ -21,6 +21,7 @@ from mcp_errors._classify import (
 )
 from mcp_errors._contract import is_error_envelope
 from mcp_errors._envelope import FailureDetails, WideningCache
+from mcp_errors._telemetry import annotate_tool_result
 from mcp_errors._tool_failure import with_tool_failure
 
 __all__ = ["install_on_fastmcp"]
@@ -74,6 +75,7 @@ class _ErrorContractMiddleware(Middleware):
             )
         if self._tool_failure_meta and result.is_error and is_error_envelope(result.structured_content):
             result.meta = with_tool_failure(result.meta, cast(dict[str, Any], result.structured_content))
+        annotate_tool_result(context.message.name, result)
         return result
 
     async def on_list_tools(

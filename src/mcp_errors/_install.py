@@ -22,6 +22,7 @@ from mcp_errors._classify import (
 from mcp_errors._contract import is_error_envelope
 from mcp_errors._duck import is_fastmcp
 from mcp_errors._envelope import FailureDetails, WideningCache, error_result
+from mcp_errors._telemetry import annotate_tool_result
 from mcp_errors._tool_failure import with_tool_failure
 
 if TYPE_CHECKING:
@@ -172,6 +173,8 @@ def _install_on_mcpserver(server: MCPServer[Any], *, tool_failure_meta: bool = F
             result = error_result(_failure_on_mcpserver(server, name, exc, error_id), error_id=error_id)
         if tool_failure_meta:
             _add_tool_failure_meta(result)
+        if isinstance(result, CallToolResult):
+            annotate_tool_result(name, result)
         return result
 
     # MCPServer's own `list_tools` builds new `Tool` objects on every listing: those are

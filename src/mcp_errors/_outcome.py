@@ -52,6 +52,7 @@ from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, METHOD_NOT_FOUND, REQUE
 
 from mcp_errors._contract import CATEGORY_VALUES, MAX_RETRY_AFTER_SECONDS, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._duck import is_httpx
+from mcp_errors._envelope import is_empty_result
 from mcp_errors._head import read_error_text
 from mcp_errors._tool_failure import TOOL_FAILURE_META, read_tool_failure
 
@@ -145,7 +146,7 @@ def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> T
     text = _first_text(result)
     structured = result.structured_content
     if not result.is_error:
-        kind: OutcomeKind = "empty" if _is_empty(result) else "success"
+        kind: OutcomeKind = "empty" if is_empty_result(result) else "success"
         return ToolOutcome(kind=kind, description=text, message=text, structured=structured, result=result)
     category = _category(structured.get("errorCategory")) if isinstance(structured, Mapping) else None
     if category is not None:
@@ -222,23 +223,6 @@ def _first_text(result: CallToolResult) -> str:
         if isinstance(text, str):
             return text
     return ""
-
-
-def _is_empty(result: CallToolResult) -> bool:
-    structured = result.structured_content
-    if isinstance(structured, Mapping) and structured.get("partial") is True:
-        # A partial report whose answers found nothing still misses the failed sources'.
-        return False
-    if (
-        isinstance(structured, Mapping)
-        and type(structured.get("resultCount")) is int
-        and structured["resultCount"] == 0
-    ):
-        return True
-    if isinstance(structured, Mapping) and structured.keys() == {"result"}:
-        # The SDKs wrap a non-object return value as `{"result": value}`.
-        structured = structured["result"]
-    return not result.content and structured in (None, {}, [], "")
 
 
 def _from_envelope(category: ErrorCategory, data: Mapping[str, Any], text: str, result: CallToolResult) -> ToolOutcome:

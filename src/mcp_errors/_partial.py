@@ -29,6 +29,7 @@ from mcp_errors._contract import CATEGORY_VALUES, ErrorCategory
 from mcp_errors._envelope import FailureDetails, error_result
 from mcp_errors._outcome import OutcomeKind, ToolOutcome, read_result
 from mcp_errors._policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
+from mcp_errors._telemetry import partial_span, record_partial
 
 __all__ = [
     "FailedCall",
@@ -302,9 +303,12 @@ async def gather_partial(
                 reason="unclassified",
             )
 
-    async with anyio.create_task_group() as group:
-        for name in names:
-            group.start_soon(run_one, name)
+    with partial_span(len(names)) as span:
+        async with anyio.create_task_group() as group:
+            for name in names:
+                group.start_soon(run_one, name)
+        answered = sum(1 for name in names if name in reports and reports[name].decision is Decision.DONE)
+        record_partial(span, answered=answered, total=len(names))
 
     succeeded: dict[str, ToolOutcome] = {}
     failed: dict[str, FailedCall] = {}

@@ -39,6 +39,7 @@ from typing import Any, Final, Literal, NamedTuple
 
 import anyio
 from mcp_types import Tool
+from opentelemetry.trace import Span
 from tenacity import AsyncRetrying, RetryCallState, retry_if_result, wait_random_exponential
 from tenacity.wait import wait_base
 
@@ -48,6 +49,16 @@ from mcp_errors._config import is_testing
 from mcp_errors._contract import ErrorCategory, FieldError
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
 from mcp_errors._outcome import ToolOutcome, is_call_failure, read_result
+from mcp_errors._telemetry import (
+    enabled as telemetry_enabled,
+)
+from mcp_errors._telemetry import (
+    inject_trace_context,
+    record_attempt,
+    record_budget_refusal,
+    record_decision,
+    recovery_span,
+)
 
 __all__ = [
     "Attempt",
@@ -276,9 +287,12 @@ async def call_tool_with_recovery(
     policy = policy or DEFAULT_POLICY
     adapter = adapt_client(client)
     info_source = _ToolInfoSource(tools, adapter.find_tool)
-    chosen_budget = budget or policy.budget_for(server or adapter.server_name)
+    server_name = server or adapter.server_name
+    chosen_budget = budget or policy.budget_for(server_name)
     key = idempotency_key or (uuid.uuid4().hex if policy.send_idempotency_key else None)
-    run = _Run(policy=policy, name=name, arguments=dict(arguments or {}), budget=chosen_budget, key=key)
+    run = _Run(
+        policy=policy, name=name, arguments=dict(arguments or {}), budget=chosen_budget, key=key, server=server_name
+    )
     return await run.execute(adapter.call, info_source)
 
 
@@ -330,9 +344,17 @@ class _Run:
     """One logical operation: its clock, key, budget and attempts."""
 
     def __init__(
-        self, *, policy: RecoveryPolicy, name: str, arguments: dict[str, Any], budget: RetryBudget, key: str | None
+        self,
+        *,
+        policy: RecoveryPolicy,
+        name: str,
+        arguments: dict[str, Any],
+        budget: RetryBudget,
+        key: str | None,
+        server: str,
     ) -> None:
         self.policy = policy
+        self.server = server
         self.name = name
         self.arguments = arguments
         self.budget = budget
@@ -348,23 +370,26 @@ class _Run:
         return time.monotonic() - self._start + self._skipped
 
     async def execute(self, call: CallFn, info: _ToolInfoSource) -> RecoveryReport:
-        outcome, stopped = await self._loop(call, info)
-        hook = self.policy.on_permission_denied
-        if outcome.category is ErrorCategory.PERMISSION and hook is not None:
-            other = await hook(self.name, outcome)
-            if other is not None:
-                self._principal_changed = True
-                outcome, stopped = await self._loop(adapt_client(other).call, info)
-        decision, reason = _decide(outcome, stopped)
-        self._log(outcome, decision.value, wait=None, reason=reason)
-        return RecoveryReport(
-            tool=self.name,
-            outcome=outcome,
-            decision=decision,
-            attempts=tuple(self.attempts),
-            reason=reason,
-            idempotency_key=self.key,
-        )
+        with recovery_span(self.name, server=self.server, idempotency_key=self.key) as span:
+            outcome, stopped = await self._loop(call, info)
+            hook = self.policy.on_permission_denied
+            if outcome.category is ErrorCategory.PERMISSION and hook is not None:
+                other = await hook(self.name, outcome)
+                if other is not None:
+                    self._principal_changed = True
+                    outcome, stopped = await self._loop(adapt_client(other).call, info)
+            decision, reason = _decide(outcome, stopped)
+            self._log(outcome, decision.value, wait=None, reason=reason)
+            report = RecoveryReport(
+                tool=self.name,
+                outcome=outcome,
+                decision=decision,
+                attempts=tuple(self.attempts),
+                reason=reason,
+                idempotency_key=self.key,
+            )
+            _record(span, report, server=self.server)
+        return report
 
     async def _loop(self, call: CallFn, info: _ToolInfoSource) -> tuple[ToolOutcome, EscalationReason | None]:
         """Resend while that is safe and allowed: the last outcome, and why resending stopped."""
@@ -390,10 +415,11 @@ class _Run:
         limit = self.policy.deadline - at
         if self.policy.attempt_timeout is not None:
             limit = min(limit, self.policy.attempt_timeout)
-        meta = {IDEMPOTENCY_KEY_META: self.key} if self.key is not None else None
+        meta = {IDEMPOTENCY_KEY_META: self.key} if self.key is not None else {}
+        inject_trace_context(meta)
         try:
             with anyio.fail_after(max(limit, 0.0) if math.isfinite(limit) else None):
-                outcome = read_result(await call(self.name, self.arguments, meta))
+                outcome = read_result(await call(self.name, self.arguments, meta or None))
         except Exception as exc:
             if not is_call_failure(exc):
                 raise
@@ -507,3 +533,34 @@ def _decide(outcome: ToolOutcome, stopped: EscalationReason | None) -> tuple[Dec
             return Decision.ESCALATE, "not_retryable"
         return Decision.ESCALATE, stopped or "retries_exhausted"
     return Decision.ESCALATE, "unclassified"
+
+
+def _record(span: Span, report: RecoveryReport, *, server: str) -> None:
+    """The logical call's telemetry: an event per attempt, the decision, the retry metrics."""
+    if not telemetry_enabled():
+        return
+    last = len(report.attempts)
+    for attempt in report.attempts:
+        outcome = attempt.outcome
+        record_attempt(
+            span,
+            number=attempt.number,
+            at=attempt.started_at,
+            outcome=outcome.kind,
+            category=outcome.category.value if outcome.category is not None else None,
+            code=outcome.code,
+            wait_before=attempt.wait_before,
+            stop_reason=report.reason if attempt.number == last else None,
+        )
+    final = report.outcome.category
+    record_decision(
+        span,
+        tool=report.tool,
+        decision=report.decision.value,
+        reason=report.reason,
+        category=final.value if final is not None else None,
+        attempts=last,
+        total_wait=report.total_wait,
+    )
+    if report.reason == "retry_budget":
+        record_budget_refusal(tool=report.tool, server=server)

@@ -56,6 +56,7 @@ from mcp_errors._classify import log_fields, new_error_id
 from mcp_errors._contract import ErrorCategory, ExecutionState, FieldError
 from mcp_errors._envelope import FailureDetails, error_result
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
+from mcp_errors._telemetry import annotate_tool_result
 from mcp_errors.stores import Abandoned, Finished, IdempotencyStore, InProgress, Mismatch, Won, open_store
 
 __all__ = [
@@ -175,7 +176,9 @@ class Replay(Generic[R]):
             if isinstance(claim, Won):
                 return await self._run_claimed(scope, claim.token, tool, run)
             if isinstance(claim, Finished):
-                return self._from_wire(_replayed(claim.result))
+                replayed = _replayed(claim.result)
+                annotate_tool_result(tool, replayed, replayed=True)
+                return self._from_wire(replayed)
             if isinstance(claim, Mismatch):
                 return self._error(_KEY_REUSED, tool)
             if isinstance(claim, Abandoned):
@@ -250,9 +253,9 @@ class Replay(Generic[R]):
             exc_info=exc_info,
             extra=log_fields(tool, error_id, details.category),
         )
-        return self._from_wire(
-            error_result(details, error_id=error_id, meta={REPLAYED_META: True} if replayed else None)
-        )
+        result = error_result(details, error_id=error_id, meta={REPLAYED_META: True} if replayed else None)
+        annotate_tool_result(tool, result, replayed=replayed)
+        return self._from_wire(result)
 
 
 class _ClaimedCall:

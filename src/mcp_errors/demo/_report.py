@@ -14,6 +14,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
+from mcp_errors.demo._metrics import CategoryFigures, metrics_of_run
 from mcp_errors.demo._simulator import AGENTS, SCENARIOS, SWEEP, Row, Scenario, run_demo
 
 __all__ = ["build_json", "render", "run_and_report", "summarize"]
@@ -181,15 +182,18 @@ def run_and_report(*, sweep: int, seed: int, fault_rate: float, as_json: bool, s
     err = Console(stderr=True)
     if not as_json:
         out.print(_intro())
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,
-    ) as progress:
+    with (
+        metrics_of_run() as metrics,
+        Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TextColumn("{task.completed}/{task.total}"),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+            disable=not err.is_terminal,
+        ) as progress,
+    ):
         total = (len(SCENARIOS) + (1 if sweep else 0)) * len(AGENTS)
         task = progress.add_task("starting the desks (one MCP server subprocess per agent and run)…", total=total)
 
@@ -199,8 +203,42 @@ def run_and_report(*, sweep: int, seed: int, fault_rate: float, as_json: bool, s
             progress.update(task, description="running the scenarios…", advance=1)
 
         rows = anyio.run(lambda: run_demo(sweep=sweep, seed=seed, fault_rate=fault_rate, progress=step))
+        figures = metrics.by_category() if metrics.available else None
     if as_json:
-        print(json.dumps(build_json(rows, seed=seed, sweep=sweep, fault_rate=fault_rate), indent=2))
+        report = build_json(rows, seed=seed, sweep=sweep, fault_rate=fault_rate)
+        report["structuredAgentMetrics"] = [row.to_json() for row in figures] if figures is not None else None
+        print(json.dumps(report, indent=2))
     else:
         render(out, rows, seed=seed, sweep=sweep, fault_rate=fault_rate, show_payload=show_payload)
+        out.print(_metrics_table(figures))
     return bool(summarize(rows)["structured_all_correct"])
+
+
+def _metrics_table(figures: Sequence[CategoryFigures] | None) -> Table | Text:
+    if figures is None:
+        return Text("Install opentelemetry-sdk to see the structured agent's calls per category.", style="dim")
+    table = Table(
+        title="[bold]The structured agent's calls, per final category[/]",
+        title_justify="left",
+        caption="calls: logical calls; refused: resends the retry budget refused. From the OpenTelemetry "
+        "metrics of this run (mcp_errors.client.call.attempts, .retry_delay, .retry_budget.refusals).",
+        caption_justify="left",
+        box=box.ROUNDED,
+        expand=True,
+    )
+    # "refused": resends the retry budget refused.
+    for column in ("final outcome", "calls", "attempts", "resends", "waited", "refused"):
+        table.add_column(column, justify="left" if column == "final outcome" else "right", no_wrap=True)
+    table.add_column("decisions")
+    for row in figures:
+        decisions = ", ".join(f"{name} {count}" for name, count in sorted(row.decisions.items()))
+        table.add_row(
+            row.category,
+            str(row.calls),
+            str(row.attempts),
+            str(row.resends),
+            f"{row.waited_seconds:.2f} s",
+            str(row.budget_refusals),
+            decisions,
+        )
+    return table

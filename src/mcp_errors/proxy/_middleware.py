@@ -33,6 +33,7 @@ from mcp_errors._classify import classify_failure, classify_known, log_fields, n
 from mcp_errors._contract import ErrorCategory, ExecutionState
 from mcp_errors._envelope import FailureDetails, WideningCache, empty_result
 from mcp_errors._outcome import is_call_failure, read_result
+from mcp_errors._telemetry import annotate_tool_result
 from mcp_errors._tool_failure import with_tool_failure
 from mcp_errors.proxy._child import ChildProcess, UpstreamUnavailableError
 from mcp_errors.proxy._rewrite import Rewriter, UpstreamFailure
@@ -62,6 +63,15 @@ class ContractMiddleware(Middleware):
         self._tools: dict[str, Tool] = {}
 
     async def on_call_tool(
+        self,
+        context: MiddlewareContext[CallToolRequestParams],
+        call_next: CallNext[CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        result = await self._rewrite(context, call_next)
+        annotate_tool_result(context.message.name, result)
+        return result
+
+    async def _rewrite(
         self,
         context: MiddlewareContext[CallToolRequestParams],
         call_next: CallNext[CallToolRequestParams, ToolResult],

@@ -1,0 +1,316 @@
+"""OpenTelemetry signals: what each tool result was, and what the client side did about it.
+
+Only the OpenTelemetry API is used (the `mcp` SDK already depends on it), so with no SDK
+configured every function here costs a no-op call. Configure an SDK (a `TracerProvider`
+and a `MeterProvider`) and the signals below appear; `docs/observability.md` lists each
+one with its unit and attributes. Every name is under this package's own prefix: the MCP
+semantic conventions (in development) own `mcp.*` and `gen_ai.*`, and define nothing for
+categories, retries or recovery decisions.
+
+Server side (`install`, the proxy, replay): the error facts of a result are set as
+attributes on the SDK's current `tools/call` span, in which the tool runs (no second span),
+and one counter counts every result, successes included. Client side
+(`call_tool_with_recovery`, `gather_partial`): one span per logical call, an event per
+attempt, the decision and its reason, and the retry histograms of gRPC's proposal A96.
+
+Metric attributes are kept low in cardinality: a tool's name, an outcome, a category, a
+code; never an errorId, an idempotency key or an argument value (those go on spans only).
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, Final, Literal, Protocol
+
+import opentelemetry.metrics._internal as _metrics_state
+import opentelemetry.trace as _trace_state
+from opentelemetry import metrics, trace
+from opentelemetry.propagate import inject
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+
+from mcp_errors._envelope import ResultLike, is_empty_result
+
+__all__ = [
+    "ATTEMPT_EVENT",
+    "OutcomeLabel",
+    "ToolResultLike",
+    "annotate_tool_result",
+    "enabled",
+    "inject_trace_context",
+    "partial_span",
+    "record_attempt",
+    "record_budget_refusal",
+    "record_decision",
+    "record_partial",
+    "recording_metrics",
+    "recovery_span",
+]
+
+_NAME: Final = "mcp_errors"
+try:
+    _VERSION = importlib.metadata.version("mcp-errors")
+except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a source tree
+    _VERSION = ""
+
+_tracer: Final = trace.get_tracer(_NAME, _VERSION)
+
+OutcomeLabel = Literal["success", "empty", "error"]
+
+
+class ToolResultLike(ResultLike, Protocol):
+    """A tool result with its error flag (`CallToolResult`, fastmcp's `ToolResult`)."""
+
+    @property
+    def is_error(self) -> bool | None: ...
+
+
+# Attribute names, on spans and (the low-cardinality ones) on metrics.
+TOOL: Final = "mcp_errors.tool.name"
+OUTCOME: Final = "mcp_errors.outcome"
+CATEGORY: Final = "mcp_errors.error.category"
+RETRYABLE: Final = "mcp_errors.error.retryable"
+CODE: Final = "mcp_errors.error.code"
+ERROR_ID: Final = "mcp_errors.error.id"
+EXECUTION_STATE: Final = "mcp_errors.error.execution_state"
+REPLAYED: Final = "mcp_errors.replayed"
+SERVER: Final = "mcp_errors.server.name"
+DECISION: Final = "mcp_errors.decision"
+REASON: Final = "mcp_errors.decision.reason"
+ATTEMPTS: Final = "mcp_errors.attempts"
+ATTEMPT_NUMBER: Final = "mcp_errors.attempt.number"
+WAIT: Final = "mcp_errors.attempt.wait_before"
+STOP: Final = "mcp_errors.attempt.stop_reason"
+IDEMPOTENCY_KEY: Final = "mcp_errors.idempotency_key"
+ANSWERED: Final = "mcp_errors.partial.answered"
+TOTAL: Final = "mcp_errors.partial.total"
+
+ATTEMPT_EVENT: Final = "mcp_errors.attempt"
+"""The name of the client span's event for each attempt."""
+
+
+class _Instruments:
+    """The metric instruments, made from one meter."""
+
+    def __init__(self, meter: metrics.Meter) -> None:
+        self.tool_results = meter.create_counter(
+            "mcp_errors.tool.results",
+            unit="{result}",
+            description="Tool results a server sent, by outcome, category and code (successes included).",
+        )
+        self.call_attempts = meter.create_histogram(
+            "mcp_errors.client.call.attempts",
+            unit="{attempt}",
+            description="Attempts made for one logical tool call, the first included (gRPC A96's retries + 1).",
+            explicit_bucket_boundaries_advisory=[1, 2, 3, 4, 5, 6, 8, 10],
+        )
+        self.retry_delay = meter.create_histogram(
+            "mcp_errors.client.call.retry_delay",
+            unit="s",
+            description="Total time one logical tool call waited between its attempts.",
+            explicit_bucket_boundaries_advisory=[0, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+        )
+        self.budget_refusals = meter.create_counter(
+            "mcp_errors.client.retry_budget.refusals",
+            unit="{call}",
+            description="Logical tool calls whose resend the retry budget refused.",
+        )
+
+
+_instruments = _Instruments(metrics.get_meter(_NAME, _VERSION))
+_global_instruments: Final = _instruments
+
+
+def enabled() -> bool:
+    """Whether anything is recorded: an OpenTelemetry SDK (or `recording_metrics`) is in place.
+
+    Checked first by every function here, so that a server or client with no SDK pays two
+    attribute reads per call and nothing else (docs/performance.md#observability).
+    """
+    global _configured
+    if _configured or _instruments is not _global_instruments:
+        return True
+    # The API's own globals, read directly: `get_tracer_provider()` and `get_meter_provider()`
+    # look at the environment on every call, which cost 2.5 µs per tool call here.
+    if (
+        getattr(_trace_state, "_TRACER_PROVIDER", None) is None
+        and getattr(_metrics_state, "_METER_PROVIDER", None) is None
+    ):
+        return False
+    _configured = True  # a global provider, once set, is never unset
+    return True
+
+
+# Providers named in the environment are loaded on first use, not set: count them as set.
+_configured = any(name in os.environ for name in ("OTEL_PYTHON_TRACER_PROVIDER", "OTEL_PYTHON_METER_PROVIDER"))
+
+
+@contextmanager
+def recording_metrics(meter_provider: metrics.MeterProvider) -> Iterator[None]:
+    """Record metrics with `meter_provider` instead of the global one, for the duration.
+
+    For a program that reads its own metrics (`mcp-errors demo` prints its run's figures)
+    without installing a process-wide provider that the user's own setup would then lose to.
+    """
+    global _instruments
+    previous, _instruments = _instruments, _Instruments(meter_provider.get_meter(_NAME, _VERSION))
+    try:
+        yield
+    finally:
+        _instruments = previous
+
+
+def annotate_tool_result(tool: str, result: ToolResultLike, *, replayed: bool = False) -> None:
+    """Set a result's error facts on the current `tools/call` span and count the result.
+
+    Args:
+        tool: The tool's name.
+        result: What the server sends back.
+        replayed: Whether the result came from the idempotency store.
+    """
+    if not enabled():
+        return
+    structured = result.structured_content
+    envelope = structured if result.is_error and isinstance(structured, Mapping) else None
+    outcome: OutcomeLabel = "error" if result.is_error else ("empty" if is_empty_result(result) else "success")
+    labels: dict[str, str | bool] = {TOOL: tool, OUTCOME: outcome}
+    if replayed:
+        labels[REPLAYED] = True
+    if envelope is not None:
+        labels |= _strings(envelope, (("errorCategory", CATEGORY), ("code", CODE)))
+        if labels.get(CODE) == "UNKNOWN_TOOL":
+            # The name came from the caller, not from the server's tool list: as a metric
+            # attribute, any string a client sends would be a new time series.
+            labels[TOOL] = "(unknown)"
+    _instruments.tool_results.add(1, labels)
+    span = trace.get_current_span()
+    if not span.is_recording():
+        return
+    attributes: dict[str, Any] = {OUTCOME: outcome}
+    if replayed:
+        attributes[REPLAYED] = True
+    if envelope is not None:
+        attributes |= _strings(envelope, (("errorCategory", CATEGORY), ("code", CODE), ("errorId", ERROR_ID)))
+        attributes |= _strings(envelope, (("executionState", EXECUTION_STATE),))
+        if isinstance(envelope.get("isRetryable"), bool):
+            attributes[RETRYABLE] = envelope["isRetryable"]
+    span.set_attributes(attributes)
+
+
+@contextmanager
+def recovery_span(tool: str, *, server: str, idempotency_key: str | None) -> Iterator[Span]:
+    """The span of one logical call: its attempts, waits and final decision happen inside it."""
+    if not enabled():
+        yield trace.INVALID_SPAN
+        return
+    attributes: dict[str, Any] = {TOOL: tool, SERVER: server}
+    if idempotency_key is not None:
+        attributes[IDEMPOTENCY_KEY] = idempotency_key
+    # Errors are the decision's to report (`record_decision`), not an exception's: a call
+    # that failed twice and then answered is a success.
+    with _tracer.start_as_current_span(
+        f"recover {tool}",
+        kind=SpanKind.INTERNAL,
+        attributes=attributes,
+        record_exception=True,
+        set_status_on_exception=True,
+    ) as span:
+        yield span
+
+
+def inject_trace_context(meta: dict[str, Any]) -> None:
+    """Put the current trace context (W3C `traceparent`) in a request's `_meta`, when tracing."""
+    if enabled() and trace.get_current_span().is_recording():
+        inject(meta)
+
+
+def record_attempt(
+    span: Span,
+    *,
+    number: int,
+    at: datetime.datetime,
+    outcome: OutcomeLabel,
+    category: str | None,
+    code: str | None,
+    wait_before: float,
+    stop_reason: str | None,
+) -> None:
+    """Add one attempt's event to the logical call's span."""
+    if not span.is_recording():
+        return
+    attributes: dict[str, Any] = {ATTEMPT_NUMBER: number, OUTCOME: outcome, WAIT: wait_before}
+    if category is not None:
+        attributes[CATEGORY] = category
+    if code is not None:
+        attributes[CODE] = code
+    if stop_reason is not None:
+        attributes[STOP] = stop_reason
+    span.add_event(ATTEMPT_EVENT, attributes, timestamp=int(at.timestamp() * 1e9))
+
+
+def record_decision(
+    span: Span,
+    *,
+    tool: str,
+    decision: str,
+    reason: str | None,
+    category: str | None,
+    attempts: int,
+    total_wait: float,
+) -> None:
+    """Close a logical call: the decision on its span, and the retry histograms."""
+    if not enabled():
+        return
+    labels: dict[str, str] = {TOOL: tool, DECISION: decision}
+    if category is not None:
+        labels[CATEGORY] = category
+    _instruments.call_attempts.record(attempts, labels)
+    _instruments.retry_delay.record(total_wait, labels)
+    if not span.is_recording():
+        return
+    attributes: dict[str, Any] = {DECISION: decision, ATTEMPTS: attempts}
+    if reason is not None:
+        attributes[REASON] = reason
+    if category is not None:
+        attributes[CATEGORY] = category
+    span.set_attributes(attributes)
+    if decision != "done":
+        span.set_attribute("error.type", category or "unclassified")
+        span.set_status(Status(StatusCode.ERROR, reason))
+
+
+def record_budget_refusal(*, tool: str, server: str) -> None:
+    """Count a logical call whose resend the retry budget refused."""
+    if not enabled():
+        return
+    _instruments.budget_refusals.add(1, {TOOL: tool, SERVER: server})
+
+
+@contextmanager
+def partial_span(names: int) -> Iterator[Span]:
+    """The span of one `gather_partial` fan-out; each sub-call's span nests inside it."""
+    if not enabled():
+        yield trace.INVALID_SPAN
+        return
+    with _tracer.start_as_current_span("gather_partial", attributes={TOTAL: names}) as span:
+        yield span
+
+
+def record_partial(span: Span, *, answered: int, total: int) -> None:
+    """How many sub-calls of the fan-out answered."""
+    if span.is_recording():
+        span.set_attributes({ANSWERED: answered, TOTAL: total})
+
+
+def _strings(data: Mapping[str, Any], pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    # Only string values of bounded length reach telemetry: the envelope may come from a
+    # server that does not follow the contract.
+    return {
+        name: value for field, name in pairs if isinstance(value := data.get(field), str) and len(value) <= _MAX_CHARS
+    }
+
+
+_MAX_CHARS: Final = 128
