@@ -10,7 +10,7 @@ import anyio
 import pytest
 from fastmcp import Client, FastMCP
 from mcp.shared.exceptions import MCPError
-from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY, CallToolResult, TextContent
+from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRED, CallToolResult, TextContent
 
 from mcp_errors import BusinessRuleError, install
 from servers.checks import assert_nothing_leaks, check_error, check_success
@@ -218,8 +218,32 @@ async def test_fastmcp_jsonrpc_error_raised_in_a_tool_is_an_internal_error_witho
 
 
 @pytest.mark.anyio
-async def test_fastmcp_missing_client_capability_stays_the_jsonrpc_error_the_client_acts_on(mode: str) -> None:
+@pytest.mark.parametrize(
+    ("tool", "code"),
+    [("needs_sampling", MISSING_REQUIRED_CLIENT_CAPABILITY), ("needs_url_elicitation", URL_ELICITATION_REQUIRED)],
+)
+async def test_fastmcp_errors_that_ask_the_client_to_act_stay_the_jsonrpc_errors_it_acts_on(
+    mode: str, tool: str, code: int
+) -> None:
+    # fastmcp alone sends -32042 as a text result ("Error calling tool"): install keeps it.
     async with Client(build_gateway("fastmcp"), mode=mode) as client:
         with pytest.raises(MCPError) as raised:
-            await client.call_tool_mcp("needs_sampling", {})
-    assert raised.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+            await client.call_tool_mcp(tool, {})
+    assert raised.value.code == code
+
+
+@pytest.mark.anyio
+async def test_fastmcp_tool_that_runs_out_of_its_own_time_limit_is_a_transient_tool_timeout() -> None:
+    server = install(FastMCP("slow"))
+    never = anyio.Event()
+
+    @server.tool(timeout=0.05)
+    async def slow_report() -> str:
+        await never.wait()
+        return "done"
+
+    async with Client(server) as client:
+        with anyio.fail_after(10):
+            result = wire(await client.call_tool_mcp("slow_report", {}))
+    envelope = check_error(result, None)
+    assert (envelope["errorCategory"], envelope["code"], envelope["isRetryable"]) == ("transient", "TOOL_TIMEOUT", True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import json
 import os
 import signal
 import socket
@@ -114,6 +115,15 @@ async def test_progress_notifications_reach_the_caller(mode: str) -> None:
             result = await client.call_tool("count_up", {"steps": 3}, progress_callback=on_progress)
     assert not result.is_error
     assert seen == [1, 2, 3]
+
+
+@pytest.mark.anyio
+async def test_a_success_with_its_data_only_in_structured_content_keeps_it_and_gains_its_text(client: Client) -> None:
+    result = await client.call_tool("structured_only", {})
+    assert not result.is_error
+    assert result.structured_content == {"items": ["a", "b", "c"]}
+    assert read_result(result).kind == "success"
+    assert [json.loads(block.text) for block in result.content] == [{"items": ["a", "b", "c"]}]  # type: ignore[union-attr]
 
 
 @pytest.mark.anyio
@@ -235,12 +245,27 @@ async def test_returned_failures_are_classified_in_precedence_with_the_upstreams
 
 
 @pytest.mark.anyio
-async def test_the_wait_a_rate_limit_asks_for_becomes_retry_after_seconds(client: Client) -> None:
-    said = await client.call_tool("fail", {"message": "Too many requests. Try again in 2 minutes."})
-    declared = await client.call_tool("fail_structured", {"structured": {"status": 429, "retryAfter": 7}})
+@pytest.mark.parametrize(
+    ("message", "seconds"),
+    [
+        ("Too many requests. Try again in 2 minutes.", 120),
+        ("API rate limit exceeded. Try again in 1 hour.", 3600),
+        ("Rate limited: retry after 2 days.", 86_400),  # waits are capped at a day
+        ("rate limit exceeded, retry after 500ms", 0.5),
+    ],
+)
+async def test_the_wait_a_rate_limit_asks_for_becomes_retry_after_seconds(
+    client: Client, message: str, seconds: float
+) -> None:
+    said = await client.call_tool("fail", {"message": message})
     assert said.structured_content is not None
+    assert said.structured_content["retryAfterSeconds"] == seconds
+
+
+@pytest.mark.anyio
+async def test_a_declared_retry_after_becomes_retry_after_seconds(client: Client) -> None:
+    declared = await client.call_tool("fail_structured", {"structured": {"status": 429, "retryAfter": 7}})
     assert declared.structured_content is not None
-    assert said.structured_content["retryAfterSeconds"] == 120
     assert declared.structured_content["retryAfterSeconds"] == 7
 
 

@@ -23,7 +23,8 @@ from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult, Tool
+from mcp.shared.exceptions import MCPError
+from mcp_types import URL_ELICITATION_REQUIRED, CallToolResult, Tool
 
 from mcp_errors import Decision, RecoveryPolicy, call_tool_with_recovery, install
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
@@ -188,6 +189,62 @@ async def test_an_error_that_applied_nothing_releases_the_key_so_the_resend_runs
     assert third.content == second.content, "the success is then replayed"
     assert replayed(third)
     assert len(effects.writes) == 2
+
+
+@pytest.mark.anyio
+async def test_a_call_that_asks_the_client_to_act_first_releases_its_key_for_the_resend(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore())
+    async with connect(flavour, server) as session:
+        with pytest.raises(MCPError) as raised:
+            await session.call("authorised_write", {"amount": 5}, "k")
+        effects.authorised = True  # the user completed the URL elicitation
+        resend = await session.call("authorised_write", {"amount": 5}, "k")
+    assert raised.value.code == URL_ELICITATION_REQUIRED
+    assert not resend.is_error
+    assert effects.writes == ["authorised 5"]
+
+
+class ReleaseAnsweredLate(MemoryStore):
+    """A release whose reply comes back only after another claimer won the key (a network store)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wins = 0
+        self.second_win = anyio.Event()
+
+    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float) -> Claim:
+        claim = await super().claim(key, fingerprint, lease_seconds=lease_seconds)
+        if isinstance(claim, Won):
+            self.wins += 1
+            if self.wins == 2:
+                self.second_win.set()
+        return claim
+
+    async def release(self, key: str, token: str) -> bool:
+        released = await super().release(key, token)
+        await self.second_win.wait()
+        return released
+
+
+@pytest.mark.anyio
+async def test_a_duplicate_that_wins_a_released_key_while_the_release_is_answered_gets_its_own_answer(
+    flavour: Any,
+) -> None:
+    server, effects = build(flavour[0], ReleaseAnsweredLate())
+    results: list[CallToolResult] = []
+    async with connect(flavour, server) as session:
+
+        async def send() -> None:
+            results.append(await session.call("flaky_write", {"amount": 4}, "k"))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(send)
+                await anyio.wait_all_tasks_blocked()
+                tg.start_soon(send)
+    assert effects.writes == ["flaky 4", "flaky 4"]
+    assert [result.is_error for result in results] == [True, False]
+    assert envelope(results[0])[2] == "not_executed"
 
 
 @pytest.mark.anyio

@@ -182,9 +182,22 @@ async def test_a_released_key_is_claimed_again(make_store: MakeStore) -> None:
 async def test_a_key_is_free_again_once_its_time_to_live_ends(make_store: MakeStore) -> None:
     store = make_store(ttl_seconds=0.3)
     await store.finish("k", await won(store), b"answer")
-    await won(store, key="held")
+    await won(store, key="abandoned", lease=0.1)
     await eventually(store, Won)
-    assert isinstance(await claim(store, key="held", fingerprint="new arguments"), Won)
+    assert isinstance(await claim(store, key="abandoned", fingerprint="new arguments"), Won)
+
+
+@pytest.mark.anyio
+async def test_a_running_call_keeps_its_key_past_the_time_to_live(make_store: MakeStore) -> None:
+    store = make_store(ttl_seconds=0.1)
+    token = await won(store, lease=0.1)
+    assert await store.renew("k", token, lease_seconds=LEASE)
+    await store.finish("done", await won(store, key="done"), b"answer")
+    await eventually(store, Won, key="done")  # the time to live has ended
+    assert isinstance(await claim(store), InProgress), "a resend must not run the call a second time"
+    assert isinstance(await claim(store, fingerprint="other"), Mismatch)
+    assert await store.finish("k", token, b"slow answer")
+    assert await claim(store) == Finished(b"slow answer")
 
 
 @pytest.mark.anyio

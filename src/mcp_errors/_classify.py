@@ -615,6 +615,11 @@ _UPSTREAM_CONNECTION_LOST: Final = _transient(
     "The connection to a service this tool depends on broke. Resend after a short wait.",
     "UPSTREAM_CONNECTION_LOST",
 )
+_TOOL_TIMEOUT: Final = _transient(
+    "Tool timed out",
+    "The tool ran out of the time its server allows it before it finished. Resend after a short wait.",
+    "TOOL_TIMEOUT",
+)
 _DATABASE_BUSY: Final = _transient(
     "Database busy",
     "The database is busy with other writes. Resend after a short wait.",
@@ -660,6 +665,8 @@ def _from_known_types(exc: BaseException) -> FailureDetails | None:
     if isinstance(exc, sqlite3.OperationalError) and _is_sqlite_busy(exc):
         return _DATABASE_BUSY
     if isinstance(exc, MCPError):
+        if exc.code == CONNECTION_CLOSED and _raised_in(exc, "fastmcp.tools"):
+            return _TOOL_TIMEOUT  # fastmcp's own limit on a tool (`@tool(timeout=...)`), its only -32000
         # A downstream MCP server's answer that a tool (a gateway, a proxy) let escape.
         return _FROM_JSONRPC_CODE.get(exc.code)
     status = _http_status(exc)

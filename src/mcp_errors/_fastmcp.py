@@ -63,6 +63,10 @@ class _ErrorContractMiddleware(Middleware):
         except Exception as exc:
             if is_protocol_signal(exc):
                 raise
+            if exc.__cause__ is not None and is_protocol_signal(exc.__cause__):
+                # fastmcp wraps what a tool raised in its ToolError, and would send the
+                # client a text error it cannot act on: the signal goes out as it was raised.
+                raise exc.__cause__ from None
             error_id = new_error_id()
             text, structured = (await _failure(context, exc, error_id)).write(error_id)
             # `model_construct`: the envelope is JSON already, so `ToolResult.__init__`'s

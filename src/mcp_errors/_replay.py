@@ -52,7 +52,7 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, Tool
 
-from mcp_errors._classify import log_fields, new_error_id
+from mcp_errors._classify import is_protocol_signal, log_fields, new_error_id
 from mcp_errors._contract import ErrorCategory, ExecutionState, FieldError
 from mcp_errors._envelope import FailureDetails, error_result
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
@@ -210,10 +210,17 @@ class Replay(Generic[R]):
                         failure = exc
                     call.ended.set()
                     with anyio.move_on_after(_STORE_WRITE_SECONDS):
-                        await self._record(scope, token, tool, outcome[0] if outcome else None)
+                        if failure is not None and is_protocol_signal(failure):
+                            # The client must act first (-32042, -32021): the tool did not
+                            # run, and the resend that follows must run it.
+                            await self._release(scope, token, tool)
+                        else:
+                            await self._record(scope, token, tool, outcome[0] if outcome else None)
                 caller.cancel_scope.cancel()
         finally:
-            del self._running[scope]
+            # A released key may already be another call's: its slot is not this one's.
+            if self._running.get(scope) is done:
+                del self._running[scope]
             done.set()
         if failure is not None:
             raise failure
@@ -225,7 +232,7 @@ class Replay(Generic[R]):
         wire = None if result is None else self._to_wire(result)
         try:
             if result is not None and (wire is None or not _final(wire)):
-                await self.store.release(scope, token)
+                await self._release(scope, token, tool)
                 return
             answer = _encode(wire if wire is not None else error_result(_STOPPED, error_id=new_error_id()))
             if len(answer) > self.store.max_result_bytes:
@@ -241,6 +248,13 @@ class Replay(Generic[R]):
         except Exception:
             # The claim stays until its lease ends; then resends learn the outcome is unknown.
             logger.exception("tool %r: the idempotency store did not record the call's answer", tool)
+
+    async def _release(self, scope: str, token: str, tool: str) -> None:
+        try:
+            await self.store.release(scope, token)
+        except Exception:
+            # The claim stays until its lease ends; then resends learn the outcome is unknown.
+            logger.exception("tool %r: the idempotency store did not release the key of a call that did not run", tool)
 
     def _error(self, details: FailureDetails, tool: str, *, replayed: bool = False, exc_info: bool = False) -> R:
         error_id = new_error_id()

@@ -12,7 +12,8 @@ from typing import Any, Literal
 import anyio
 from fastmcp import FastMCP
 from mcp.server.mcpserver import MCPServer
-from mcp_types import ToolAnnotations
+from mcp.shared.exceptions import UrlElicitationRequiredError
+from mcp_types import ElicitRequestURLParams, ToolAnnotations
 
 from mcp_errors import BusinessRuleError, TransientError, install
 from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META
@@ -31,6 +32,7 @@ class Effects:
     cancelled: anyio.Event = field(default_factory=anyio.Event)
     slow_seconds: float = 0.3
     answer_bytes: int = 10
+    authorised: bool = False
 
 
 def build(kind: ServerKind, store: IdempotencyStore | str) -> tuple[Any, Effects]:
@@ -108,6 +110,14 @@ def build(kind: ServerKind, store: IdempotencyStore | str) -> tuple[Any, Effects
             raise
         return f"held write {amount} done"
 
+    async def authorised_write(amount: int) -> str:
+        """Asks the client to complete a URL elicitation (-32042) until `authorised`."""
+        if not effects.authorised:
+            authorise = ElicitRequestURLParams(message="Authorise it", url="https://pay.example/a", elicitation_id="a1")
+            raise UrlElicitationRequiredError([authorise])
+        effects.writes.append(f"authorised {amount}")
+        return f"paid {amount}"
+
     async def echo_write(text: str) -> str:
         """Answers with `answer_bytes` bytes."""
         effects.writes.append("echo")
@@ -128,6 +138,7 @@ def build(kind: ServerKind, store: IdempotencyStore | str) -> tuple[Any, Effects
         write_then_wait,
         wait_then_write,
         held_write,
+        authorised_write,
         echo_write,
     ):
         add(function)

@@ -77,6 +77,11 @@ def build_server() -> MCPServer[Any]:
         return CallToolResult(content=[])
 
     @server.tool(annotations=READ_ONLY)
+    def structured_only() -> CallToolResult:
+        """A success whose data is only in structuredContent (`content: []`)."""
+        return CallToolResult(content=[], structured_content={"items": ["a", "b", "c"]})
+
+    @server.tool(annotations=READ_ONLY)
     def fail(message: str) -> str:
         """Fail with `message` as prose (`isError` with one text block)."""
         raise SDKToolError(message)

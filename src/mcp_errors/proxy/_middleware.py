@@ -10,6 +10,7 @@ nothing. tools/list gets outputSchemas that also admit the error envelope.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, TypeVar
@@ -83,6 +84,15 @@ class ContractMiddleware(Middleware):
         if result.is_error:
             return await self._from_error_result(context, result)
         if not result.content:
+            if _holds_data(result.structured_content):
+                # Data only in structuredContent: text-only hosts get it as JSON, as the SDKs
+                # write it, instead of nothing.
+                text = json.dumps(result.structured_content, ensure_ascii=False)
+                return ToolResult(
+                    content=[TextContent(type="text", text=text)],
+                    structured_content=result.structured_content,
+                    meta=result.meta,
+                )
             return await self._as_empty_result(context, result)
         return result
 
@@ -307,3 +317,8 @@ _UNREADABLE: Final = FailureDetails(
     "unchanged: change the request, or escalate.",
     code="TOOL_ERROR",
 )
+
+
+def _holds_data(structured: Mapping[str, Any] | None) -> bool:
+    """Whether structuredContent carries an answer (`{"result": []}` from a list tool does not)."""
+    return structured is not None and any(value not in (None, "", [], {}) for value in structured.values())

@@ -519,7 +519,7 @@ _UNCLASSIFIED: Final = FailureDetails(
 
 _WAIT: Final = re.compile(
     r"(?:retry|try again|wait)(?:[- ]after|\s+in|\s+for)?\s*:?\s*(\d{1,7}(?:\.\d{1,3})?)\s*"
-    r"(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?)?\b",
+    r"(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)?\b",
     re.IGNORECASE,
 )
 
@@ -530,11 +530,14 @@ def _asked_wait(text: str) -> float | None:
         return None
     value = float(found.group(1))
     unit = (found.group(2) or "s").lower()
-    if unit.startswith("m") and unit not in ("ms", "millisecond", "milliseconds"):
-        value *= 60
-    elif unit in ("ms", "millisecond", "milliseconds"):
+    if unit in ("ms", "millisecond", "milliseconds"):
         value /= 1000
+    else:
+        value *= _SECONDS_PER.get(unit[0], 1)
     return min(value, _MAX_WAIT)
+
+
+_SECONDS_PER: Final = {"m": 60, "h": 3600, "d": 86400}
 
 
 def _unknown_tool(found: re.Match[str], failure: UpstreamFailure, error_id: str) -> FailureDetails:

@@ -98,9 +98,13 @@ class MemoryStore(IdempotencyStore):
             now = self._clock()
             self._drop_expired(now)
             entry = self._entries.get(key)
+            if entry is not None and entry.expires_at <= now:  # behind a longer-lived key
+                del self._entries[key]
+                self._bytes -= entry.size(key)
+                entry = None
             if entry is None:
                 token = new_token()
-                entry = _Entry(fingerprint, now + self.ttl_seconds, token, now + lease_seconds)
+                entry = _Entry(fingerprint, now + max(self.ttl_seconds, lease_seconds), token, now + lease_seconds)
                 self._entries[key] = entry
                 self._bytes += entry.size(key)
                 self._shrink()
@@ -120,6 +124,7 @@ class MemoryStore(IdempotencyStore):
                 return False
             self._bytes += len(result)
             entry.result = result
+            entry.expires_at = min(entry.expires_at, self._clock() + self.ttl_seconds)
             self._shrink()
             return True
 
@@ -138,6 +143,7 @@ class MemoryStore(IdempotencyStore):
             if entry is None:
                 return False
             entry.lease_until = self._clock() + lease_seconds
+            entry.expires_at = max(entry.expires_at, entry.lease_until)
             return True
 
     def _running(self, key: str, token: str) -> _Entry | None:
@@ -147,7 +153,8 @@ class MemoryStore(IdempotencyStore):
         return entry
 
     def _drop_expired(self, now: float) -> None:
-        # Every key lives ttl_seconds from its claim, so insertion order is expiry order.
+        # Keys live ttl_seconds from their claim, so insertion order is expiry order but for
+        # the few whose running call outlived it (`renew`): `claim` checks its own key too.
         while self._entries:
             key, entry = next(iter(self._entries.items()))
             if entry.expires_at > now:

@@ -108,7 +108,7 @@ class PostgresStore(IdempotencyStore):
 
     async def claim(self, key: str, fingerprint: str, *, lease_seconds: float) -> Claim:
         pool = await self._open()
-        params = {"key": key, "fp": fingerprint, "lease": lease_seconds, "ttl": self.ttl_seconds}
+        params = {"key": key, "fp": fingerprint, "lease": lease_seconds, "ttl": max(self.ttl_seconds, lease_seconds)}
         async with pool.connection() as conn:
             while True:
                 token = new_token()
@@ -132,9 +132,11 @@ class PostgresStore(IdempotencyStore):
 
     async def finish(self, key: str, token: str, result: bytes) -> bool:
         sql = (
-            f"UPDATE {self.table} SET result = %s, lease_until = NULL WHERE key = %s AND token = %s AND result IS NULL"
+            f"UPDATE {self.table} SET result = %s, lease_until = NULL,"
+            " expires_at = LEAST(expires_at, clock_timestamp() + make_interval(secs => %s))"
+            " WHERE key = %s AND token = %s AND result IS NULL"
         )
-        return await self._change(sql, (result, key, token))
+        return await self._change(sql, (result, self.ttl_seconds, key, token))
 
     async def release(self, key: str, token: str) -> bool:
         sql = f"DELETE FROM {self.table} WHERE key = %s AND token = %s AND result IS NULL"
@@ -142,10 +144,11 @@ class PostgresStore(IdempotencyStore):
 
     async def renew(self, key: str, token: str, *, lease_seconds: float) -> bool:
         sql = (
-            f"UPDATE {self.table} SET lease_until = clock_timestamp() + make_interval(secs => %s)"
-            " WHERE key = %s AND token = %s AND result IS NULL"
+            f"UPDATE {self.table} SET lease_until = clock_timestamp() + make_interval(secs => %(lease)s),"
+            " expires_at = GREATEST(expires_at, clock_timestamp() + make_interval(secs => %(lease)s))"
+            " WHERE key = %(key)s AND token = %(token)s AND result IS NULL"
         )
-        return await self._change(sql, (lease_seconds, key, token))
+        return await self._change(sql, {"lease": lease_seconds, "key": key, "token": token})
 
     async def aclose(self) -> None:
         async with self._opening:
@@ -153,7 +156,7 @@ class PostgresStore(IdempotencyStore):
                 await self._pool.close()
                 self._pool = None
 
-    async def _change(self, sql: str, params: tuple[Any, ...]) -> bool:
+    async def _change(self, sql: str, params: tuple[Any, ...] | dict[str, Any]) -> bool:
         pool = await self._open()
         async with pool.connection() as conn:
             cursor = await conn.execute(sql, params)

@@ -88,7 +88,9 @@ class IdempotencyStore(abc.ABC):
 
     Args:
         ttl_seconds: How long a key is kept from its claim; after that it is free again
-            (a resend that late runs the call again).
+            (a resend that late runs the call again). A key whose call is still running is
+            kept while its lease is renewed, however long that is, and for at most
+            `ttl_seconds` after its answer.
         lease_seconds: How long a claim holds without renewal. The running call renews it
             every third of this; when its server dies, duplicates see "in progress" for
             at most this long, then "outcome unknown".

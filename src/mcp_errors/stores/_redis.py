@@ -56,8 +56,10 @@ return {'abandoned'}
 _FINISH: Final = (
     _HELD_BY
     + """
--- ARGV: token, answer
-redis.call('SET', KEYS[1], 'D' .. string.sub(cur, b + 1) .. ':' .. ARGV[2], 'KEEPTTL')
+-- ARGV: token, answer, ttl ms
+local left = redis.call('PTTL', KEYS[1])
+if left > tonumber(ARGV[3]) then left = tonumber(ARGV[3]) end
+redis.call('SET', KEYS[1], 'D' .. string.sub(cur, b + 1) .. ':' .. ARGV[2], 'PX', math.max(left, 1))
 return 1
 """
 )
@@ -74,6 +76,8 @@ _RENEW: Final = (
     + """
 -- ARGV: token, lease ms
 redis.call('SET', KEYS[1], 'R' .. (now + tonumber(ARGV[2])) .. string.sub(cur, a), 'KEEPTTL')
+-- A running call's key outlives its time to live: expiring it would let a resend run it again.
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 1
 """
 )
@@ -126,7 +130,8 @@ class RedisStore(IdempotencyStore):
     async def claim(self, key: str, fingerprint: str, *, lease_seconds: float) -> Claim:
         token = new_token()
         reply = await self._claim(
-            keys=[self.prefix + key], args=[fingerprint, token, _ms(lease_seconds), _ms(self.ttl_seconds)]
+            keys=[self.prefix + key],
+            args=[fingerprint, token, _ms(lease_seconds), _ms(max(self.ttl_seconds, lease_seconds))],
         )
         match reply[0]:
             case b"won":
@@ -141,7 +146,7 @@ class RedisStore(IdempotencyStore):
                 return Abandoned()
 
     async def finish(self, key: str, token: str, result: bytes) -> bool:
-        return bool(await self._finish(keys=[self.prefix + key], args=[token, result]))
+        return bool(await self._finish(keys=[self.prefix + key], args=[token, result, _ms(self.ttl_seconds)]))
 
     async def release(self, key: str, token: str) -> bool:
         return bool(await self._release(keys=[self.prefix + key], args=[token]))

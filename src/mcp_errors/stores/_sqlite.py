@@ -100,15 +100,21 @@ class SQLiteStore(IdempotencyStore):
         return await self._run(self._claim, key, fingerprint, lease_seconds)
 
     async def finish(self, key: str, token: str, result: bytes) -> bool:
-        sql = f"UPDATE {self.table} SET result = ?, lease_until = NULL WHERE key = ? AND token = ? AND result IS NULL"
-        return await self._run(_change, sql, (result, key, token))
+        sql = (
+            f"UPDATE {self.table} SET result = ?1, lease_until = NULL, expires_at = MIN(expires_at, ?2)"
+            " WHERE key = ?3 AND token = ?4 AND result IS NULL"
+        )
+        return await self._run(_change, sql, (result, self._clock() + self.ttl_seconds, key, token))
 
     async def release(self, key: str, token: str) -> bool:
         sql = f"DELETE FROM {self.table} WHERE key = ? AND token = ? AND result IS NULL"
         return await self._run(_change, sql, (key, token))
 
     async def renew(self, key: str, token: str, *, lease_seconds: float) -> bool:
-        sql = f"UPDATE {self.table} SET lease_until = ? WHERE key = ? AND token = ? AND result IS NULL"
+        sql = (
+            f"UPDATE {self.table} SET lease_until = ?1, expires_at = MAX(expires_at, ?1)"
+            " WHERE key = ?2 AND token = ?3 AND result IS NULL"
+        )
         return await self._run(_change, sql, (self._clock() + lease_seconds, key, token))
 
     async def aclose(self) -> None:
@@ -174,7 +180,7 @@ class SQLiteStore(IdempotencyStore):
                 token = new_token()
                 conn.execute(
                     f"INSERT OR REPLACE INTO {self.table} VALUES (?, ?, ?, ?, ?, NULL)",
-                    (key, fingerprint, token, now + lease_seconds, now + self.ttl_seconds),
+                    (key, fingerprint, token, now + lease_seconds, now + max(self.ttl_seconds, lease_seconds)),
                 )
                 claim = Won(token)
                 if now >= self._next_cleanup:
