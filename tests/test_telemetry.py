@@ -14,7 +14,7 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from opentelemetry import metrics, trace
-from opentelemetry.sdk.metrics import Counter, Histogram, MeterProvider
+from opentelemetry.sdk.metrics import Counter, Histogram, MeterProvider, ObservableCounter
 from opentelemetry.sdk.metrics.export import AggregationTemporality, InMemoryMetricReader, MetricsData
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -86,7 +86,11 @@ class Telemetry:
 
 _SPANS = InMemorySpanExporter()
 _METRICS = InMemoryMetricReader(
-    preferred_temporality={Counter: AggregationTemporality.DELTA, Histogram: AggregationTemporality.DELTA}
+    preferred_temporality={
+        Counter: AggregationTemporality.DELTA,
+        ObservableCounter: AggregationTemporality.DELTA,
+        Histogram: AggregationTemporality.DELTA,
+    }
 )
 
 
