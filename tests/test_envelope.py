@@ -205,6 +205,25 @@ def test_a_widened_schema_admits_the_envelope_and_still_resolves_the_success_ref
     assert not jsonschema.Draft202012Validator(ENVELOPE_SCHEMA).is_valid(inconsistent)
 
 
+def test_a_draft_7_schema_keeps_its_document_keys_at_the_root_where_its_refs_resolve() -> None:
+    # What zod-to-json-schema writes for TypeScript servers (seen through the proxy).
+    success = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/definitions/Item"}}},
+        "required": ["items"],
+        "definitions": {"Item": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}},
+    }
+    widened = admit_error_envelope(success)
+    assert widened is not None
+    assert widened["$schema"] == success["$schema"]
+    assert "$schema" not in widened["anyOf"][0]
+    validator = jsonschema.Draft7Validator(widened)
+    validator.validate({"items": [{"id": 1}]})
+    validator.validate({"errorCategory": "transient", "isRetryable": True, "description": "Resend."})
+    assert not validator.is_valid({"items": [{"id": "one"}]})
+
+
 def test_widening_is_idempotent_and_leaves_the_input_alone() -> None:
     success: dict[str, Any] = {"type": "object", "properties": {"n": {"type": "integer"}}}
     once = admit_error_envelope(success)

@@ -248,11 +248,12 @@ def admit_error_envelope(output_schema: Mapping[str, Any] | None) -> dict[str, A
     widened: dict[str, Any] = {"type": "object"}
     if schema.get("type") == "object":
         del schema["type"]  # said once, at the root: every byte is sent per tool, per listing
-    # `$ref`s inside the success schema point at `#/$defs/...` of the root, so the
-    # definitions stay at the root when the schema moves into `anyOf`.
-    defs = schema.pop("$defs", None)
-    if defs is not None:
-        widened["$defs"] = defs
+    # `$ref`s inside the success schema point at `#/$defs/...` (or draft 7's
+    # `#/definitions/...`) of the root, and `$schema`, `$id` and the other document keys
+    # only mean something at the root: they stay there when the schema moves into `anyOf`.
+    for key in _DOCUMENT_KEYS:
+        if key in schema:
+            widened[key] = schema.pop(key)
     # Vendor keys describe the result as a whole: fastmcp's client reads
     # `x-fastmcp-wrap-result` at the root, and then the root's `properties.result` to type
     # the unwrapped value. `result` is no envelope field, so errors still pass.
@@ -263,6 +264,9 @@ def admit_error_envelope(output_schema: Mapping[str, Any] | None) -> dict[str, A
         widened["properties"] = {"result": properties["result"]}
     widened["anyOf"] = [schema, _admission_branch()]
     return widened
+
+
+_DOCUMENT_KEYS: Final = ("$schema", "$id", "$vocabulary", "$anchor", "$dynamicAnchor", "$defs", "definitions")
 
 
 class WideningCache:
