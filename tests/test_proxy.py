@@ -263,6 +263,17 @@ async def test_the_wait_a_rate_limit_asks_for_becomes_retry_after_seconds(
 
 
 @pytest.mark.anyio
+async def test_an_upstream_pydantic_report_keeps_its_words_without_echoing_the_callers_value(client: Client) -> None:
+    result = await client.call_tool("echo", {"text": 12345})
+    envelope = check_error(wire(result), None)
+    assert (envelope["errorCategory"], envelope["fieldErrors"][0]["field"]) == ("validation", "text")
+    assert "valid string" in envelope["description"]  # pydantic's own words survive
+    for said in (envelope["description"], result.content[0].text):  # type: ignore[union-attr]
+        assert "input_value=" not in said
+        assert "[type=" not in said
+
+
+@pytest.mark.anyio
 async def test_a_declared_retry_after_becomes_retry_after_seconds(client: Client) -> None:
     declared = await client.call_tool("fail_structured", {"structured": {"status": 429, "retryAfter": 7}})
     assert declared.structured_content is not None

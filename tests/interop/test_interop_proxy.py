@@ -339,6 +339,7 @@ def test_check_finds_no_errors_through_the_proxy_where_the_bare_server_has_some(
     bare = anyio.run(check_server, command, options)
     through = anyio.run(check_server, proxied(*command), options)
     assert bare.failed
-    errors = [finding for finding in through.to_json()["findings"] if finding["severity"] == "error"]
-    assert errors == []
+    # Warnings too (docs/proxy.md's table): the proxy's own texts keep the upstream's words
+    # without their raw parts (ME024).
+    assert [(finding["rule"], finding["severity"]) for finding in through.to_json()["findings"]] == []
     assert not through.failed

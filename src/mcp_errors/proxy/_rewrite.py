@@ -177,9 +177,13 @@ _MAX_SEARCHED_CHARS: Final = 8000
 _WRAPPERS: Final = re.compile(
     r"^(?:Error executing tool [^:]{1,200}: |Error calling tool [^:]{1,200}: |MCP error -?\d{1,6}: |Error: )+"
 )
-# What says nothing: the SDKs' masked crash ("Error executing tool x"), pydantic's doc links.
+# What says nothing: the SDKs' masked crash ("Error executing tool x"), pydantic's doc links,
+# and pydantic's `[type=..., input_value=..., input_type=...]`, which echoes the caller's own
+# value back (the words before it say what is wrong; `fieldErrors` say it per field).
 _NOISE: Final = re.compile(
-    r"^(?:Error executing tool|Error calling tool) \S{1,200}$|\s*For further information visit \S+", re.MULTILINE
+    r"^(?:Error executing tool|Error calling tool) \S{1,200}$|\s*For further information visit \S+"
+    r"|\s*\[type=\w{1,64}, input_value=[^\n]{0,2000}?, input_type=\w{1,64}\]",
+    re.MULTILINE,
 )
 
 
