@@ -194,6 +194,28 @@ async def test_the_permission_hook_retries_once_as_another_principal(connect: Co
 
 
 @pytest.mark.anyio
+async def test_a_third_party_servers_argument_report_asks_for_new_input_and_never_for_another_principal(
+    mode: str,
+) -> None:
+    asked: list[str] = []
+
+    async def other_principal(tool: str, outcome: Any) -> None:
+        asked.append(tool)
+
+    policy = RecoveryPolicy(on_permission_denied=other_principal)
+    with anyio.fail_after(10):
+        async with Client(build_third_party(), mode=mode) as client:  # type: ignore[arg-type]
+            report = await call_tool_with_recovery(client, "grant", {"user": "bob"}, policy=policy)
+    assert (report.decision, report.reason, report.outcome.category) == (
+        Decision.FIX_INPUT,
+        "validation",
+        ErrorCategory.VALIDATION,
+    )
+    assert asked == []
+    assert len(report.attempts) == 1
+
+
+@pytest.mark.anyio
 async def test_an_empty_result_is_done_and_never_resent(connect: Connect) -> None:
     with anyio.fail_after(30):
         async with connect() as client:

@@ -188,14 +188,17 @@ def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> T
 
 
 # Keywords only choose a *category* for a text-only error; they never make it retryable.
+# The first match wins, so validation comes first: pydantic's report ("1 validation error
+# for grantArguments") names the arguments, and one may be called `permissions`.
 _KEYWORDS: Final[Sequence[tuple[ErrorCategory, re.Pattern[str]]]] = (
-    (
-        ErrorCategory.PERMISSION,
-        re.compile(r"permission|forbidden|unauthori[sz]ed|not allowed|access denied|\b40[13]\b", re.I),
-    ),
     (
         ErrorCategory.VALIDATION,
         re.compile(r"validation error|invalid (argument|input|param)|missing (required )?argument|\b422\b", re.I),
+    ),
+    (
+        ErrorCategory.PERMISSION,
+        # Whole words only: pydantic's `extra_forbidden` is a validation type, not a refusal.
+        re.compile(r"\b(?:permissions?|forbidden|unauthori[sz]ed|not allowed|access denied|40[13])\b", re.I),
     ),
     (
         ErrorCategory.TRANSIENT,
@@ -203,11 +206,15 @@ _KEYWORDS: Final[Sequence[tuple[ErrorCategory, re.Pattern[str]]]] = (
     ),
 )
 
+# pydantic repeats the caller's input in its report (`input_value='A-403', input_type=str]`,
+# always on one line): the caller's own words say nothing of why the call failed.
+_ECHOED_INPUT: Final = re.compile(r"input_value=[^\n]*")
+
 
 def _guess_category(text: str) -> ErrorCategory | None:
     # Only the start is read: a server's prose says what went wrong early, and every
     # pattern is tried at every position, so a megabyte of text would take a second.
-    head = text[:_MAX_GUESS_CHARS]
+    head = _ECHOED_INPUT.sub("", text[:_MAX_GUESS_CHARS])
     for category, pattern in _KEYWORDS:
         if pattern.search(head):
             return category
