@@ -10,13 +10,14 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from mcp import Client
+from mcp.client import InputRequiredRoundsExceededError
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, INVALID_PARAMS, REQUEST_TIMEOUT, CallToolResult, TextContent
 
 from hostile_strategies import HUGE_INT, hostile_results, nested, well_formed_hostile_results
 from mcp_errors import ErrorCategory, ExecutionState, TransientError, empty_result, install, read_result
-from mcp_errors._outcome import TOOL_FAILURE_META
+from mcp_errors._outcome import TOOL_FAILURE_META, is_call_failure
 from servers.checks import assert_sound_outcome
 from servers.hostile_texts import HOSTILE_TEXTS, build_hostile_texts_server
 from servers.shop import build_third_party
@@ -306,6 +307,19 @@ def test_the_issues_hostile_values_are_read(
     outcome = read_result(CallToolResult(content=[], is_error=True, structured_content=structured))
     assert outcome.category == category
     assert outcome.retry_after_seconds == retry_after
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        RuntimeError("Client must be used within an async context manager"),
+        RuntimeError("Invalid structured content returned by tool x: made up, with no schema error behind it"),
+        InputRequiredRoundsExceededError(3),
+    ],
+    ids=["client-not-entered", "look-alike-text", "input-required-rounds"],
+)
+def test_a_runtime_error_that_is_not_the_sdks_output_schema_check_is_no_call_failure(exc: RuntimeError) -> None:
+    assert not is_call_failure(exc)
 
 
 def test_an_answer_that_is_no_tool_result_is_an_error_whose_outcome_is_unknown() -> None:

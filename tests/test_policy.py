@@ -239,6 +239,37 @@ async def test_a_third_party_text_only_error_is_not_resent_from_prose(connect: C
     assert (crash.outcome.category, crash.decision, crash.reason) == (None, Decision.ESCALATE, "unclassified")
 
 
+HITS_SCHEMA = {"type": "object", "properties": {"hits": {"type": "array"}}, "required": ["hits"]}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "structured", [{"status": "index rebuilding"}, None], ids=["breaks-the-schema", "no-structured-content"]
+)
+async def test_a_success_that_breaks_the_tools_output_schema_ends_in_a_report_and_is_never_resent(
+    mode: str, structured: dict[str, Any] | None
+) -> None:
+    calls: list[int] = []
+
+    def answer() -> CallToolResult:
+        calls.append(1)
+        return CallToolResult(content=[TextContent(type="text", text="try later")], structured_content=structured)
+
+    server = build_scripted_server(answer, output_schema=HITS_SCHEMA)
+    with anyio.fail_after(10):
+        async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+            report = await call_tool_with_recovery(client, "answer", {}, policy=RecoveryPolicy())
+    assert (report.decision, report.reason) == (Decision.ESCALATE, "unclassified")
+    outcome = report.outcome
+    assert (outcome.kind, outcome.category, outcome.is_retryable, outcome.execution_state) == (
+        "error",
+        None,
+        False,
+        ExecutionState.OUTCOME_UNKNOWN,
+    )
+    assert len(calls) == len(report.attempts) == 1
+
+
 @pytest.mark.anyio
 async def test_every_resend_of_an_operation_carries_the_same_idempotency_key() -> None:
     seen: list[Any] = []

@@ -20,6 +20,7 @@ Failures to get an answer:
 | `TimeoutError`, JSON-RPC `REQUEST_TIMEOUT`, httpx read timeout | transient | `outcome_unknown` |
 | connection closed/reset/broken stream, JSON-RPC `CONNECTION_CLOSED` | transient | `outcome_unknown` |
 | JSON-RPC `INVALID_PARAMS` / `METHOD_NOT_FOUND`              | validation (inferred) | `not_executed` |
+| a success the SDK client refuses: it breaks the tool's outputSchema | none | `outcome_unknown` |
 | any other JSON-RPC error or exception                     | none        | `outcome_unknown` |
 
 A timeout *after* the request was sent is not "not executed": the server may have applied
@@ -46,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import anyio
+import jsonschema
 import pydantic
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, METHOD_NOT_FOUND, REQUEST_TIMEOUT, CallToolResult
@@ -288,6 +290,16 @@ def _read_exception(exc: BaseException) -> ToolOutcome:
             category_inferred=True,
             source="result",
         )
+    if _breaks_output_schema(exc):
+        return ToolOutcome(
+            kind="error",
+            description="The tool ran, but the server's answer does not match the tool's outputSchema, so it "
+            "cannot be used. Do not resend it blindly: check what the call did, or take another path.",
+            message="Answer does not match the outputSchema",
+            execution_state=ExecutionState.OUTCOME_UNKNOWN,
+            category_inferred=True,
+            source="result",
+        )
     name = type(exc).__name__
     if isinstance(exc, ConnectionRefusedError) or is_httpx(exc, "ConnectError", "ConnectTimeout"):
         return _transport(
@@ -375,14 +387,33 @@ def is_call_failure(exc: BaseException) -> bool:
     """Whether `exc` is a failure to get an answer, which `read_result` reads as an outcome.
 
     The one list of such failures: a JSON-RPC error, a transport failure (connection, stream,
-    timeout, HTTP), or an answer the client could not parse. Anything else raised around a
-    call is a bug of the caller and propagates.
+    timeout, HTTP), an answer the client could not parse, or a success the SDK client refused
+    because it breaks the tool's outputSchema. Anything else raised around a call is a bug of
+    the caller and propagates.
     """
-    return isinstance(exc, _CALL_FAILURES) or is_httpx(exc, "HTTPError")
+    return isinstance(exc, _CALL_FAILURES) or is_httpx(exc, "HTTPError") or _breaks_output_schema(exc)
 
 
 _STREAM_FAILURES: Final = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream)
 _CALL_FAILURES: Final = (MCPError, OSError, EOFError, pydantic.ValidationError, *_STREAM_FAILURES)
+
+
+def _breaks_output_schema(exc: BaseException) -> bool:
+    """Whether `exc` is the `RuntimeError` of `ClientSession.validate_tool_result` (mcp 2.3): a
+    success whose structuredContent is missing or does not match the tool's outputSchema.
+
+    Told by its exact type and text, and for a mismatch by the jsonschema error behind it, so
+    that no other `RuntimeError` (an unentered client, the SDK's other refusals) passes.
+    """
+    if type(exc) is not RuntimeError:
+        return False
+    text = str(exc)
+    if text.startswith("Invalid structured content returned by tool "):
+        return isinstance(exc.__cause__, jsonschema.ValidationError)
+    return _NO_STRUCTURED_CONTENT.fullmatch(text) is not None
+
+
+_NO_STRUCTURED_CONTENT: Final = re.compile(r"Tool .+ has an output schema but did not return structured content", re.S)
 
 
 def _is_transport_error(exc: BaseException) -> bool:
