@@ -296,6 +296,25 @@ async def test_a_retry_after_beyond_the_deadline_escalates_at_once() -> None:
 
 
 @pytest.mark.anyio
+async def test_no_resend_is_sent_when_less_time_is_left_than_the_last_attempt_took(mode: str) -> None:
+    """Such a resend would be cut off by the deadline: a write the server refused cleanly
+    ("not executed") could then be applied and still be reported as "outcome unknown"."""
+    server = install(MCPServer("slow"))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    async def search() -> str:
+        await anyio.Event().wait()  # answers only after the caller gave up
+        raise AssertionError("unreachable")
+
+    policy = RecoveryPolicy(attempt_timeout=0.2, deadline=0.3, initial_wait=0.0)
+    with anyio.fail_after(10):
+        async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+            report = await call_tool_with_recovery(client, "search", {}, policy=policy)
+    assert (report.decision, report.reason) == (Decision.ESCALATE, "deadline")
+    assert len(report.attempts) == 1
+
+
+@pytest.mark.anyio
 async def test_retry_after_is_a_floor_for_the_wait() -> None:
     async def busy(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
         return error_result(_transient(ExecutionState.NOT_EXECUTED, retry_after=5))

@@ -10,7 +10,7 @@ The decision table (the reason is in `RecoveryReport.reason`):
 | permission (after the optional other-principal hook)   | `escalate`  | `permission`        |
 | transient, resend not known to be safe                 | `escalate`  | `outcome_unknown`   |
 | transient, `max_attempts` reached                      | `escalate`  | `retries_exhausted` |
-| transient, next wait would end past the deadline       | `escalate`  | `deadline`          |
+| transient, no time left for a resend (deadline)       | `escalate`  | `deadline`          |
 | transient, the server's retry budget is spent          | `escalate`  | `retry_budget`      |
 | error that does not claim to be retryable (prose only) | `escalate`  | `not_retryable`     |
 | error of unknown category                              | `escalate`  | `unclassified`      |
@@ -22,7 +22,9 @@ A transient failure is resent only when that is safe: the error says the call di
 unchanged, on every resend in the request's `params._meta["mcp-errors/idempotencyKey"]`.
 
 Waits: full-jitter exponential backoff (tenacity's `wait_random_exponential`), never less
-than the server's `retryAfterSeconds`. The loop itself is tenacity's `AsyncRetrying`.
+than the server's `retryAfterSeconds`. The loop itself is tenacity's `AsyncRetrying`. No
+resend is sent when the wait would end past the deadline, or would leave less time than the
+last call took (the resend would likely be cut off).
 """
 
 from __future__ import annotations
@@ -109,7 +111,8 @@ class RecoveryPolicy:
     Args:
         max_attempts: Calls per logical operation, the first included.
         deadline: Seconds for the whole operation, waits included. A wait that would end
-            past it (for example a `retryAfterSeconds` too long) escalates at once.
+            past it (for example a `retryAfterSeconds` too long), or leave less time than
+            the last call took, escalates at once.
         initial_wait: Scale of the first backoff window (full jitter: uniform in
             `[0, initial_wait * 2**(n-1)]`, capped at `max_wait`).
         max_wait: Cap of the backoff window; a server's `retryAfterSeconds` may exceed it.
@@ -471,7 +474,10 @@ class _Run:
             return "retries_exhausted"
         # As of the attempt's end, so that asking twice about one attempt gives one answer.
         at = (state.outcome_timestamp or state.start_time) - self._start + self._skipped
-        if at + state.upcoming_sleep >= self.policy.deadline:
+        left = self.policy.deadline - at - state.upcoming_sleep
+        # A resend given less time than the last call took would likely be cut off, and a
+        # write refused as "not executed" would then end "outcome unknown", applied or not.
+        if left <= 0 or left < at - self.attempts[-1].elapsed:
             return "deadline"
         if not self.budget.allows_retry():
             return "retry_budget"
