@@ -18,6 +18,7 @@ from mcp_types import CallToolResult, TextContent, Tool, ToolAnnotations, ToolLi
 
 from hostile_strategies import well_formed_hostile_results
 from mcp_errors import (
+    AccessDeniedError,
     Decision,
     ErrorCategory,
     ExecutionState,
@@ -29,7 +30,7 @@ from mcp_errors import (
 )
 from mcp_errors._client import index_tools
 from mcp_errors._envelope import FailureDetails, error_result
-from mcp_errors.testing import drop_answers, set_testing
+from mcp_errors.testing import add_flaky_tool, drop_answers, set_testing
 from servers import SERVERS_DIR
 from servers.changing_tools import build_changing_tools_server
 from servers.checks import assert_sound_outcome
@@ -191,6 +192,33 @@ async def test_the_permission_hook_retries_once_as_another_principal(connect: Co
     assert report.decision is Decision.DONE
     assert seen == ["delete_account:permission"]
     assert [a.principal_changed for a in report.attempts] == [False, True]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("max_attempts", "admin_calls"), [(3, 2), (1, 1)])
+async def test_the_other_principals_calls_count_towards_the_same_max_attempts_with_at_least_one(
+    mode: str, max_attempts: int, admin_calls: int
+) -> None:
+    as_user = install(MCPServer("ledger"))
+
+    @as_user.tool()
+    def export(query: str = "") -> str:
+        raise AccessDeniedError("Not your ledger", description="Ask an admin.")
+
+    as_admin = install(MCPServer("ledger"))
+    outage = add_flaky_tool(as_admin, "export", failures=10**9, read_only=True, execution_state="not_executed")
+    with anyio.fail_after(10):
+        async with Client(as_user, mode=mode) as user, Client(as_admin, mode=mode) as admin:  # type: ignore[arg-type]
+
+            async def other_principal(tool: str, outcome: Any) -> Client:
+                return admin
+
+            policy = RecoveryPolicy(max_attempts=max_attempts, on_permission_denied=other_principal)
+            report = await call_tool_with_recovery(user, "export", {}, policy=policy)
+    assert (report.decision, report.reason) == (Decision.ESCALATE, "retries_exhausted")
+    assert [a.principal_changed for a in report.attempts] == [False] + [True] * admin_calls
+    assert [a.number for a in report.attempts] == list(range(1, admin_calls + 2))
+    assert outage.calls == admin_calls
 
 
 @pytest.mark.anyio

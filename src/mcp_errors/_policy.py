@@ -75,7 +75,10 @@ __all__ = [
 logger = logging.getLogger("mcp_errors.recovery")
 
 PermissionHook = Callable[[str, ToolOutcome], Awaitable[object | None]]
-"""`async (tool_name, outcome) -> client | CallFn | None`: another principal to try once."""
+"""`async (tool_name, outcome) -> client | CallFn | None`: another principal to try.
+
+Its calls count towards the same `max_attempts` as the first principal's; it always gets
+at least one."""
 
 EscalationReason = Literal[
     "validation",
@@ -109,7 +112,8 @@ class RecoveryPolicy:
     one `RetryBudget` per server.
 
     Args:
-        max_attempts: Calls per logical operation, the first included.
+        max_attempts: Calls per logical operation, the first included, and those made as
+            the permission hook's other principal too (which always gets at least one).
         deadline: Seconds for the whole operation, waits included. A wait that would end
             past it (for example a `retryAfterSeconds` too long), or leave less time than
             the last call took, escalates at once.
@@ -122,7 +126,8 @@ class RecoveryPolicy:
             making a resend safe. Annotations are hints: disable for untrusted servers.
         send_idempotency_key: Send one key per logical operation in the request `_meta`.
         on_permission_denied: Optional `async (tool_name, outcome) -> client | None`
-            returning another principal's client (or call function) to try once.
+            returning another principal's client (or call function) to try; its calls
+            count towards `max_attempts` (at least one is made).
         budget_factory: Builds the `RetryBudget` for each server.
 
     Raises:
@@ -470,7 +475,9 @@ class _Run:
 
     def _stop_reason(self, state: RetryCallState) -> EscalationReason | None:
         """Why no further resend is allowed after this attempt, or `None` to resend."""
-        if state.attempt_number >= self.policy.max_attempts:
+        # Every call of the logical operation counts, the other principal's too (its loop's
+        # own attempt numbers start again at 1); its first call is made regardless.
+        if len(self.attempts) >= self.policy.max_attempts:
             return "retries_exhausted"
         # As of the attempt's end, so that asking twice about one attempt gives one answer.
         at = (state.outcome_timestamp or state.start_time) - self._start + self._skipped
