@@ -414,6 +414,40 @@ async def test_answers_that_found_nothing_beside_a_failure_do_not_hide_the_failu
     assert plan_next_step(outcome).rerun == ("b",)
 
 
+async def test_a_deadline_is_blamed_on_the_servers_wait_only_when_that_wait_reached_past_it(mode: str) -> None:
+    sources = install(MCPServer("sources"))
+    read_only = ToolAnnotations(read_only_hint=True)
+
+    @sources.tool(annotations=read_only)
+    async def slow_search() -> str:
+        await anyio.Event().wait()  # answers only after the caller gave up
+        raise AssertionError("unreachable")
+
+    @sources.tool(annotations=read_only)
+    def busy_search() -> str:
+        raise TransientError("Index busy", description="Resend later.", retry_after_seconds=60)
+
+    @sources.tool(annotations=read_only)
+    def search() -> str:
+        return "3 hits"
+
+    policy = RecoveryPolicy(attempt_timeout=0.1, deadline=0.25, initial_wait=0.0, max_attempts=10)
+    with anyio.fail_after(10):
+        async with Client(sources, mode=mode) as client:  # type: ignore[arg-type]  # mode is a checked literal
+            calls = {name: ToolCall(client, name) for name in ("slow_search", "busy_search", "search")}
+            report = await gather_partial(calls, policy=policy)
+    read_back = read_partial(read_result(report.to_tool_result()))
+    assert read_back is not None
+    for seen in (report, read_back):
+        slow, busy = seen.failed["slow_search"], seen.failed["busy_search"]
+        assert (slow.reason, slow.retry_after_seconds) == ("deadline", None)
+        assert (busy.reason, busy.retry_after_seconds) == ("deadline", 60)
+        summary = seen.summary()
+        assert "server" not in summary[summary.index("slow_search") : summary.index("busy_search")]
+        assert "server" in summary[summary.index("busy_search") :]
+    assert read_back.summary() == report.summary()
+
+
 def test_a_report_read_back_keeps_its_order_its_empty_answers_and_its_counts() -> None:
     answers = {
         "b": CallToolResult(content=[], structured_content={"result": []}),

@@ -65,6 +65,7 @@ __all__ = [
     "ToolOutcome",
     "is_call_failure",
     "read_result",
+    "read_retry_after",
 ]
 
 
@@ -244,7 +245,7 @@ def _from_envelope(category: ErrorCategory, data: Mapping[str, Any], text: str, 
         description=description if isinstance(description, str) else text,
         message=text,
         code=_str_or_none(data.get("code")),
-        retry_after_seconds=_seconds(data.get("retryAfterSeconds")),
+        retry_after_seconds=read_retry_after(data.get("retryAfterSeconds")),
         field_errors=_field_errors(data.get("fieldErrors")),
         execution_state=_execution_state(data.get("executionState")),
         error_id=_str_or_none(data.get("errorId")),
@@ -428,7 +429,9 @@ def _category(value: object) -> ErrorCategory | None:
     return ErrorCategory(value) if isinstance(value, str) and value in CATEGORY_VALUES else None
 
 
-def _seconds(value: object) -> float | None:
+def read_retry_after(value: object) -> float | None:
+    """A `retryAfterSeconds` someone sent, as seconds: `None` unless a finite number >= 0;
+    capped at a day."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
         return None  # NaN fails the range check too
     # Compared before the conversion: an integer no float can hold (10**400) is still a wait.

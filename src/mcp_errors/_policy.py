@@ -192,6 +192,8 @@ class Attempt:
     outcome: ToolOutcome
     principal_changed: bool = False
     """Whether this call went through the permission hook's other principal."""
+    duration: float = 0.0
+    """Seconds the call took, until its answer or its failure."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,6 +434,7 @@ class _Run:
             if not is_call_failure(exc):
                 raise
             outcome = read_result(exc)
+        duration = self.elapsed() - at
         if outcome.category is ErrorCategory.TRANSIENT:
             self.budget.record_failure()
             if outcome.is_retryable and not outcome.not_executed and self._info is None:
@@ -446,6 +449,7 @@ class _Run:
                 wait_before=wait_before,
                 outcome=outcome,
                 principal_changed=self._principal_changed,
+                duration=duration,
             )
         )
         return outcome
@@ -484,7 +488,7 @@ class _Run:
         left = self.policy.deadline - at - state.upcoming_sleep
         # A resend given less time than the last call took would likely be cut off, and a
         # write refused as "not executed" would then end "outcome unknown", applied or not.
-        if left <= 0 or left < at - self.attempts[-1].elapsed:
+        if left <= 0 or left < self.attempts[-1].duration:
             return "deadline"
         if not self.budget.allows_retry():
             return "retry_budget"
