@@ -360,6 +360,31 @@ async def test_a_fan_out_where_every_source_found_nothing_is_a_valid_empty_resul
     assert all(answer.kind == "empty" for answer in report.succeeded.values())
 
 
+@pytest.mark.parametrize("nothing_found", [None, [], {}, ""], ids=["none", "list", "object", "string"])
+async def test_a_factory_that_found_nothing_is_an_empty_answer_as_the_same_answer_through_a_tool_call_is(
+    mode: str, nothing_found: object
+) -> None:
+    sources = install(MCPServer("sources"))
+
+    @sources.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def search() -> list[str]:
+        return []
+
+    async def factory() -> object:
+        return nothing_found
+
+    with anyio.fail_after(10):
+        async with Client(sources, mode=mode) as client:  # type: ignore[arg-type]  # mode is a checked literal
+            report = await gather_partial(
+                {"factory": factory, "tool": ToolCall(client, "search")}, policy=RecoveryPolicy()
+            )
+    assert {name: answer.kind for name, answer in report.succeeded.items()} == {"factory": "empty", "tool": "empty"}
+    result = report.to_tool_result()
+    assert result.structured_content is not None
+    assert (result.structured_content["answered"], result.structured_content["resultCount"]) == (2, 0)
+    assert read_result(result).kind == "empty"
+
+
 def test_a_rerun_merged_into_the_report_replaces_what_it_ran_again() -> None:
     ok = read_result(CallToolResult(content=[TextContent(type="text", text="hits")]))
     first = PartialReport(succeeded={"a": ok}, failed={"b": failed(ErrorCategory.TRANSIENT)}, order=("a", "b"))

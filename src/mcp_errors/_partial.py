@@ -71,7 +71,7 @@ class ToolCall:
 
 SubCall = ToolCall | Callable[[], Awaitable[object]]
 """A `ToolCall`, or any zero-argument async factory returning a `CallToolResult` (or a
-JSON-able value, read as a success)."""
+JSON-able value, read as a success; `None`, `[]`, `{}` and `""` are an empty answer)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -539,6 +539,10 @@ def _outcome_text(outcome: ToolOutcome) -> str:
 
 def _value_result(value: object) -> CallToolResult:
     structured = value if isinstance(value, dict) else {"result": value}
+    if value is None or (isinstance(value, list | dict | str) and not value):
+        # Written as the SDKs write an empty return value (no content), so that it is an
+        # empty answer, as the same answer from a tool is.
+        return CallToolResult(content=[], structured_content=structured)
     return CallToolResult(content=[TextContent(type="text", text=_json(value))], structured_content=structured)
 
 
