@@ -16,10 +16,13 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from mcp import Client, StdioServerParameters
+from mcp_types import CallToolResult, TextContent
 
+from mcp_errors._head import read_error_text
 from mcp_errors._policy import RecoveryPolicy
 from mcp_errors.integrations.langchain import load_mcp_tools
 from servers.integrations_server import FAILING_CALLS, SERVER_SCRIPT, build_server
+from servers.scripted_server import build_scripted_server
 
 pytestmark = pytest.mark.anyio
 
@@ -111,6 +114,23 @@ async def test_an_empty_result_is_a_success_whose_text_says_the_lookup_ran(polic
     assert message.status == "success"
     assert "found nothing" in str(message.content)
     assert message.artifact == {"structured_content": {"resultCount": 0}}
+
+
+async def test_a_success_that_breaks_the_tools_output_schema_reaches_the_model_as_an_error_message(
+    mode: str, policy: RecoveryPolicy
+) -> None:
+    def answer() -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text="try later")], structured_content={"status": "x"})
+
+    schema = {"type": "object", "properties": {"hits": {"type": "array"}}, "required": ["hits"]}
+    with anyio.fail_after(10):
+        async with Client(build_scripted_server(answer, output_schema=schema), mode=mode) as client:  # type: ignore[arg-type]
+            [tool] = await load_mcp_tools(client, policy=policy)
+            message = await _invoke(tool, {})
+    written = read_error_text(str(message.content))
+    assert message.status == "error"
+    assert written is not None
+    assert (written.head.category, written.head.retryable) == (None, False)
 
 
 async def test_categories_survive_a_stdio_server(policy: RecoveryPolicy) -> None:

@@ -10,15 +10,17 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from mcp import Client
+from mcp.client import InputRequiredRoundsExceededError
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, INVALID_PARAMS, REQUEST_TIMEOUT, CallToolResult, TextContent
 
 from hostile_strategies import HUGE_INT, hostile_results, nested, well_formed_hostile_results
 from mcp_errors import ErrorCategory, ExecutionState, TransientError, empty_result, install, read_result
-from mcp_errors._outcome import TOOL_FAILURE_META
+from mcp_errors._outcome import TOOL_FAILURE_META, is_call_failure
 from servers.checks import assert_sound_outcome
 from servers.hostile_texts import HOSTILE_TEXTS, build_hostile_texts_server
+from servers.shop import build_third_party
 
 
 def text_error(text: str) -> CallToolResult:
@@ -105,6 +107,48 @@ def test_text_only_errors_get_an_inferred_category_and_are_never_retryable(
 ) -> None:
     outcome = read_result(text_error(text))
     assert (outcome.category, outcome.category_inferred, outcome.is_retryable) == (category, True, False)
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("Error executing tool x: extra_forbidden", None),
+        ("Error executing tool delete_permissions", None),
+        ("Error executing tool x: the caller has no permission for /reports", ErrorCategory.PERMISSION),
+        ("Insufficient permissions", ErrorCategory.PERMISSION),
+        ("HTTP 403 Forbidden", ErrorCategory.PERMISSION),
+        ("order_id\n  Input should be a valid integer [type=int_parsing, input_value='A-403', input_type=str]", None),
+        ("q\n  Value error [type=value_error, input_value='access denied, timed out', input_type=str]", None),
+    ],
+)
+def test_keywords_count_only_as_whole_words_and_never_inside_pydantics_echo_of_the_input(
+    text: str, category: ErrorCategory | None
+) -> None:
+    outcome = read_result(text_error(text))
+    assert (outcome.category, outcome.category_inferred, outcome.is_retryable) == (category, True, False)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("grant", {"user": "bob"}),
+        ("grant", {"user": "bob", "permissions": "forbidden"}),
+        ("lookup_order", {"order_id": "A-403"}),
+    ],
+    ids=["missing-argument-named-permissions", "echoed-word-forbidden", "echoed-number-403"],
+)
+async def test_a_third_party_servers_argument_report_reads_as_validation_whatever_it_names_or_echoes(
+    mode: str, tool: str, arguments: dict[str, Any]
+) -> None:
+    with anyio.fail_after(10):
+        async with Client(build_third_party(), mode=mode) as client:  # type: ignore[arg-type]
+            outcome = read_result(await client.call_tool(tool, arguments))
+    assert (outcome.category, outcome.category_inferred, outcome.is_retryable) == (
+        ErrorCategory.VALIDATION,
+        True,
+        False,
+    )
 
 
 def test_the_contract_text_block_alone_gives_the_category_but_never_a_retry() -> None:
@@ -263,6 +307,19 @@ def test_the_issues_hostile_values_are_read(
     outcome = read_result(CallToolResult(content=[], is_error=True, structured_content=structured))
     assert outcome.category == category
     assert outcome.retry_after_seconds == retry_after
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        RuntimeError("Client must be used within an async context manager"),
+        RuntimeError("Invalid structured content returned by tool x: made up, with no schema error behind it"),
+        InputRequiredRoundsExceededError(3),
+    ],
+    ids=["client-not-entered", "look-alike-text", "input-required-rounds"],
+)
+def test_a_runtime_error_that_is_not_the_sdks_output_schema_check_is_no_call_failure(exc: RuntimeError) -> None:
+    assert not is_call_failure(exc)
 
 
 def test_an_answer_that_is_no_tool_result_is_an_error_whose_outcome_is_unknown() -> None:

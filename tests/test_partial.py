@@ -360,6 +360,31 @@ async def test_a_fan_out_where_every_source_found_nothing_is_a_valid_empty_resul
     assert all(answer.kind == "empty" for answer in report.succeeded.values())
 
 
+@pytest.mark.parametrize("nothing_found", [None, [], {}, ""], ids=["none", "list", "object", "string"])
+async def test_a_factory_that_found_nothing_is_an_empty_answer_as_the_same_answer_through_a_tool_call_is(
+    mode: str, nothing_found: object
+) -> None:
+    sources = install(MCPServer("sources"))
+
+    @sources.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def search() -> list[str]:
+        return []
+
+    async def factory() -> object:
+        return nothing_found
+
+    with anyio.fail_after(10):
+        async with Client(sources, mode=mode) as client:  # type: ignore[arg-type]  # mode is a checked literal
+            report = await gather_partial(
+                {"factory": factory, "tool": ToolCall(client, "search")}, policy=RecoveryPolicy()
+            )
+    assert {name: answer.kind for name, answer in report.succeeded.items()} == {"factory": "empty", "tool": "empty"}
+    result = report.to_tool_result()
+    assert result.structured_content is not None
+    assert (result.structured_content["answered"], result.structured_content["resultCount"]) == (2, 0)
+    assert read_result(result).kind == "empty"
+
+
 def test_a_rerun_merged_into_the_report_replaces_what_it_ran_again() -> None:
     ok = read_result(CallToolResult(content=[TextContent(type="text", text="hits")]))
     first = PartialReport(succeeded={"a": ok}, failed={"b": failed(ErrorCategory.TRANSIENT)}, order=("a", "b"))
@@ -412,6 +437,40 @@ async def test_answers_that_found_nothing_beside_a_failure_do_not_hide_the_failu
     assert list(report.failed) == ["b"]
     assert plan_next_step(outcome) == plan_next_step(report)
     assert plan_next_step(outcome).rerun == ("b",)
+
+
+async def test_a_deadline_is_blamed_on_the_servers_wait_only_when_that_wait_reached_past_it(mode: str) -> None:
+    sources = install(MCPServer("sources"))
+    read_only = ToolAnnotations(read_only_hint=True)
+
+    @sources.tool(annotations=read_only)
+    async def slow_search() -> str:
+        await anyio.Event().wait()  # answers only after the caller gave up
+        raise AssertionError("unreachable")
+
+    @sources.tool(annotations=read_only)
+    def busy_search() -> str:
+        raise TransientError("Index busy", description="Resend later.", retry_after_seconds=60)
+
+    @sources.tool(annotations=read_only)
+    def search() -> str:
+        return "3 hits"
+
+    policy = RecoveryPolicy(attempt_timeout=0.1, deadline=0.25, initial_wait=0.0, max_attempts=10)
+    with anyio.fail_after(10):
+        async with Client(sources, mode=mode) as client:  # type: ignore[arg-type]  # mode is a checked literal
+            calls = {name: ToolCall(client, name) for name in ("slow_search", "busy_search", "search")}
+            report = await gather_partial(calls, policy=policy)
+    read_back = read_partial(read_result(report.to_tool_result()))
+    assert read_back is not None
+    for seen in (report, read_back):
+        slow, busy = seen.failed["slow_search"], seen.failed["busy_search"]
+        assert (slow.reason, slow.retry_after_seconds) == ("deadline", None)
+        assert (busy.reason, busy.retry_after_seconds) == ("deadline", 60)
+        summary = seen.summary()
+        assert "server" not in summary[summary.index("slow_search") : summary.index("busy_search")]
+        assert "server" in summary[summary.index("busy_search") :]
+    assert read_back.summary() == report.summary()
 
 
 def test_a_report_read_back_keeps_its_order_its_empty_answers_and_its_counts() -> None:

@@ -18,6 +18,7 @@ from mcp_types import CallToolResult, TextContent, Tool, ToolAnnotations, ToolLi
 
 from hostile_strategies import well_formed_hostile_results
 from mcp_errors import (
+    AccessDeniedError,
     Decision,
     ErrorCategory,
     ExecutionState,
@@ -29,7 +30,7 @@ from mcp_errors import (
 )
 from mcp_errors._client import index_tools
 from mcp_errors._envelope import FailureDetails, error_result
-from mcp_errors.testing import drop_answers, set_testing
+from mcp_errors.testing import add_flaky_tool, drop_answers, set_testing
 from servers import SERVERS_DIR
 from servers.changing_tools import build_changing_tools_server
 from servers.checks import assert_sound_outcome
@@ -194,6 +195,55 @@ async def test_the_permission_hook_retries_once_as_another_principal(connect: Co
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize(("max_attempts", "admin_calls"), [(3, 2), (1, 1)])
+async def test_the_other_principals_calls_count_towards_the_same_max_attempts_with_at_least_one(
+    mode: str, max_attempts: int, admin_calls: int
+) -> None:
+    as_user = install(MCPServer("ledger"))
+
+    @as_user.tool()
+    def export(query: str = "") -> str:
+        raise AccessDeniedError("Not your ledger", description="Ask an admin.")
+
+    as_admin = install(MCPServer("ledger"))
+    outage = add_flaky_tool(as_admin, "export", failures=10**9, read_only=True, execution_state="not_executed")
+    with anyio.fail_after(10):
+        async with Client(as_user, mode=mode) as user, Client(as_admin, mode=mode) as admin:  # type: ignore[arg-type]
+
+            async def other_principal(tool: str, outcome: Any) -> Client:
+                return admin
+
+            policy = RecoveryPolicy(max_attempts=max_attempts, on_permission_denied=other_principal)
+            report = await call_tool_with_recovery(user, "export", {}, policy=policy)
+    assert (report.decision, report.reason) == (Decision.ESCALATE, "retries_exhausted")
+    assert [a.principal_changed for a in report.attempts] == [False] + [True] * admin_calls
+    assert [a.number for a in report.attempts] == list(range(1, admin_calls + 2))
+    assert outage.calls == admin_calls
+
+
+@pytest.mark.anyio
+async def test_a_third_party_servers_argument_report_asks_for_new_input_and_never_for_another_principal(
+    mode: str,
+) -> None:
+    asked: list[str] = []
+
+    async def other_principal(tool: str, outcome: Any) -> None:
+        asked.append(tool)
+
+    policy = RecoveryPolicy(on_permission_denied=other_principal)
+    with anyio.fail_after(10):
+        async with Client(build_third_party(), mode=mode) as client:  # type: ignore[arg-type]
+            report = await call_tool_with_recovery(client, "grant", {"user": "bob"}, policy=policy)
+    assert (report.decision, report.reason, report.outcome.category) == (
+        Decision.FIX_INPUT,
+        "validation",
+        ErrorCategory.VALIDATION,
+    )
+    assert asked == []
+    assert len(report.attempts) == 1
+
+
+@pytest.mark.anyio
 async def test_an_empty_result_is_done_and_never_resent(connect: Connect) -> None:
     with anyio.fail_after(30):
         async with connect() as client:
@@ -217,6 +267,37 @@ async def test_a_third_party_text_only_error_is_not_resent_from_prose(connect: C
     assert (crash.outcome.category, crash.decision, crash.reason) == (None, Decision.ESCALATE, "unclassified")
 
 
+HITS_SCHEMA = {"type": "object", "properties": {"hits": {"type": "array"}}, "required": ["hits"]}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "structured", [{"status": "index rebuilding"}, None], ids=["breaks-the-schema", "no-structured-content"]
+)
+async def test_a_success_that_breaks_the_tools_output_schema_ends_in_a_report_and_is_never_resent(
+    mode: str, structured: dict[str, Any] | None
+) -> None:
+    calls: list[int] = []
+
+    def answer() -> CallToolResult:
+        calls.append(1)
+        return CallToolResult(content=[TextContent(type="text", text="try later")], structured_content=structured)
+
+    server = build_scripted_server(answer, output_schema=HITS_SCHEMA)
+    with anyio.fail_after(10):
+        async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+            report = await call_tool_with_recovery(client, "answer", {}, policy=RecoveryPolicy())
+    assert (report.decision, report.reason) == (Decision.ESCALATE, "unclassified")
+    outcome = report.outcome
+    assert (outcome.kind, outcome.category, outcome.is_retryable, outcome.execution_state) == (
+        "error",
+        None,
+        False,
+        ExecutionState.OUTCOME_UNKNOWN,
+    )
+    assert len(calls) == len(report.attempts) == 1
+
+
 @pytest.mark.anyio
 async def test_every_resend_of_an_operation_carries_the_same_idempotency_key() -> None:
     seen: list[Any] = []
@@ -238,6 +319,25 @@ async def test_a_retry_after_beyond_the_deadline_escalates_at_once() -> None:
         return error_result(_transient(ExecutionState.NOT_EXECUTED, retry_after=60))
 
     report = await call_tool_with_recovery(busy, "write", {}, policy=RecoveryPolicy(deadline=10))
+    assert (report.decision, report.reason) == (Decision.ESCALATE, "deadline")
+    assert len(report.attempts) == 1
+
+
+@pytest.mark.anyio
+async def test_no_resend_is_sent_when_less_time_is_left_than_the_last_attempt_took(mode: str) -> None:
+    """Such a resend would be cut off by the deadline: a write the server refused cleanly
+    ("not executed") could then be applied and still be reported as "outcome unknown"."""
+    server = install(MCPServer("slow"))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    async def search() -> str:
+        await anyio.Event().wait()  # answers only after the caller gave up
+        raise AssertionError("unreachable")
+
+    policy = RecoveryPolicy(attempt_timeout=0.2, deadline=0.3, initial_wait=0.0)
+    with anyio.fail_after(10):
+        async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+            report = await call_tool_with_recovery(client, "search", {}, policy=policy)
     assert (report.decision, report.reason) == (Decision.ESCALATE, "deadline")
     assert len(report.attempts) == 1
 

@@ -20,6 +20,7 @@ Failures to get an answer:
 | `TimeoutError`, JSON-RPC `REQUEST_TIMEOUT`, httpx read timeout | transient | `outcome_unknown` |
 | connection closed/reset/broken stream, JSON-RPC `CONNECTION_CLOSED` | transient | `outcome_unknown` |
 | JSON-RPC `INVALID_PARAMS` / `METHOD_NOT_FOUND`              | validation (inferred) | `not_executed` |
+| a success the SDK client refuses: it breaks the tool's outputSchema | none | `outcome_unknown` |
 | any other JSON-RPC error or exception                     | none        | `outcome_unknown` |
 
 A timeout *after* the request was sent is not "not executed": the server may have applied
@@ -46,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import anyio
+import jsonschema
 import pydantic
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, METHOD_NOT_FOUND, REQUEST_TIMEOUT, CallToolResult
@@ -63,6 +65,7 @@ __all__ = [
     "ToolOutcome",
     "is_call_failure",
     "read_result",
+    "read_retry_after",
 ]
 
 
@@ -188,14 +191,17 @@ def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> T
 
 
 # Keywords only choose a *category* for a text-only error; they never make it retryable.
+# The first match wins, so validation comes first: pydantic's report ("1 validation error
+# for grantArguments") names the arguments, and one may be called `permissions`.
 _KEYWORDS: Final[Sequence[tuple[ErrorCategory, re.Pattern[str]]]] = (
-    (
-        ErrorCategory.PERMISSION,
-        re.compile(r"permission|forbidden|unauthori[sz]ed|not allowed|access denied|\b40[13]\b", re.I),
-    ),
     (
         ErrorCategory.VALIDATION,
         re.compile(r"validation error|invalid (argument|input|param)|missing (required )?argument|\b422\b", re.I),
+    ),
+    (
+        ErrorCategory.PERMISSION,
+        # Whole words only: pydantic's `extra_forbidden` is a validation type, not a refusal.
+        re.compile(r"\b(?:permissions?|forbidden|unauthori[sz]ed|not allowed|access denied|40[13])\b", re.I),
     ),
     (
         ErrorCategory.TRANSIENT,
@@ -203,11 +209,15 @@ _KEYWORDS: Final[Sequence[tuple[ErrorCategory, re.Pattern[str]]]] = (
     ),
 )
 
+# pydantic repeats the caller's input in its report (`input_value='A-403', input_type=str]`,
+# always on one line): the caller's own words say nothing of why the call failed.
+_ECHOED_INPUT: Final = re.compile(r"input_value=[^\n]*")
+
 
 def _guess_category(text: str) -> ErrorCategory | None:
     # Only the start is read: a server's prose says what went wrong early, and every
     # pattern is tried at every position, so a megabyte of text would take a second.
-    head = text[:_MAX_GUESS_CHARS]
+    head = _ECHOED_INPUT.sub("", text[:_MAX_GUESS_CHARS])
     for category, pattern in _KEYWORDS:
         if pattern.search(head):
             return category
@@ -235,7 +245,7 @@ def _from_envelope(category: ErrorCategory, data: Mapping[str, Any], text: str, 
         description=description if isinstance(description, str) else text,
         message=text,
         code=_str_or_none(data.get("code")),
-        retry_after_seconds=_seconds(data.get("retryAfterSeconds")),
+        retry_after_seconds=read_retry_after(data.get("retryAfterSeconds")),
         field_errors=_field_errors(data.get("fieldErrors")),
         execution_state=_execution_state(data.get("executionState")),
         error_id=_str_or_none(data.get("errorId")),
@@ -277,6 +287,16 @@ def _read_exception(exc: BaseException) -> ToolOutcome:
             kind="error",
             description="The server's answer could not be read as a tool result; whether the call ran is unknown.",
             message="Unreadable answer",
+            execution_state=ExecutionState.OUTCOME_UNKNOWN,
+            category_inferred=True,
+            source="result",
+        )
+    if _breaks_output_schema(exc):
+        return ToolOutcome(
+            kind="error",
+            description="The tool ran, but the server's answer does not match the tool's outputSchema, so it "
+            "cannot be used. Do not resend it blindly: check what the call did, or take another path.",
+            message="Answer does not match the outputSchema",
             execution_state=ExecutionState.OUTCOME_UNKNOWN,
             category_inferred=True,
             source="result",
@@ -368,14 +388,33 @@ def is_call_failure(exc: BaseException) -> bool:
     """Whether `exc` is a failure to get an answer, which `read_result` reads as an outcome.
 
     The one list of such failures: a JSON-RPC error, a transport failure (connection, stream,
-    timeout, HTTP), or an answer the client could not parse. Anything else raised around a
-    call is a bug of the caller and propagates.
+    timeout, HTTP), an answer the client could not parse, or a success the SDK client refused
+    because it breaks the tool's outputSchema. Anything else raised around a call is a bug of
+    the caller and propagates.
     """
-    return isinstance(exc, _CALL_FAILURES) or is_httpx(exc, "HTTPError")
+    return isinstance(exc, _CALL_FAILURES) or is_httpx(exc, "HTTPError") or _breaks_output_schema(exc)
 
 
 _STREAM_FAILURES: Final = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream)
 _CALL_FAILURES: Final = (MCPError, OSError, EOFError, pydantic.ValidationError, *_STREAM_FAILURES)
+
+
+def _breaks_output_schema(exc: BaseException) -> bool:
+    """Whether `exc` is the `RuntimeError` of `ClientSession.validate_tool_result` (mcp 2.3): a
+    success whose structuredContent is missing or does not match the tool's outputSchema.
+
+    Told by its exact type and text, and for a mismatch by the jsonschema error behind it, so
+    that no other `RuntimeError` (an unentered client, the SDK's other refusals) passes.
+    """
+    if type(exc) is not RuntimeError:
+        return False
+    text = str(exc)
+    if text.startswith("Invalid structured content returned by tool "):
+        return isinstance(exc.__cause__, jsonschema.ValidationError)
+    return _NO_STRUCTURED_CONTENT.fullmatch(text) is not None
+
+
+_NO_STRUCTURED_CONTENT: Final = re.compile(r"Tool .+ has an output schema but did not return structured content", re.S)
 
 
 def _is_transport_error(exc: BaseException) -> bool:
@@ -390,7 +429,9 @@ def _category(value: object) -> ErrorCategory | None:
     return ErrorCategory(value) if isinstance(value, str) and value in CATEGORY_VALUES else None
 
 
-def _seconds(value: object) -> float | None:
+def read_retry_after(value: object) -> float | None:
+    """A `retryAfterSeconds` someone sent, as seconds: `None` unless a finite number >= 0;
+    capped at a day."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
         return None  # NaN fails the range check too
     # Compared before the conversion: an integer no float can hold (10**400) is still a wait.

@@ -27,7 +27,8 @@ from mcp_types import CallToolResult, TextContent, Tool
 
 from mcp_errors._contract import CATEGORY_VALUES, ErrorCategory
 from mcp_errors._envelope import FailureDetails, error_result
-from mcp_errors._outcome import OutcomeKind, ToolOutcome, read_result
+from mcp_errors._head import format_seconds
+from mcp_errors._outcome import OutcomeKind, ToolOutcome, read_result, read_retry_after
 from mcp_errors._policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
 from mcp_errors._telemetry import partial_span, record_partial
 
@@ -70,7 +71,7 @@ class ToolCall:
 
 SubCall = ToolCall | Callable[[], Awaitable[object]]
 """A `ToolCall`, or any zero-argument async factory returning a `CallToolResult` (or a
-JSON-able value, read as a success)."""
+JSON-able value, read as a success; `None`, `[]`, `{}` and `""` are an empty answer)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +90,9 @@ class FailedCall:
     reason: str | None = None
     """Why local recovery stopped (`RecoveryReport.reason`), e.g. `"retries_exhausted"`, or
     `"outcome_unknown"` for a write that may have been applied and so was not resent."""
+    retry_after_seconds: float | None = None
+    """The wait the server asked for (`retryAfterSeconds`) when it reached past the deadline,
+    so that the deadline stopped local recovery (`reason` `"deadline"`); `None` otherwise."""
 
     @property
     def worth_rerunning(self) -> bool:
@@ -108,6 +112,8 @@ class FailedCall:
             data["code"] = self.code
         if self.reason is not None:
             data["reason"] = self.reason
+        if self.retry_after_seconds is not None:
+            data["retryAfterSeconds"] = self.retry_after_seconds
         return data
 
 
@@ -328,8 +334,18 @@ async def gather_partial(
                 description=outcome.description,
                 code=outcome.code,
                 reason=report.reason,
+                retry_after_seconds=_wait_past_deadline(report, policy),
             )
     return PartialReport(succeeded=succeeded, failed=failed, order=tuple(names), reports=reports)
+
+
+def _wait_past_deadline(report: RecoveryReport, policy: RecoveryPolicy) -> float | None:
+    """The server's asked wait, when it alone reached past the deadline that stopped recovery."""
+    asked = report.outcome.retry_after_seconds
+    if report.reason != "deadline" or asked is None or not report.attempts:
+        return None
+    last = report.attempts[-1]
+    return asked if last.elapsed + last.duration + asked >= policy.deadline else None
 
 
 async def _run_sub_call(name: str, call: SubCall, policy: RecoveryPolicy) -> RecoveryReport:
@@ -445,6 +461,7 @@ def read_partial(outcome: ToolOutcome | CallToolResult) -> PartialReport | None:
             description=description if isinstance(description, str) else "",
             code=value.get("code") if isinstance(value.get("code"), str) else None,
             reason=value.get("reason") if isinstance(value.get("reason"), str) else None,
+            retry_after_seconds=read_retry_after(value.get("retryAfterSeconds")),
         )
     names = [*succeeded, *(name for name in failed if name not in succeeded)]
     listed = data.get("order")
@@ -463,21 +480,27 @@ def _is_empty_answer(value: object) -> bool:
 
 
 def _describe_failures(failed: Mapping[str, FailedCall]) -> str:
-    groups: dict[tuple[str, int, str | None], list[str]] = {}
+    groups: dict[tuple[str, int, str], list[str]] = {}
     for name, failure in failed.items():
-        groups.setdefault((_failure_phrase(failure), failure.attempts, failure.reason), []).append(name)
+        groups.setdefault((_failure_phrase(failure), failure.attempts, _why_stopped(failure)), []).append(name)
     parts = []
-    for (phrase, attempts, reason), names in groups.items():
+    for (phrase, attempts, why), names in groups.items():
         each = " each" if len(names) > 1 else ""
         tries = f" after {attempts} attempt{'s' if attempts != 1 else ''}{each}" if attempts else ""
-        why = _WHY_STOPPED.get(reason or "", "")
         parts.append(f"{_join(names)} {phrase}{tries}{why}")
     return "; ".join(parts) + "."
 
 
-# Why local recovery stopped resending, when it is not obvious from the attempt count.
+def _why_stopped(failure: FailedCall) -> str:
+    """Why local recovery stopped resending, when it is not obvious from the attempt count."""
+    if failure.reason == "deadline" and failure.retry_after_seconds is not None:
+        wait = format_seconds(failure.retry_after_seconds)
+        return f" (the deadline ran out: the server asked for a wait of {wait} s, past it)"
+    return _WHY_STOPPED.get(failure.reason or "", "")
+
+
 _WHY_STOPPED: Final = {
-    "deadline": " (the server asked for a wait past the deadline)",
+    "deadline": " (the deadline ran out)",
     "retry_budget": " (retries paused: the server's retry budget is spent)",
     "outcome_unknown": " (not resent: it may have been applied)",
 }
@@ -516,6 +539,10 @@ def _outcome_text(outcome: ToolOutcome) -> str:
 
 def _value_result(value: object) -> CallToolResult:
     structured = value if isinstance(value, dict) else {"result": value}
+    if value is None or (isinstance(value, list | dict | str) and not value):
+        # Written as the SDKs write an empty return value (no content), so that it is an
+        # empty answer, as the same answer from a tool is.
+        return CallToolResult(content=[], structured_content=structured)
     return CallToolResult(content=[TextContent(type="text", text=_json(value))], structured_content=structured)
 
 

@@ -10,7 +10,7 @@ The decision table (the reason is in `RecoveryReport.reason`):
 | permission (after the optional other-principal hook)   | `escalate`  | `permission`        |
 | transient, resend not known to be safe                 | `escalate`  | `outcome_unknown`   |
 | transient, `max_attempts` reached                      | `escalate`  | `retries_exhausted` |
-| transient, next wait would end past the deadline       | `escalate`  | `deadline`          |
+| transient, no time left for a resend (deadline)       | `escalate`  | `deadline`          |
 | transient, the server's retry budget is spent          | `escalate`  | `retry_budget`      |
 | error that does not claim to be retryable (prose only) | `escalate`  | `not_retryable`     |
 | error of unknown category                              | `escalate`  | `unclassified`      |
@@ -22,7 +22,9 @@ A transient failure is resent only when that is safe: the error says the call di
 unchanged, on every resend in the request's `params._meta["mcp-errors/idempotencyKey"]`.
 
 Waits: full-jitter exponential backoff (tenacity's `wait_random_exponential`), never less
-than the server's `retryAfterSeconds`. The loop itself is tenacity's `AsyncRetrying`.
+than the server's `retryAfterSeconds`. The loop itself is tenacity's `AsyncRetrying`. No
+resend is sent when the wait would end past the deadline, or would leave less time than the
+last call took (the resend would likely be cut off).
 """
 
 from __future__ import annotations
@@ -73,7 +75,10 @@ __all__ = [
 logger = logging.getLogger("mcp_errors.recovery")
 
 PermissionHook = Callable[[str, ToolOutcome], Awaitable[object | None]]
-"""`async (tool_name, outcome) -> client | CallFn | None`: another principal to try once."""
+"""`async (tool_name, outcome) -> client | CallFn | None`: another principal to try.
+
+Its calls count towards the same `max_attempts` as the first principal's; it always gets
+at least one."""
 
 EscalationReason = Literal[
     "validation",
@@ -107,9 +112,11 @@ class RecoveryPolicy:
     one `RetryBudget` per server.
 
     Args:
-        max_attempts: Calls per logical operation, the first included.
+        max_attempts: Calls per logical operation, the first included, and those made as
+            the permission hook's other principal too (which always gets at least one).
         deadline: Seconds for the whole operation, waits included. A wait that would end
-            past it (for example a `retryAfterSeconds` too long) escalates at once.
+            past it (for example a `retryAfterSeconds` too long), or leave less time than
+            the last call took, escalates at once.
         initial_wait: Scale of the first backoff window (full jitter: uniform in
             `[0, initial_wait * 2**(n-1)]`, capped at `max_wait`).
         max_wait: Cap of the backoff window; a server's `retryAfterSeconds` may exceed it.
@@ -119,7 +126,8 @@ class RecoveryPolicy:
             making a resend safe. Annotations are hints: disable for untrusted servers.
         send_idempotency_key: Send one key per logical operation in the request `_meta`.
         on_permission_denied: Optional `async (tool_name, outcome) -> client | None`
-            returning another principal's client (or call function) to try once.
+            returning another principal's client (or call function) to try; its calls
+            count towards `max_attempts` (at least one is made).
         budget_factory: Builds the `RetryBudget` for each server.
 
     Raises:
@@ -184,6 +192,8 @@ class Attempt:
     outcome: ToolOutcome
     principal_changed: bool = False
     """Whether this call went through the permission hook's other principal."""
+    duration: float = 0.0
+    """Seconds the call took, until its answer or its failure."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -424,6 +434,7 @@ class _Run:
             if not is_call_failure(exc):
                 raise
             outcome = read_result(exc)
+        duration = self.elapsed() - at
         if outcome.category is ErrorCategory.TRANSIENT:
             self.budget.record_failure()
             if outcome.is_retryable and not outcome.not_executed and self._info is None:
@@ -438,6 +449,7 @@ class _Run:
                 wait_before=wait_before,
                 outcome=outcome,
                 principal_changed=self._principal_changed,
+                duration=duration,
             )
         )
         return outcome
@@ -467,11 +479,16 @@ class _Run:
 
     def _stop_reason(self, state: RetryCallState) -> EscalationReason | None:
         """Why no further resend is allowed after this attempt, or `None` to resend."""
-        if state.attempt_number >= self.policy.max_attempts:
+        # Every call of the logical operation counts, the other principal's too (its loop's
+        # own attempt numbers start again at 1); its first call is made regardless.
+        if len(self.attempts) >= self.policy.max_attempts:
             return "retries_exhausted"
         # As of the attempt's end, so that asking twice about one attempt gives one answer.
         at = (state.outcome_timestamp or state.start_time) - self._start + self._skipped
-        if at + state.upcoming_sleep >= self.policy.deadline:
+        left = self.policy.deadline - at - state.upcoming_sleep
+        # A resend given less time than the last call took would likely be cut off, and a
+        # write refused as "not executed" would then end "outcome unknown", applied or not.
+        if left <= 0 or left < self.attempts[-1].duration:
             return "deadline"
         if not self.budget.allows_retry():
             return "retry_budget"

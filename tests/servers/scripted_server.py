@@ -2,7 +2,8 @@
 
 Built on the low-level `mcp.server.Server`, which validates and converts nothing: what the
 test gives is what the client reads. Its one tool, `answer`, is annotated read-only, so a
-recovery policy resends its transient failures.
+recovery policy resends its transient failures; it declares the `output_schema` it is given,
+which its answers need not follow.
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ from mcp.server import Server
 from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, Tool, ToolAnnotations
 
 
-def build_scripted_server(answer: Callable[[], CallToolResult]) -> Server[Any]:
+def build_scripted_server(
+    answer: Callable[[], CallToolResult], *, output_schema: dict[str, Any] | None = None
+) -> Server[Any]:
     """A server whose tool `answer` returns `answer()` on each call."""
+    read_only = ToolAnnotations(read_only_hint=True)
+    tool = Tool(name="answer", input_schema={"type": "object"}, output_schema=output_schema, annotations=read_only)
 
     async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
-        read_only = ToolAnnotations(read_only_hint=True)
-        return ListToolsResult(tools=[Tool(name="answer", input_schema={"type": "object"}, annotations=read_only)])
+        return ListToolsResult(tools=[tool])
 
     async def on_call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
         return answer()

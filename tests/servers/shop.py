@@ -95,6 +95,18 @@ def build_third_party() -> MCPServer[Any]:
         """Fails with an unexpected exception (the SDK masks it)."""
         raise ValueError("secret detail")
 
+    # Bad arguments get pydantic's report as text, which names the arguments and echoes
+    # their values: words such as "permissions" or "403" there say nothing of the failure.
+    @server.tool()
+    def grant(user: str, permissions: list[str]) -> str:
+        """Grant permissions to a user."""
+        return f"granted {', '.join(permissions)} to {user}"
+
+    @server.tool(annotations=READ_ONLY)
+    def lookup_order(order_id: int) -> str:
+        """Look an order up by its number."""
+        return f"order {order_id}"
+
     return server
 
 
