@@ -86,8 +86,9 @@ def test_json_output_has_exactly_the_documented_shape(rows: dict[tuple[str, str]
     data = build_json(list(rows.values()), seed=7, sweep=SWEEP_TASKS, fault_rate=0.4)
     assert set(data) == {"scenarios", "summary"}
     for entry in data["scenarios"]:
-        assert set(entry) == {"scenario", "agent", "calls", "wasted_calls", "escalated", "correct", "read"}
+        assert set(entry) == {"scenario", "agent", "calls", "wasted_calls", "escalated", "correct", "outcome", "read"}
     assert data["summary"]["structured_all_correct"] is True
+    assert all(entry["outcome"] for entry in data["scenarios"]), "each row says how it ended"
     naive = data["summary"]["agents"]["naive"]
     assert naive["wasted_calls"] == sum(row.wasted_calls for row in rows.values() if row.agent == "naive")
 
@@ -108,8 +109,8 @@ def test_in_the_sweep_giving_up_honestly_is_right_for_either_agent_and_only_doub
     sweep_rows = [row for row in anyio.run(run) if row.scenario == "transient_sweep"]
     assert [row.agent for row in sweep_rows] == ["naive", "structured"]
     for row in sweep_rows:
-        assert "escalated as not done" in row.outcome  # faults this heavy make both agents give up somewhere
-        assert row.correct == ("0 double refunds" in row.outcome)
+        assert "escalated" in row.outcome  # faults this heavy make both agents give up somewhere
+        assert row.correct == ("0 double refunds" in row.outcome and "said not done but landed" not in row.outcome)
     # The verdict and the right answer say the same: stopping when the resends a policy
     # allows are used up, and saying so, is right; the outcome says what stopped them.
     assert "retry budget" in SWEEP.right_answer
@@ -118,6 +119,17 @@ def test_in_the_sweep_giving_up_honestly_is_right_for_either_agent_and_only_doub
     assert re.search(
         r"\((\d+ (retry budget spent|attempts used up|deadline|unsafe to resend)(, )?)+\)", structured.outcome
     )
+
+
+def test_one_seed_gives_the_same_run_twice_in_one_process() -> None:
+    # Each desk's policy starts with a full retry budget: neither the other desks of the run
+    # (they run at once) nor an earlier run can spend it.
+    async def run() -> list[tuple[str, str, int, str, bool]]:
+        with anyio.fail_after(120):
+            rows = await run_demo(sweep=8, seed=3, fault_rate=0.9)
+        return [(row.scenario, row.agent, row.calls, row.outcome, row.correct) for row in rows]
+
+    assert anyio.run(run) == anyio.run(run)
 
 
 def test_each_agent_shows_what_it_read_of_the_errors_it_met(rows: dict[tuple[str, str], Row]) -> None:

@@ -36,21 +36,29 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult, TextContent, Tool
 
+from mcp_errors._contract import ExecutionState
 from mcp_errors._outcome import ToolOutcome, read_result
 from mcp_errors._partial import ToolCall, gather_partial
 from mcp_errors._policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
 from mcp_errors.demo._db import AUTO_REFUND_LIMIT, KNOWLEDGE_SOURCES, money
 
-__all__ = ["DEMO_POLICY", "AgentName", "Row", "run_demo"]
+__all__ = ["AgentName", "Row", "demo_policy", "run_demo"]
 
 AgentName = Literal["naive", "structured"]
 AGENTS: Final[tuple[AgentName, ...]] = ("naive", "structured")
 NAIVE_RESENDS: Final = 3
 
-DEMO_POLICY: Final = RecoveryPolicy(max_attempts=4, deadline=5.0, initial_wait=0.005, max_wait=0.05)
-"""The structured agent's policy. Its waits are shrunk to at most 50 ms so that the demo runs
-in seconds; a production policy waits longer. Its 5 s deadline is shorter than the 30 s a
-down source asks for, so the agent does not resend into an outage."""
+
+def demo_policy() -> RecoveryPolicy:
+    """The structured agent's policy, new for each desk so that each starts with a full retry
+    budget (a policy keeps its budgets, and these calls all fall under one server name).
+
+    Its waits are shrunk to at most 50 ms so that the demo runs in seconds; a production
+    policy waits longer. Its 5 s deadline is shorter than the 30 s a down source asks for, so
+    the agent does not resend into an outage.
+    """
+    return RecoveryPolicy(max_attempts=4, deadline=5.0, initial_wait=0.005, max_wait=0.05)
+
 
 BIG_REFUND: Final = 750.0
 SEARCH_QUERY: Final = "refund"
@@ -89,6 +97,7 @@ class Row:
             "wasted_calls": self.wasted_calls,
             "escalated": self.escalated,
             "correct": self.correct,
+            "outcome": self.outcome,
             "read": list(self.read),
         }
 
@@ -124,11 +133,14 @@ SWEEP: Final = Scenario(
     "transient_sweep",
     "Transient-fault sweep",
     "Resend what is safe while the attempts, the deadline and the retry budget allow; report what still "
-    "fails as not done (escalate). Never claim a refund that did not land, never apply one twice.",
+    "fails as not done (escalate), or as outcome unknown when a refund's answer was lost. Never claim a "
+    "refund that did not land, never call one that landed not done, never apply one twice.",
 )
 """Every fault here is transient, so a task is right when it is done (a refund applied exactly
-once), or when the agent says it is not done: when the faults outlast the resends a policy
-allows (at high fault rates, often), escalating is the right answer, for either agent."""
+once), or when the agent says it is not done and it is not: when the faults outlast the
+resends a policy allows (at high fault rates, often), escalating is the right answer, for
+either agent. A refund whose answer was lost may have landed: only "outcome unknown" is then
+true, and a human told "not done" would refund it a second time."""
 
 
 @dataclass
@@ -173,6 +185,7 @@ class _Desk:
         self.tools = tools
         self.db_path = db_path
         self.recorder = _Recorder()
+        self.policy = demo_policy()
 
     def start(self, outages: frozenset[tuple[str, str | None]] = frozenset()) -> _Recorder:
         self.recorder = _Recorder(outages)
@@ -223,7 +236,7 @@ async def _naive_call(desk: _Desk, name: str, arguments: dict[str, Any]) -> tupl
 
 
 async def _structured_call(desk: _Desk, name: str, arguments: dict[str, Any]) -> RecoveryReport:
-    return await call_tool_with_recovery(desk.call, name, arguments, policy=DEMO_POLICY, tools=desk.tools)
+    return await call_tool_with_recovery(desk.call, name, arguments, policy=desk.policy, tools=desk.tools)
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +301,7 @@ async def _partial_search(desk: _Desk, agent: AgentName) -> _Verdict:
         source: ToolCall(desk.call, "search_knowledge", {"query": SEARCH_QUERY, "source": source}, tools=desk.tools)
         for source in KNOWLEDGE_SOURCES
     }
-    report = await gather_partial(calls, policy=DEMO_POLICY)
+    report = await gather_partial(calls, policy=desk.policy)
     correct = sorted(report.failed) == sorted(SEARCH_OUTAGES) and len(report.succeeded) == len(KNOWLEDGE_SOURCES) - len(
         SEARCH_OUTAGES
     )
@@ -351,8 +364,9 @@ _STOPPED_RESENDING: Final[dict[str, str]] = {
 
 
 async def _sweep(desk: _Desk, agent: AgentName, size: int) -> _Verdict:
-    done = wrong = doubles = 0
+    done = wrong = doubles = landed_said_not_done = 0
     escalated: Counter[str] = Counter()
+    unknown = 0
     tasks = _sweep_tasks(size)
     for task in tasks:
         order = task.arguments.get("order_id", "")
@@ -363,27 +377,45 @@ async def _sweep(desk: _Desk, agent: AgentName, size: int) -> _Verdict:
             ok, _ = await _naive_call(desk, task.tool, task.arguments)
             claimed_done, reason = ok, f"after {NAIVE_RESENDS} resends"
             said_not_done = not ok  # it escalates whatever still fails
+            said_unknown = False  # it reads text only, and says "failed"
         else:
             report = await _structured_call(desk, task.tool, task.arguments)
             claimed_done = report.decision is Decision.DONE
             reason = _STOPPED_RESENDING.get(report.reason or "", str(report.reason))
-            said_not_done = report.decision is Decision.ESCALATE and report.reason in _STOPPED_RESENDING
+            said_unknown = not claimed_done and any(
+                attempt.outcome.execution_state is ExecutionState.OUTCOME_UNKNOWN for attempt in report.attempts
+            )
+            said_not_done = (
+                not said_unknown and report.decision is Decision.ESCALATE and report.reason in _STOPPED_RESENDING
+            )
         if task.tool == "process_refund":
             applied = desk.refunds(order) - before
             doubles += applied > 1
-            right = applied == 1 if claimed_done else said_not_done and applied <= 1
+            landed_said_not_done += said_not_done and applied > 0
+            if claimed_done:
+                right = applied == 1
+            elif said_unknown:
+                right = applied <= 1
+            else:
+                right = said_not_done and applied == 0
         else:
-            right = claimed_done or said_not_done
+            right = claimed_done or said_not_done or said_unknown
         done += claimed_done
-        if not claimed_done:
+        if said_unknown:
+            unknown += 1
+        elif not claimed_done:
             escalated[reason] += 1
         wrong += not right
     parts = [f"{done}/{len(tasks)} done"]
     if escalated:
         why = ", ".join(f"{count} {reason}" for reason, count in escalated.most_common())
         parts.append(f"{escalated.total()} escalated as not done ({why})")
+    if unknown:
+        parts.append(f"{unknown} escalated with the outcome unknown (an answer lost after the refund committed)")
+    if landed_said_not_done:
+        parts.append(f"{landed_said_not_done} said not done but landed")
     parts.append(f"{doubles} double refund{'s' if doubles != 1 else ''}")
-    return _Verdict(", ".join(parts), bool(escalated), wrong == 0 and doubles == 0)
+    return _Verdict(", ".join(parts), bool(escalated) or bool(unknown), wrong == 0 and doubles == 0)
 
 
 # -- running it all ---------------------------------------------------------------------
