@@ -98,7 +98,7 @@ def _why(summary: dict[str, Any]) -> Text:
         "it reads errorCategory, isRetryable and executionState, so it resends only transient failures (with an "
         "idempotency key: no refund lands twice) and otherwise answers, fixes the input or escalates at once "
         f"(right {structured['correct']}/{structured['scenarios']}, {structured['wasted_calls']} wasted calls). "
-        "The naive agent sees only text, where an empty answer, a typo and a policy limit all read as 'try again' "
+        "The naive agent is a text-only retry loop: an empty answer, a typo and a policy limit all get 'try again' "
         f"(right {naive['correct']}/{naive['scenarios']}, {naive['wasted_calls']} wasted calls)."
     )
     return text
