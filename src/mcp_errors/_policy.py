@@ -576,6 +576,7 @@ def _record(span: Span, report: RecoveryReport, *, server: str) -> None:
         decision=report.decision.value,
         reason=report.reason,
         category=final.value if final is not None else None,
+        code=report.outcome.code,
         attempts=last,
         total_wait=report.total_wait,
     )

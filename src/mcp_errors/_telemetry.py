@@ -200,10 +200,7 @@ def annotate_tool_result(tool: str, result: ToolResultLike, *, replayed: bool = 
         labels[REPLAYED] = True
     if envelope is not None:
         labels |= _strings(envelope, (("errorCategory", CATEGORY), ("code", CODE)))
-        if labels.get(CODE) == "UNKNOWN_TOOL":
-            # The name came from the caller, not from the server's tool list: as a metric
-            # attribute, any string a client sends would be a new time series.
-            labels[TOOL] = "(unknown)"
+        labels[TOOL] = _tool_label(tool, labels.get(CODE))
     _instruments.count_result(tuple(labels.items()))
     span = trace.get_current_span()
     if not span.is_recording():
@@ -277,13 +274,14 @@ def record_decision(
     decision: str,
     reason: str | None,
     category: str | None,
+    code: str | None,
     attempts: int,
     total_wait: float,
 ) -> None:
     """Close a logical call: the decision on its span, and the retry histograms."""
     if not enabled():
         return
-    labels: dict[str, str] = {TOOL: tool, DECISION: decision}
+    labels: dict[str, str] = {TOOL: _tool_label(tool, code), DECISION: decision}
     if category is not None:
         labels[CATEGORY] = category
     _instruments.call_attempts.record(attempts, labels)
@@ -322,6 +320,12 @@ def record_partial(span: Span, *, answered: int, total: int) -> None:
     """How many sub-calls of the fan-out answered."""
     if span.is_recording():
         span.set_attributes({ANSWERED: answered, TOTAL: total})
+
+
+def _tool_label(tool: str, code: object) -> str:
+    # A name the server does not know came from the caller (a model may invent any): as a
+    # metric attribute, every such string would be a new time series. Spans keep it.
+    return "(unknown)" if code == "UNKNOWN_TOOL" else tool
 
 
 def _strings(data: Mapping[str, Any], pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
