@@ -9,6 +9,7 @@ servers. PostgreSQL and Redis are real servers (see `tests/services.py`).
 from __future__ import annotations
 
 import itertools
+import sqlite3
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -240,6 +241,30 @@ async def test_the_memory_store_is_bounded_in_entries() -> None:
         await store.finish(key, await won(store, key=key), b"answer")
     assert len(store) == 3
     assert isinstance(await claim(store, key="a"), Won)
+
+
+@pytest.mark.anyio
+async def test_a_sqlite_file_another_process_holds_is_set_up_off_the_event_loop(tmp_path: Path) -> None:
+    path = tmp_path / "keys.sqlite3"
+    other = sqlite3.connect(path, isolation_level=None)  # another process's writer, as SQLite sees it
+    other.execute("PRAGMA journal_mode = WAL")
+    other.execute("BEGIN IMMEDIATE")
+    store = SQLiteStore(path, busy_timeout=8)
+    claims: list[Claim] = []
+
+    async def claim_first_key() -> None:
+        claims.append(await claim(store))
+
+    # Far less than the store's busy timeout: a claim that waited on the event loop would
+    # hold everything (this deadline included) until SQLite gave up on the lock.
+    with anyio.fail_after(4):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(claim_first_key)
+            await anyio.wait_all_tasks_blocked()
+            other.execute("COMMIT")
+    other.close()
+    await store.aclose()
+    assert [type(each) for each in claims] == [Won]
 
 
 @pytest.mark.anyio

@@ -130,8 +130,9 @@ class SQLiteStore(IdempotencyStore):
         # An operation takes tens of microseconds when nothing holds the database, less than
         # a hop to a worker thread: it is tried right here on the connection that never
         # waits. When the file is locked (by this process's worker or another process),
-        # nothing was done and it goes to the worker thread, which may wait.
-        if self._lock.acquire(blocking=False):
+        # nothing was done and it goes to the worker thread, which may wait. The first
+        # operation sets the file up, which may wait for another process: a worker's job too.
+        if self._connections and self._lock.acquire(blocking=False):
             try:
                 return operation(self._connection(wait=False), *args)
             except sqlite3.OperationalError as exc:
