@@ -70,6 +70,19 @@ def test_a_baseline_of_known_failures_makes_the_same_check_pass(tmp_path: Path) 
     assert report["summary"]["suppressed"] == len(first["findings"])
 
 
+def test_a_baseline_recorded_while_the_server_was_down_does_not_pass_a_server_still_down(tmp_path: Path) -> None:
+    missing = str(FIXTURES / "no-such-server")
+    _, down = check("--", missing)
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps(down), encoding="utf-8")
+
+    code, report = check("--baseline", str(baseline), "--", missing)
+    selected_code, _ = check("--select", "ME002", "--", missing)
+
+    assert (code, selected_code) == (1, 1)
+    assert [finding["rule"] for finding in report["findings"]] == ["ME015"]
+
+
 def test_warnings_alone_do_not_fail_the_check() -> None:
     code, report = check("--select", "ME005,description-repeats-message", "--", *DEFECTS)
 

@@ -92,9 +92,7 @@ _DISGUISED: Final = re.compile(
 )
 # ... or a label ending in error or failed ("Database error: near ...", "Request failed: ..."),
 # but only when prose follows it: after "Standard error:" or "Jobs failed:" a value is data.
-_FAILURE_LABEL: Final = re.compile(
-    r"\w[\w .'\"()-]{0,40}\s(?:error|exception|failed)\s*[:!\-–—]\s*", re.IGNORECASE
-)
+_FAILURE_LABEL: Final = re.compile(r"\w[\w .'\"()-]{0,40}\s(?:error|exception|failed)\s*[:!\-–—]\s*", re.IGNORECASE)
 # Prose: a word that is not a value ("none", "n/a"), or a code with its words ("503 Service
 # Unavailable"); not a number ("0.051", "0 of 12", "±3%").
 _PROSE: Final = re.compile(

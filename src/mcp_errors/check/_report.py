@@ -16,6 +16,10 @@ from mcp_errors.check._rules import RULES, Family, Finding, Severity
 
 __all__ = ["CallRecord", "CheckReport", "load_baseline", "resolve_rules"]
 
+# The rules that say the check itself did not happen (the server never answered, crashed or
+# hung, or the run stopped): no baseline, --select or --ignore can turn that into a pass.
+_CHECK_NOT_DONE: Final = frozenset({"ME015", "ME016", "ME017"})
+
 _FAMILY_TITLES: Final = {
     Family.ANY_SERVER: "What any agent needs from any MCP server (MCP spec, SEP-1303, usability)",
     Family.CONTRACT: "What the mcp-errors contract adds (envelope and first text line)",
@@ -101,6 +105,9 @@ class CheckReport:
     ) -> CheckReport:
         """The report without ignored, unselected and baselined findings.
 
+        The findings that say the check did not happen (ME015, ME016, ME017) are always kept:
+        a run that could not check the server never passes.
+
         Args:
             select: Rule ids to keep (all when `None`).
             ignore: Rule ids to drop.
@@ -109,9 +116,12 @@ class CheckReport:
         kept = [
             finding
             for finding in self.findings
-            if (select is None or finding.rule in select)
-            and finding.rule not in ignore
-            and (finding.rule, finding.tool) not in baseline
+            if finding.rule in _CHECK_NOT_DONE
+            or (
+                (select is None or finding.rule in select)
+                and finding.rule not in ignore
+                and (finding.rule, finding.tool) not in baseline
+            )
         ]
         return replace(self, findings=kept, suppressed=self.suppressed + len(self.findings) - len(kept))
 
