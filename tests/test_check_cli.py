@@ -119,8 +119,12 @@ def test_an_args_file_makes_real_valid_and_empty_calls(tmp_path: Path) -> None:
 
     assert code == 0
     summary = report["summary"]
-    assert summary["validCalls"] == {"find_orders": {"outcome": "succeeded", "arguments": "--args"}}
-    assert summary["emptyCalls"] == {"find_orders": {"outcome": "succeeded", "arguments": "--args"}}
+    assert summary["validCalls"] == {
+        "find_orders": {"outcome": "succeeded", "arguments": "--args", "sent": {"order_id": "#12345"}}
+    }
+    assert summary["emptyCalls"] == {
+        "find_orders": {"outcome": "succeeded", "arguments": "--args", "sent": {"order_id": "#99999"}}
+    }
 
 
 def test_an_unreadable_args_file_is_a_usage_error(tmp_path: Path) -> None:
@@ -143,6 +147,8 @@ def test_the_rich_report_keeps_the_two_rule_families_apart_and_says_what_each_va
     assert any("ME022" in line for line in lines[any_server:contract])
     assert not any("ME002" in line for line in lines[any_server:contract])
     assert any(line.strip().startswith("- well_behaved valid call: succeeded") for line in lines)
+    # ... and with which values.
+    assert any(line.strip().startswith("- well_behaved valid call: succeeded") and "{" in line for line in lines)
 
 
 def test_an_unknown_rule_is_a_usage_error() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -12,9 +12,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from mcp_errors._sanitize import MAX_RECEIVED_CHARS, REDACTED, encodable, has_secret, is_secret_name
 from mcp_errors.check._rules import RULES, Family, Finding, Severity
 
-__all__ = ["CallRecord", "CheckReport", "load_baseline", "resolve_rules"]
+__all__ = ["CallRecord", "CheckReport", "load_baseline", "resolve_rules", "shown_arguments"]
+
+_SHOWN_ITEMS: Final = 10
+"""The most items of one list or object argument the report shows."""
 
 # The rules that say the check itself did not happen (the server never answered, crashed or
 # hung, or the run stopped): no baseline, --select or --ignore can turn that into a pass.
@@ -36,6 +40,8 @@ class CallRecord:
     """Where the arguments came from: `--args` or `generated from the inputSchema`."""
     note: str | None = None
     """Why the call was not made, or what else to know about it."""
+    sent: Mapping[str, Any] | None = None
+    """The arguments' values as `shown_arguments` shows them: texts clipped, secrets redacted."""
 
     @property
     def made(self) -> bool:
@@ -45,17 +51,46 @@ class CallRecord:
     def succeeded(self) -> bool:
         return self.outcome == "succeeded"
 
-    def to_json(self) -> dict[str, str]:
-        out = {"outcome": self.outcome}
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"outcome": self.outcome}
         if self.arguments is not None:
             out["arguments"] = self.arguments
+        if self.sent is not None:
+            out["sent"] = dict(self.sent)
         if self.note is not None:
             out["note"] = self.note
         return out
 
     def describe(self) -> str:
-        text = self.outcome if self.arguments is None else f"{self.outcome} (arguments {self.arguments})"
+        text = self.outcome
+        if self.arguments is not None:
+            sent = "" if self.sent is None else ": " + json.dumps(self.sent, ensure_ascii=False)
+            text += f" (arguments {self.arguments}{sent})"
         return text if self.note is None else f"{text}: {self.note}"
+
+
+def shown_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments as a report may show them: each text clipped and folded onto one line, a
+    value under a secret-looking name or of a secret's shape replaced by `[REDACTED]`, long
+    lists and objects cut to their first items."""
+    return {_clipped(str(name)): _shown(value, str(name)) for name, value in list(arguments.items())[:_SHOWN_ITEMS]}
+
+
+def _shown(value: Any, name: str) -> Any:
+    if is_secret_name(name) and value not in (None, ""):
+        return REDACTED
+    if isinstance(value, str):
+        return REDACTED if has_secret(value) else _clipped(value)
+    if isinstance(value, Mapping):
+        return shown_arguments(value)
+    if isinstance(value, list | tuple):
+        return [_shown(item, name) for item in value[:_SHOWN_ITEMS]] + (["…"] if len(value) > _SHOWN_ITEMS else [])
+    return value
+
+
+def _clipped(text: str) -> str:
+    text = " ".join("".join(char if char.isprintable() else " " for char in encodable(text)).split())
+    return text if len(text) <= MAX_RECEIVED_CHARS else text[: MAX_RECEIVED_CHARS - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,16 +104,18 @@ class CheckReport:
     tools_skipped: dict[str, str] = field(default_factory=dict[str, str])
     """Tools not called, with the reason (e.g. annotated destructive)."""
     tools_unchecked: list[str] = field(default_factory=list[str])
-    """Tools left unchecked because the server crashed or the total timeout ran out."""
+    """Tools left unchecked because the server crashed or hung, or the total timeout ran out."""
     tools_without_valid_call: list[str] = field(default_factory=list[str])
-    """With `call_valid`: tools checked without a valid call (no arguments satisfy the
-    inputSchema, or the tool declares it writes); the valid-call rules did not judge them."""
+    """Tools checked whose planned valid call got no answer (no arguments satisfy the
+    inputSchema, the tool declares it writes, the call or an earlier one timed out); the
+    valid-call rules did not judge them."""
     calls: int = 0
+    """Every `tools/call` sent, answered or not."""
     duration_seconds: float = 0.0
     suppressed: int = 0
     """Findings removed by `filtered` (ignored, not selected, or in the baseline)."""
     valid_calls: dict[str, CallRecord] = field(default_factory=dict[str, CallRecord])
-    """Per tool, whether a valid call was made and whether it succeeded."""
+    """Per tool, whether a valid call was made, with which arguments, and whether it succeeded."""
     empty_calls: dict[str, CallRecord] = field(default_factory=dict[str, CallRecord])
     """Per tool with an `empty` call in `--args`, what became of it."""
     changes: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
