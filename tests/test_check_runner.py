@@ -267,7 +267,7 @@ async def test_a_valid_call_says_with_which_values_clipped_and_never_a_secret_in
         return f"{user} signed in"
 
     secret_note = "ghp_" + "a1B2c3D4" * 5  # a GitHub token's shape, under a harmless name
-    valid = {"user": "ada " * 50, "note": secret_note, "password": "hunter2-hunter2", "attempts": 3}
+    valid = {"user": "ada " * 100, "note": secret_note, "password": "hunter2-hunter2", "attempts": 3}
     arguments = CallArguments(tools={"sign_in": ToolArguments(valid=valid)})
 
     with anyio.fail_after(30):

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from mcp_errors._sanitize import MAX_RECEIVED_CHARS, REDACTED, encodable, has_secret, is_secret_name
+from mcp_errors._sanitize import MAX_MESSAGE_CHARS, REDACTED, encodable, has_secret, is_secret_name
 from mcp_errors.check._rules import RULES, Family, Finding, Severity
 
 __all__ = ["CallRecord", "CheckReport", "load_baseline", "resolve_rules", "shown_arguments"]
@@ -69,28 +69,35 @@ class CallRecord:
         return text if self.note is None else f"{text}: {self.note}"
 
 
-def shown_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """Arguments as a report may show them: each text clipped and folded onto one line, a
-    value under a secret-looking name or of a secret's shape replaced by `[REDACTED]`, long
-    lists and objects cut to their first items."""
-    return {_clipped(str(name)): _shown(value, str(name)) for name, value in list(arguments.items())[:_SHOWN_ITEMS]}
+def shown_arguments(arguments: Mapping[str, Any], *, limit: int | None = MAX_MESSAGE_CHARS) -> dict[str, Any]:
+    """Arguments as a report may show them: a value under a secret-looking name or of a
+    secret's shape replaced by `[REDACTED]`, each text folded onto one line and clipped to
+    `limit` characters, lists and objects cut to their first items (`limit=None`: whole, for
+    a list of what a run may have changed, which must name every path it wrote)."""
+    items = list(arguments.items())
+    return {
+        _clipped(str(name), limit): _shown(value, str(name), limit)
+        for name, value in (items if limit is None else items[:_SHOWN_ITEMS])
+    }
 
 
-def _shown(value: Any, name: str) -> Any:
+def _shown(value: Any, name: str, limit: int | None) -> Any:
     if is_secret_name(name) and value not in (None, ""):
         return REDACTED
     if isinstance(value, str):
-        return REDACTED if has_secret(value) else _clipped(value)
+        return REDACTED if has_secret(value) else _clipped(value, limit)
     if isinstance(value, Mapping):
-        return shown_arguments(value)
+        return shown_arguments(value, limit=limit)
     if isinstance(value, list | tuple):
-        return [_shown(item, name) for item in value[:_SHOWN_ITEMS]] + (["…"] if len(value) > _SHOWN_ITEMS else [])
+        if limit is None or len(value) <= _SHOWN_ITEMS:
+            return [_shown(item, name, limit) for item in value]
+        return [_shown(item, name, limit) for item in value[:_SHOWN_ITEMS]] + ["…"]
     return value
 
 
-def _clipped(text: str) -> str:
+def _clipped(text: str, limit: int | None) -> str:
     text = " ".join("".join(char if char.isprintable() else " " for char in encodable(text)).split())
-    return text if len(text) <= MAX_RECEIVED_CHARS else text[: MAX_RECEIVED_CHARS - 1] + "…"
+    return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True)

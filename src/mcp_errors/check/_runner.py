@@ -409,7 +409,7 @@ def _note_change(run: _Run, tool: Tool, probe: Probe) -> None:
     if tool.annotations is not None and tool.annotations.read_only_hint is True:
         return
     call = probe.label if probe.is_invalid else probe.label.split(" (")[0]
-    run.changes.append({"tool": tool.name, "call": call, "arguments": shown_arguments(probe.arguments)})
+    run.changes.append({"tool": tool.name, "call": call, "arguments": shown_arguments(probe.arguments, limit=None)})
 
 
 def _schema_problem(tool: Tool) -> str | None:
