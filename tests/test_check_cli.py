@@ -70,6 +70,19 @@ def test_a_baseline_of_known_failures_makes_the_same_check_pass(tmp_path: Path) 
     assert report["summary"]["suppressed"] == len(first["findings"])
 
 
+def test_a_baseline_recorded_while_the_server_was_down_does_not_pass_a_server_still_down(tmp_path: Path) -> None:
+    missing = str(FIXTURES / "no-such-server")
+    _, down = check("--", missing)
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps(down), encoding="utf-8")
+
+    code, report = check("--baseline", str(baseline), "--", missing)
+    selected_code, _ = check("--select", "ME002", "--", missing)
+
+    assert (code, selected_code) == (1, 1)
+    assert [finding["rule"] for finding in report["findings"]] == ["ME015"]
+
+
 def test_warnings_alone_do_not_fail_the_check() -> None:
     code, report = check("--select", "ME005,description-repeats-message", "--", *DEFECTS)
 
@@ -106,8 +119,12 @@ def test_an_args_file_makes_real_valid_and_empty_calls(tmp_path: Path) -> None:
 
     assert code == 0
     summary = report["summary"]
-    assert summary["validCalls"] == {"find_orders": {"outcome": "succeeded", "arguments": "--args"}}
-    assert summary["emptyCalls"] == {"find_orders": {"outcome": "succeeded", "arguments": "--args"}}
+    assert summary["validCalls"] == {
+        "find_orders": {"outcome": "succeeded", "arguments": "--args", "sent": {"order_id": "#12345"}}
+    }
+    assert summary["emptyCalls"] == {
+        "find_orders": {"outcome": "succeeded", "arguments": "--args", "sent": {"order_id": "#99999"}}
+    }
 
 
 def test_an_unreadable_args_file_is_a_usage_error(tmp_path: Path) -> None:
@@ -130,6 +147,8 @@ def test_the_rich_report_keeps_the_two_rule_families_apart_and_says_what_each_va
     assert any("ME022" in line for line in lines[any_server:contract])
     assert not any("ME002" in line for line in lines[any_server:contract])
     assert any(line.strip().startswith("- well_behaved valid call: succeeded") for line in lines)
+    # ... and with which values.
+    assert any(line.strip().startswith("- well_behaved valid call: succeeded") and "{" in line for line in lines)
 
 
 def test_an_unknown_rule_is_a_usage_error() -> None:

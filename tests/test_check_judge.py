@@ -127,6 +127,8 @@ def test_a_path_the_caller_could_not_know_is_a_leak(text: str, probe: Probe, dom
         "sqlite3.OperationalError: no such table: orders",
         "Cmd('git') failed due to: exit code(128)\n  cmdline: git checkout nowhere",
         "Request failed: 503 Service Unavailable",
+        "Upload failed: the bucket is full",
+        "Upload failed: No space left on device",
         "Failed to connect to the database at db.internal",
         "Traceback (most recent call last):\n  ...",
         "  error - the index is locked",
@@ -144,6 +146,13 @@ def test_a_success_that_reads_as_a_failure_is_a_disguised_failure(text: str) -> 
         "Errors: none. All 12 checks passed.",
         "The order #12345 shipped on 2024-01-31.",
         "example: Error - ENOENT: no such file or directory",  # one item of a partial result
+        # A label followed by a value is data: a statistic, a count of failed jobs.
+        "Standard error: 0.051",
+        "Mean squared error: 1.2",
+        "Margin of error: ±3%",
+        "Jobs failed: 0 of 12; all 12 succeeded.",
+        "Checks failed: none",
+        "Checks failed: n/a; the suite was skipped.",
     ],
 )
 def test_a_success_that_mentions_errors_is_not_a_disguised_failure(text: str) -> None:
@@ -223,7 +232,7 @@ def test_a_structured_signal_or_a_named_argument_is_a_recovery_hint(
     assert "ME025" not in rules(result)
 
 
-@pytest.mark.parametrize("text", ["", "[]", "{}", "null", "   "])
+@pytest.mark.parametrize("text", ["", "[]", "{}", "null", "None", '""', "''", "   "])
 def test_an_empty_success_without_a_sentence_is_silent(text: str) -> None:
     assert rules(plain(text, is_error=False)) == {"ME013"}
 
@@ -232,6 +241,11 @@ def test_an_empty_success_without_a_sentence_is_silent(text: str) -> None:
     "text", ["No orders match #12345; the search ran and found nothing.", "Total: 0 files, 0 directories"]
 )
 def test_an_empty_success_that_says_so_is_not_silent(text: str) -> None:
+    assert rules(plain(text, is_error=False)) == set()
+
+
+@pytest.mark.parametrize("text", ["0", "0.0", "false"])
+def test_a_bare_value_is_an_answer_not_an_empty_result(text: str) -> None:
     assert rules(plain(text, is_error=False)) == set()
 
 

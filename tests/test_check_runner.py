@@ -3,6 +3,7 @@ and hanging, crashing or silent servers end in findings within the timeouts."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -253,10 +254,33 @@ async def test_each_valid_call_is_reported_made_or_not_and_succeeded_or_not() ->
     assert outcomes["well_behaved"] == "succeeded"
     assert outcomes["empty_as_error"] == "error result"
     assert outcomes["failure_as_protocol_error"] == "JSON-RPC error"
-    assert report.to_json()["summary"]["validCalls"]["well_behaved"] == {
-        "outcome": "succeeded",
-        "arguments": "generated from the inputSchema",
-    }
+    assert report.to_json()["summary"]["validCalls"]["well_behaved"]["outcome"] == "succeeded"
+    assert report.to_json()["summary"]["validCalls"]["well_behaved"]["arguments"] == "generated from the inputSchema"
+
+
+@pytest.mark.anyio
+async def test_a_valid_call_says_with_which_values_clipped_and_never_a_secret_in_clear() -> None:
+    server = install(MCPServer("login"))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def sign_in(user: str, note: str, password: str, attempts: int) -> str:
+        return f"{user} signed in"
+
+    secret_note = "ghp_" + "a1B2c3D4" * 5  # a GitHub token's shape, under a harmless name
+    valid = {"user": "ada " * 100, "note": secret_note, "password": "hunter2-hunter2", "attempts": 3}
+    arguments = CallArguments(tools={"sign_in": ToolArguments(valid=valid)})
+
+    with anyio.fail_after(30):
+        report = await check_server(server, CheckOptions(arguments=arguments))
+
+    record = report.to_json()["summary"]["validCalls"]["sign_in"]
+    assert record["arguments"] == "--args"
+    sent = record["sent"]
+    assert sent["attempts"] == 3
+    assert sent["user"].startswith("ada ada")
+    assert len(sent["user"]) < len(valid["user"])
+    assert sent["password"] == sent["note"] == "[REDACTED]"
+    assert "hunter2" not in json.dumps(report.to_json())
 
 
 @pytest.mark.anyio
@@ -396,6 +420,45 @@ async def test_a_hanging_tool_ends_in_a_timeout_finding_and_the_other_tools_are_
     assert rules_by_tool(report) == {"lookup": {"ME014"}}
     assert report.tools_checked == ["lookup", "echo"]
     assert report.failed
+
+
+@pytest.mark.anyio
+async def test_a_call_that_hangs_the_whole_server_is_reported_once_and_the_rest_listed_unchecked() -> None:
+    options = CheckOptions(call_valid=True, timeout=1.0, connect_timeout=SLOW_START)
+
+    with anyio.fail_after(SLOW_START + 20):
+        report = await check_server(misbehaving("block"), options)
+
+    assert rules_by_tool(report) == {"lookup": {"ME016"}}
+    assert report.findings[0].message.startswith("valid call: ")
+    assert report.tools_unchecked == ["echo"]
+    assert report.valid_calls["lookup"].outcome == "timed out"
+    assert report.tools_without_valid_call == ["lookup"]
+
+
+@pytest.mark.anyio
+async def test_calls_that_time_out_are_counted_and_a_valid_call_they_cut_short_is_named() -> None:
+    server = install(MCPServer("stalls"))
+
+    @server.tool()
+    async def stall() -> str:  # no arguments: its only call is the valid one
+        await anyio.sleep_forever()
+        return "unreachable"
+
+    @server.tool()
+    async def stall_early(code: Annotated[str, Field(json_schema_extra={"pattern": "^x"})]) -> str:
+        await anyio.sleep_forever()  # reached by the probe breaking the pattern, before the valid call
+        return "unreachable"
+
+    with anyio.fail_after(30):
+        report = await check_server(server, CheckOptions(call_valid=True, timeout=0.5))
+
+    assert rules_by_tool(report) == {"stall": {"ME014"}, "stall_early": {"ME014"}}
+    # stall: its valid call; stall_early: missing, wrong type (rejected by the server), pattern.
+    assert report.calls == 4
+    assert report.tools_without_valid_call == ["stall", "stall_early"]
+    assert report.valid_calls["stall"].outcome == "timed out"
+    assert report.valid_calls["stall_early"].outcome == "not made"
 
 
 @pytest.mark.anyio

@@ -34,6 +34,7 @@ __all__ = [
     "encodable",
     "escape_surrogates",
     "find_leaks",
+    "has_secret",
     "is_secret_name",
     "sanitize_text",
 ]
@@ -351,7 +352,7 @@ def find_leaks(text: str) -> list[str]:
     leaks: list[str] = []
     if _TRACEBACK.search(text) or _FRAME.search(text):
         leaks.append("a stack trace")
-    if _has_secret(text):
+    if has_secret(text):
         leaks.append("a secret")
     path = _FILE_URL.search(text) or _UNIX_PATH.search(text) or _WINDOWS_PATH.search(text)
     if path is not None:
@@ -370,7 +371,8 @@ def find_leaks(text: str) -> list[str]:
     return leaks
 
 
-def _has_secret(text: str) -> bool:
+def has_secret(text: str) -> bool:
+    """Whether text holds a secret `find_leaks` would report: a private key, a token, a password."""
     return (
         _PRIVATE_KEY.search(text) is not None
         or _TOKENS.search(text) is not None

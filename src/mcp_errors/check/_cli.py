@@ -73,7 +73,8 @@ def check(
         Path | None,
         typer.Option(
             "--baseline",
-            help="A `--format json` report of known failures to leave out.",
+            help="A `--format json` report of known failures to leave out (never: the server did not start,"
+            " crashed, or the run stopped).",
             dir_okay=False,
             show_default="none",
         ),

@@ -74,23 +74,29 @@ _EMPTY_WORDS: Final = re.compile(
     r"found nothing)",
     re.IGNORECASE,
 )
-_TRIVIAL_TEXT: Final = frozenset({"", "[]", "{}", "null", "none", '""', "''", "0"})
+# The whole answer being one of these (any case, blank around it) says nothing; `0` is a value.
+_TRIVIAL_TEXT: Final = frozenset({"", "[]", "{}", "null", "none", '""', "''"})
 _TEXT_CHARS: Final = 20_000
 """Server text is judged on its start: enough for any message, bounded for a hostile one."""
 _FIRST_LINE_CHARS: Final = 200
 
-# A success whose first line reads as a failure: "Error: ...", "Database error: near ...",
-# "sqlite3.OperationalError: ...", "Request failed: ...", "Failed to ...", GitPython's
-# "Cmd('git') failed ...", a Python traceback.
+# A success whose first line reads as a failure: "Error: ...", "sqlite3.OperationalError: ...",
+# "Failed to ...", GitPython's "Cmd('git') failed ...", a Python traceback.
 _DISGUISED: Final = re.compile(
     r"(?:error|exception|fatal)\s*[:!\-–—]"
     r"|[\w.]*(?:error|exception)\s*:"
-    r"|\w[\w .'\"()-]{0,40}\s(?:error|exception)\s*[:!\-–—]"
-    r"|\w[\w .'\"()-]{0,40}\sfailed\s*[:!\-–—]"
     r"|failed to\s"
     r"|cmd\('[^']*'\) failed"
     r"|traceback \(most recent call last\)",
     re.IGNORECASE,
+)
+# ... or a label ending in error or failed ("Database error: near ...", "Request failed: ..."),
+# but only when prose follows it: after "Standard error:" or "Jobs failed:" a value is data.
+_FAILURE_LABEL: Final = re.compile(r"\w[\w .'\"()-]{0,40}\s(?:error|exception|failed)\s*[:!\-–—]\s*", re.IGNORECASE)
+# Prose: a word that is not a value ("none", "n/a"), or a code with its words ("503 Service
+# Unavailable"); not a number ("0.051", "0 of 12", "±3%").
+_PROSE: Final = re.compile(
+    r"(?!(?:none|nil|null|zero|n/?a)\s*(?:[.;,)]|$))[^\W\d_]|(?-i:\d+\s+[A-Z][a-z])", re.IGNORECASE
 )
 # Wrappers around the real message, removed before judging whether the message is generic.
 _WRAPPER: Final = re.compile(
@@ -329,7 +335,8 @@ def _disguised_failure(result: CallToolResult) -> str | None:
     """What makes a success read as a failure, or `None`."""
     text = _first_text(result).lstrip()
     first_line = text[:_FIRST_LINE_CHARS].split("\n", 1)[0]
-    if _DISGUISED.match(first_line):
+    label = _FAILURE_LABEL.match(first_line)
+    if _DISGUISED.match(first_line) or (label is not None and _PROSE.match(first_line, label.end())):
         return f"its text starts {_clip(first_line, 80)!r}"
     structured = result.structured_content
     if isinstance(structured, Mapping):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -12,9 +12,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from mcp_errors._sanitize import MAX_MESSAGE_CHARS, REDACTED, encodable, has_secret, is_secret_name
 from mcp_errors.check._rules import RULES, Family, Finding, Severity
 
-__all__ = ["CallRecord", "CheckReport", "load_baseline", "resolve_rules"]
+__all__ = ["CallRecord", "CheckReport", "load_baseline", "resolve_rules", "shown_arguments"]
+
+_SHOWN_ITEMS: Final = 10
+"""The most items of one list or object argument the report shows."""
+
+# The rules that say the check itself did not happen (the server never answered, crashed or
+# hung, or the run stopped): no baseline, --select or --ignore can turn that into a pass.
+_CHECK_NOT_DONE: Final = frozenset({"ME015", "ME016", "ME017"})
 
 _FAMILY_TITLES: Final = {
     Family.ANY_SERVER: "What any agent needs from any MCP server (MCP spec, SEP-1303, usability)",
@@ -32,6 +40,8 @@ class CallRecord:
     """Where the arguments came from: `--args` or `generated from the inputSchema`."""
     note: str | None = None
     """Why the call was not made, or what else to know about it."""
+    sent: Mapping[str, Any] | None = None
+    """The arguments' values as `shown_arguments` shows them: texts clipped, secrets redacted."""
 
     @property
     def made(self) -> bool:
@@ -41,17 +51,53 @@ class CallRecord:
     def succeeded(self) -> bool:
         return self.outcome == "succeeded"
 
-    def to_json(self) -> dict[str, str]:
-        out = {"outcome": self.outcome}
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"outcome": self.outcome}
         if self.arguments is not None:
             out["arguments"] = self.arguments
+        if self.sent is not None:
+            out["sent"] = dict(self.sent)
         if self.note is not None:
             out["note"] = self.note
         return out
 
     def describe(self) -> str:
-        text = self.outcome if self.arguments is None else f"{self.outcome} (arguments {self.arguments})"
+        text = self.outcome
+        if self.arguments is not None:
+            sent = "" if self.sent is None else ": " + json.dumps(self.sent, ensure_ascii=False)
+            text += f" (arguments {self.arguments}{sent})"
         return text if self.note is None else f"{text}: {self.note}"
+
+
+def shown_arguments(arguments: Mapping[str, Any], *, limit: int | None = MAX_MESSAGE_CHARS) -> dict[str, Any]:
+    """Arguments as a report may show them: a value under a secret-looking name or of a
+    secret's shape replaced by `[REDACTED]`, each text folded onto one line and clipped to
+    `limit` characters, lists and objects cut to their first items (`limit=None`: whole, for
+    a list of what a run may have changed, which must name every path it wrote)."""
+    items = list(arguments.items())
+    return {
+        _clipped(str(name), limit): _shown(value, str(name), limit)
+        for name, value in (items if limit is None else items[:_SHOWN_ITEMS])
+    }
+
+
+def _shown(value: Any, name: str, limit: int | None) -> Any:
+    if is_secret_name(name) and value not in (None, ""):
+        return REDACTED
+    if isinstance(value, str):
+        return REDACTED if has_secret(value) else _clipped(value, limit)
+    if isinstance(value, Mapping):
+        return shown_arguments(value, limit=limit)
+    if isinstance(value, list | tuple):
+        if limit is None or len(value) <= _SHOWN_ITEMS:
+            return [_shown(item, name, limit) for item in value]
+        return [_shown(item, name, limit) for item in value[:_SHOWN_ITEMS]] + ["…"]
+    return value
+
+
+def _clipped(text: str, limit: int | None) -> str:
+    text = " ".join("".join(char if char.isprintable() else " " for char in encodable(text)).split())
+    return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,16 +111,18 @@ class CheckReport:
     tools_skipped: dict[str, str] = field(default_factory=dict[str, str])
     """Tools not called, with the reason (e.g. annotated destructive)."""
     tools_unchecked: list[str] = field(default_factory=list[str])
-    """Tools left unchecked because the server crashed or the total timeout ran out."""
+    """Tools left unchecked because the server crashed or hung, or the total timeout ran out."""
     tools_without_valid_call: list[str] = field(default_factory=list[str])
-    """With `call_valid`: tools checked without a valid call (no arguments satisfy the
-    inputSchema, or the tool declares it writes); the valid-call rules did not judge them."""
+    """Tools checked whose planned valid call got no answer (no arguments satisfy the
+    inputSchema, the tool declares it writes, the call or an earlier one timed out); the
+    valid-call rules did not judge them."""
     calls: int = 0
+    """Every `tools/call` sent, answered or not."""
     duration_seconds: float = 0.0
     suppressed: int = 0
     """Findings removed by `filtered` (ignored, not selected, or in the baseline)."""
     valid_calls: dict[str, CallRecord] = field(default_factory=dict[str, CallRecord])
-    """Per tool, whether a valid call was made and whether it succeeded."""
+    """Per tool, whether a valid call was made, with which arguments, and whether it succeeded."""
     empty_calls: dict[str, CallRecord] = field(default_factory=dict[str, CallRecord])
     """Per tool with an `empty` call in `--args`, what became of it."""
     changes: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
@@ -101,6 +149,9 @@ class CheckReport:
     ) -> CheckReport:
         """The report without ignored, unselected and baselined findings.
 
+        The findings that say the check did not happen (ME015, ME016, ME017) are always kept:
+        a run that could not check the server never passes.
+
         Args:
             select: Rule ids to keep (all when `None`).
             ignore: Rule ids to drop.
@@ -109,9 +160,12 @@ class CheckReport:
         kept = [
             finding
             for finding in self.findings
-            if (select is None or finding.rule in select)
-            and finding.rule not in ignore
-            and (finding.rule, finding.tool) not in baseline
+            if finding.rule in _CHECK_NOT_DONE
+            or (
+                (select is None or finding.rule in select)
+                and finding.rule not in ignore
+                and (finding.rule, finding.tool) not in baseline
+            )
         ]
         return replace(self, findings=kept, suppressed=self.suppressed + len(self.findings) - len(kept))
 

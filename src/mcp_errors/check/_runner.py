@@ -40,7 +40,7 @@ from mcp_errors.check._args import CallArguments, ToolArguments
 from mcp_errors.check._judge import Verdict, judge_call
 from mcp_errors.check._patterns import CutShortError, OutOfTimeError, time_limit
 from mcp_errors.check._probes import ArgumentHints, Probe, invalid_probes, valid_arguments, waits_seconds
-from mcp_errors.check._report import CallRecord, CheckReport
+from mcp_errors.check._report import CallRecord, CheckReport, shown_arguments
 from mcp_errors.check._rules import Family, Finding
 from mcp_errors.check._wire import call_tool, list_tools_leniently
 
@@ -274,12 +274,23 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
             "ME020", tool.name, f"could not build probes from the inputSchema: {_describe(exc, _SCHEMA_ERROR_CHARS)}"
         )
         return True
+    going_on = await _call_probes(client, tool, schema, probes, run, errlog)
+    _note_unanswered_valid_call(run, tool, probes)
+    return going_on
+
+
+async def _call_probes(
+    client: Client, tool: Tool, schema: dict[str, Any], probes: Sequence[Probe], run: _Run, errlog: IO[str] | None
+) -> bool:
+    """Make the tool's calls and judge the answers; `False` when the run must stop."""
+    options = run.options
     for probe in probes:
         remaining = run.remaining()
         if remaining <= 0:
             return _cut_off(run, tool)
         budget = min(options.timeout, remaining)
         judge: Callable[[], list[Verdict]]
+        run.calls += 1  # every call sent counts, answered or not
         try:
             with anyio.fail_after(budget):
                 outcome = await call_tool(client, tool.name, probe.arguments)
@@ -293,9 +304,21 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
                 return True
             _record(run, tool, probe, "timed out")
             _note_change(run, tool, probe)
+            # A call that blocks the server's event loop (a sync sleep in an async tool, a
+            # deadlock) leaves every later call unanswered: that is one finding, not one per tool.
+            if not await _still_answers(client, min(options.timeout, max(run.remaining(), 0.01))):
+                if run.remaining() > 0:
+                    run.add(
+                        "ME016",
+                        tool.name,
+                        f"{probe.label}: no answer within {options.timeout:g}s, and since then the server answers"
+                        f" nothing, not even tools/list: this call hung the server{_tail(errlog)}",
+                    )
+                    return False
+                run.stopped = True  # the run's time ran out while asking
             run.add("ME014", tool.name, f"{probe.label}: no answer within {options.timeout:g}s")
             # One hung call says enough about this tool; keep the budget for the others.
-            return True
+            return not run.stopped
         except MCPError as exc:
             # -32000 is also a common code for a server's own errors: only a server that no
             # longer answers at all has really gone.
@@ -309,14 +332,12 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
             return False
         else:
             if isinstance(outcome, InputRequiredResult):
-                run.calls += 1
                 _record(run, tool, probe, "asked for client input", "the checker answers no elicitation or sampling")
                 continue
             _record(run, tool, probe, "error result" if outcome.is_error else "succeeded")
             if not outcome.is_error:
                 _note_change(run, tool, probe)
             judge = functools.partial(judge_call, tool, probe, outcome, domain=run.roots)
-        run.calls += 1
         verdicts = _judge(run, tool, judge)
         if verdicts is None:
             return True
@@ -353,12 +374,34 @@ def _plan(tool: Tool, schema: dict[str, Any], run: _Run) -> list[Probe]:
     return probes
 
 
+def _note_unanswered_valid_call(run: _Run, tool: Tool, probes: Sequence[Probe]) -> None:
+    """List a checked tool whose valid call got no answer among the tools without a valid call."""
+    valid = next((probe for probe in probes if probe.kind == "valid"), None)
+    if valid is None or tool.name not in run.checked:
+        return  # no valid call was planned, or the tool is listed as unchecked
+    record = run.valid_calls.get(tool.name)
+    if record is None:
+        record = CallRecord(
+            "not made", _source(valid), "not reached: an earlier call to the tool got no answer", _shown(valid)
+        )
+        run.valid_calls[tool.name] = record
+    if record.outcome in {"not made", "timed out"} and tool.name not in run.without_valid_call:
+        run.without_valid_call.append(tool.name)
+
+
 def _record(run: _Run, tool: Tool, probe: Probe, outcome: str, note: str | None = None) -> None:
     if probe.is_invalid:
         return
-    arguments = "--args" if probe.source == "--args" else "generated from the inputSchema"
     calls = run.valid_calls if probe.kind == "valid" else run.empty_calls
-    calls[tool.name] = CallRecord(outcome, arguments, note)
+    calls[tool.name] = CallRecord(outcome, _source(probe), note, _shown(probe))
+
+
+def _source(probe: Probe) -> str:
+    return "--args" if probe.source == "--args" else "generated from the inputSchema"
+
+
+def _shown(probe: Probe) -> dict[str, Any]:
+    return shown_arguments(probe.arguments)
 
 
 def _note_change(run: _Run, tool: Tool, probe: Probe) -> None:
@@ -366,7 +409,7 @@ def _note_change(run: _Run, tool: Tool, probe: Probe) -> None:
     if tool.annotations is not None and tool.annotations.read_only_hint is True:
         return
     call = probe.label if probe.is_invalid else probe.label.split(" (")[0]
-    run.changes.append({"tool": tool.name, "call": call, "arguments": probe.arguments})
+    run.changes.append({"tool": tool.name, "call": call, "arguments": shown_arguments(probe.arguments, limit=None)})
 
 
 def _schema_problem(tool: Tool) -> str | None:
@@ -412,12 +455,12 @@ async def _learn_roots(client: Client, tools: Sequence[Tool], run: _Run) -> None
         annotations = tool.annotations
         if schema.get("required") or (annotations is not None and annotations.read_only_hint is False):
             continue
+        run.calls += 1
         try:
             with anyio.fail_after(min(run.options.timeout, max(run.remaining(), 0.01))):
                 result = await call_tool(client, tool.name, {})
         except Exception:
             return  # the tool is probed (and judged) with the others
-        run.calls += 1
         if isinstance(result, CallToolResult) and not result.is_error:
             texts = [block.text for block in result.content if isinstance(block, TextContent)]
             for path in _ROOT_LINE.findall("\n".join(texts)[:_ROOTS_CHARS]):

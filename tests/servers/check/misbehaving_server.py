@@ -1,6 +1,8 @@
-"""Stdio servers that misbehave at the process level: `hang`, `crash` or `silent`.
+"""Stdio servers that misbehave at the process level: `hang`, `block`, `crash` or `silent`.
 
 `python misbehaving_server.py hang`: one tool never answers, one answers well.
+`python misbehaving_server.py block`: one tool blocks the server's event loop (a sync sleep in
+an async tool), so the server answers nothing after it; the other tool is fine.
 `python misbehaving_server.py crash`: the process exits in the middle of a tool call.
 `python misbehaving_server.py silent`: reads stdin and never answers, not even the handshake.
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -26,6 +29,8 @@ def build_server(behaviour: str) -> MCPServer:
             sys.stderr.write("fatal: lookup backend gone\n")
             sys.stderr.flush()
             os._exit(3)
+        if behaviour == "block":
+            time.sleep(3600)  # noqa: ASYNC251 - the defect this server exists to have
         await anyio.sleep_forever()
         return "unreachable"
 
