@@ -314,7 +314,7 @@ async def gather_partial(
             for name in names:
                 group.start_soon(run_one, name)
         answered = sum(1 for name in names if name in reports and reports[name].decision is Decision.DONE)
-        record_partial(span, answered=answered, total=len(names))
+        record_partial(span, answered=answered)
 
     succeeded: dict[str, ToolOutcome] = {}
     failed: dict[str, FailedCall] = {}

@@ -195,22 +195,20 @@ def annotate_tool_result(tool: str, result: ToolResultLike, *, replayed: bool = 
     structured = result.structured_content
     envelope = structured if result.is_error and isinstance(structured, Mapping) else None
     outcome: OutcomeLabel = "error" if result.is_error else ("empty" if is_empty_result(result) else "success")
-    labels: dict[str, str | bool] = {TOOL: tool, OUTCOME: outcome}
+    # Category and code go on the metric too; the rest only on the span.
+    facts = _strings(envelope, (("errorCategory", CATEGORY), ("code", CODE))) if envelope is not None else {}
+    labels: dict[str, str | bool] = {TOOL: _tool_label(tool, facts.get(CODE)), OUTCOME: outcome, **facts}
     if replayed:
         labels[REPLAYED] = True
-    if envelope is not None:
-        labels |= _strings(envelope, (("errorCategory", CATEGORY), ("code", CODE)))
-        labels[TOOL] = _tool_label(tool, labels.get(CODE))
     _instruments.count_result(tuple(labels.items()))
     span = trace.get_current_span()
     if not span.is_recording():
         return
-    attributes: dict[str, Any] = {OUTCOME: outcome}
+    attributes: dict[str, Any] = {OUTCOME: outcome, **facts}
     if replayed:
         attributes[REPLAYED] = True
     if envelope is not None:
-        attributes |= _strings(envelope, (("errorCategory", CATEGORY), ("code", CODE), ("errorId", ERROR_ID)))
-        attributes |= _strings(envelope, (("executionState", EXECUTION_STATE),))
+        attributes |= _strings(envelope, (("errorId", ERROR_ID), ("executionState", EXECUTION_STATE)))
         if isinstance(envelope.get("isRetryable"), bool):
             attributes[RETRYABLE] = envelope["isRetryable"]
     span.set_attributes(attributes)
@@ -316,10 +314,10 @@ def partial_span(names: int) -> Iterator[Span]:
         yield span
 
 
-def record_partial(span: Span, *, answered: int, total: int) -> None:
-    """How many sub-calls of the fan-out answered."""
+def record_partial(span: Span, *, answered: int) -> None:
+    """How many sub-calls of the fan-out answered (their number is set when the span starts)."""
     if span.is_recording():
-        span.set_attributes({ANSWERED: answered, TOTAL: total})
+        span.set_attribute(ANSWERED, answered)
 
 
 def _tool_label(tool: str, code: object) -> str:

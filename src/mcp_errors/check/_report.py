@@ -15,7 +15,7 @@ from rich.text import Text
 from mcp_errors._sanitize import MAX_MESSAGE_CHARS, REDACTED, encodable, has_secret, is_secret_name
 from mcp_errors.check._rules import RULES, Family, Finding, Severity
 
-__all__ = ["CallRecord", "CheckReport", "load_baseline", "resolve_rules", "shown_arguments"]
+__all__ = ["CallRecord", "CheckReport", "clip", "load_baseline", "resolve_rules", "shown_arguments"]
 
 _SHOWN_ITEMS: Final = 10
 """The most items of one list or object argument the report shows."""
@@ -96,7 +96,13 @@ def _shown(value: Any, name: str, limit: int | None) -> Any:
 
 
 def _clipped(text: str, limit: int | None) -> str:
-    text = " ".join("".join(char if char.isprintable() else " " for char in encodable(text)).split())
+    printable = "".join(char if char.isprintable() else " " for char in encodable(text))
+    return clip(printable, limit)
+
+
+def clip(text: str, limit: int | None) -> str:
+    """`text` on one line (whitespace folded), cut to `limit` characters with `…`."""
+    text = " ".join(text.split())
     return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
 
 

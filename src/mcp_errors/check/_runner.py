@@ -40,7 +40,7 @@ from mcp_errors.check._args import CallArguments, ToolArguments
 from mcp_errors.check._judge import Verdict, judge_call
 from mcp_errors.check._patterns import CutShortError, OutOfTimeError, time_limit
 from mcp_errors.check._probes import ArgumentHints, Probe, invalid_probes, valid_arguments, waits_seconds
-from mcp_errors.check._report import CallRecord, CheckReport, shown_arguments
+from mcp_errors.check._report import CallRecord, CheckReport, clip, shown_arguments
 from mcp_errors.check._rules import Family, Finding
 from mcp_errors.check._wire import call_tool, list_tools_leniently
 
@@ -442,7 +442,7 @@ def _metaschema_problem(schema_text: str) -> str | None:
         validator_for(schema).check_schema(schema)
     except SchemaError as exc:
         location = "/".join(str(part) for part in exc.absolute_path) or "(root)"
-        return f"{location}: {_clip(exc.message, _SCHEMA_ERROR_CHARS)}"
+        return f"{location}: {clip(exc.message, _SCHEMA_ERROR_CHARS)}"
     return None
 
 
@@ -617,11 +617,6 @@ def _tail(errlog: IO[str] | None) -> str:
         return ""
     last = lines[-1]
     return f" (last server stderr line: {last[-_STDERR_TAIL:]})"
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _counted(message: str, count: int) -> str:

@@ -9,6 +9,7 @@ naive agent does not use the policy and records nothing. Needs the OpenTelemetry
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -65,48 +66,47 @@ class RunMetrics:
         """One row per final category (answered first), from the recorded histograms."""
         if self._reader is None:
             return []
-        rows: dict[str, dict[str, Any]] = {}
+        tallies: dict[str, dict[str, Any]] = {}
         refusals = 0
-        data = self._reader.get_metrics_data()
-        for resource in data.resource_metrics if data is not None else ():
-            for scope in resource.scope_metrics:
-                for metric in scope.metrics:
-                    for point in metric.data.data_points:
-                        labels = dict(point.attributes or {})
-                        if metric.name == "mcp_errors.client.retry_budget.refusals":
-                            refusals += int(point.value)
-                            continue
-                        category = str(labels.get("mcp_errors.error.category", ANSWERED))
-                        row = rows.setdefault(category, {"calls": 0, "attempts": 0, "waited": 0.0, "decisions": {}})
-                        if metric.name == "mcp_errors.client.call.attempts":
-                            decision = str(labels.get("mcp_errors.decision", "?"))
-                            row["calls"] += point.count
-                            row["attempts"] += int(point.sum)
-                            row["decisions"][decision] = row["decisions"].get(decision, 0) + point.count
-                        elif metric.name == "mcp_errors.client.call.retry_delay":
-                            row["waited"] += point.sum
-        order = [ANSWERED, "transient", "validation", "business", "permission"]
-        figures = [
+        for name, labels, point in _points(self._reader.get_metrics_data()):
+            if name == "mcp_errors.client.retry_budget.refusals":
+                refusals += int(point.value)
+                continue
+            category = str(labels.get("mcp_errors.error.category", ANSWERED))
+            tally = tallies.setdefault(category, {"calls": 0, "attempts": 0, "waited": 0.0, "decisions": Counter()})
+            if name == "mcp_errors.client.call.attempts":
+                tally["calls"] += point.count
+                tally["attempts"] += int(point.sum)
+                tally["decisions"][str(labels.get("mcp_errors.decision", "?"))] += point.count
+            elif name == "mcp_errors.client.call.retry_delay":
+                tally["waited"] += point.sum
+        categories = sorted(tallies, key=lambda each: _ORDER.index(each) if each in _ORDER else len(_ORDER))
+        # Refusals are counted per tool and server, not per category: they belong to the
+        # transient row when there is one (a refused resend leaves a transient failure).
+        refused_row = "transient" if "transient" in tallies else categories[-1] if categories else None
+        return [
             CategoryFigures(
                 category=category,
-                calls=row["calls"],
-                attempts=row["attempts"],
-                waited_seconds=row["waited"],
-                decisions=row["decisions"],
+                calls=tallies[category]["calls"],
+                attempts=tallies[category]["attempts"],
+                waited_seconds=tallies[category]["waited"],
+                decisions=dict(tallies[category]["decisions"]),
+                budget_refusals=refusals if category == refused_row else 0,
             )
-            for category, row in sorted(
-                rows.items(), key=lambda item: order.index(item[0]) if item[0] in order else len(order)
-            )
+            for category in categories
         ]
-        if refusals and figures:
-            # Refusals are counted per tool and server, not per category: they belong to the
-            # transient row when there is one (a refused resend leaves a transient failure).
-            target = next((i for i, each in enumerate(figures) if each.category == "transient"), len(figures) - 1)
-            old = figures[target]
-            figures[target] = CategoryFigures(
-                old.category, old.calls, old.attempts, old.waited_seconds, old.decisions, refusals
-            )
-        return figures
+
+
+_ORDER: Final = (ANSWERED, "transient", "validation", "business", "permission")
+
+
+def _points(data: Any) -> Iterator[tuple[str, dict[str, Any], Any]]:
+    """Every data point the reader collected: its metric's name, its attributes, the point."""
+    for resource in data.resource_metrics if data is not None else ():
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                for point in metric.data.data_points:
+                    yield metric.name, dict(point.attributes or {}), point
 
 
 @contextmanager

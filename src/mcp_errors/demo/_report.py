@@ -226,7 +226,6 @@ def _metrics_table(figures: Sequence[CategoryFigures] | None) -> Table | Text:
         box=box.ROUNDED,
         expand=True,
     )
-    # "refused": resends the retry budget refused.
     for column in ("final outcome", "calls", "attempts", "resends", "waited", "refused"):
         table.add_column(column, justify="left" if column == "final outcome" else "right", no_wrap=True)
     table.add_column("decisions")

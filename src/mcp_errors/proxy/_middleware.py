@@ -32,7 +32,7 @@ from mcp_types import (
 
 from mcp_errors._classify import classify_failure, classify_known, log_fields, new_error_id, unknown_tool
 from mcp_errors._contract import ErrorCategory, ExecutionState
-from mcp_errors._envelope import FailureDetails, WideningCache, empty_result
+from mcp_errors._envelope import FailureDetails, WideningCache, empty_result, is_empty_result
 from mcp_errors._outcome import is_call_failure, read_result
 from mcp_errors._telemetry import annotate_tool_result
 from mcp_errors._tool_failure import with_tool_failure
@@ -84,7 +84,7 @@ class ContractMiddleware(Middleware):
         if result.is_error:
             return await self._from_error_result(context, result)
         if not result.content:
-            if _holds_data(result.structured_content):
+            if not is_empty_result(result):
                 # Data only in structuredContent: text-only hosts get it as JSON, as the SDKs
                 # write it, instead of nothing.
                 text = json.dumps(result.structured_content, ensure_ascii=False)
@@ -317,8 +317,3 @@ _UNREADABLE: Final = FailureDetails(
     "unchanged: change the request, or escalate.",
     code="TOOL_ERROR",
 )
-
-
-def _holds_data(structured: Mapping[str, Any] | None) -> bool:
-    """Whether structuredContent carries an answer (`{"result": []}` from a list tool does not)."""
-    return structured is not None and any(value not in (None, "", [], {}) for value in structured.values())
