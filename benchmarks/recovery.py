@@ -33,8 +33,8 @@ from mcp_types import CallToolResult, TextContent, Tool, ToolAnnotations
 from tenacity import AsyncRetrying, retry_if_result, stop_after_attempt, wait_exponential
 
 from mcp_errors import ErrorCategory, ExecutionState, RecoveryPolicy, RetryBudget, call_tool_with_recovery, empty_result
-from mcp_errors._contract import FieldError
-from mcp_errors._envelope import FailureDetails, error_result
+from mcp_errors._shared.contract import FieldError
+from mcp_errors._shared.envelope import FailureDetails, error_result
 from mcp_errors.testing import set_testing
 
 K = 3

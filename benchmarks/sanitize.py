@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from mcp_errors import _sanitize
+from mcp_errors._shared import sanitize as _sanitize
 
 SIZES = (16 * 1024, 64 * 1024)
 REALISTIC = (

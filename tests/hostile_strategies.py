@@ -14,7 +14,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from mcp_errors._outcome import TOOL_FAILURE_META
+from mcp_errors._client.outcome import TOOL_FAILURE_META
 
 NASTY_SCALARS = st.sampled_from(
     [

@@ -47,14 +47,14 @@ from mcp_errors import (
     TransientError,
     register_exception,
 )
-from mcp_errors._classify import (
+from mcp_errors._server.classify import (
     _shared_details,
     classify_arguments,
     classify_failure,
     is_protocol_signal,
     new_error_id,
 )
-from mcp_errors._envelope import FailureDetails, error_result
+from mcp_errors._shared.envelope import FailureDetails, error_result
 from servers import validator_server
 from servers.checks import assert_nothing_leaks, check_error
 
@@ -64,7 +64,7 @@ ERROR_ID = "0123456789ab"
 
 @pytest.fixture(autouse=True)
 def empty_registry(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("mcp_errors._classify._registry", {})
+    monkeypatch.setattr("mcp_errors._server.classify._registry", {})
 
 
 def raised(make: Callable[[], BaseException]) -> BaseException:

@@ -133,7 +133,7 @@ def test_docs_block_runs(block: Block, tmp_path: Path, monkeypatch: pytest.Monke
     if not block.run:
         pytest.skip("fenced ```python no-run")
     # Blocks may register exception mappings or write files: keep both local to the block.
-    from mcp_errors import _classify
+    from mcp_errors._server import classify as _classify
 
     monkeypatch.setattr(_classify, "_registry", dict(_classify._registry))
     monkeypatch.chdir(tmp_path)

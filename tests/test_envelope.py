@@ -22,7 +22,7 @@ from mcp_errors import (
     empty_result,
     is_error_envelope,
 )
-from mcp_errors._envelope import FailureDetails, error_result
+from mcp_errors._shared.envelope import FailureDetails, error_result
 
 words = st.text(st.characters(codec="utf-8", categories=("L", "N", "P", "Zs")), min_size=1, max_size=60).filter(
     lambda text: text.strip() != ""

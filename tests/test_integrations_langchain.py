@@ -18,8 +18,8 @@ from langchain_core.tools import BaseTool
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 
-from mcp_errors._head import read_error_text
-from mcp_errors._policy import RecoveryPolicy
+from mcp_errors._client.policy import RecoveryPolicy
+from mcp_errors._shared.error_text import read_error_text
 from mcp_errors.integrations.langchain import load_mcp_tools
 from servers.integrations_server import FAILING_CALLS, SERVER_SCRIPT, build_server
 from servers.scripted_server import build_scripted_server

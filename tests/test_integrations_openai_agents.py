@@ -18,7 +18,7 @@ from agents import Agent, FunctionTool, RunContextWrapper
 from agents.mcp import MCPServer, MCPServerStdio
 from agents.tool_context import ToolContext
 
-from mcp_errors._policy import Decision, RecoveryPolicy
+from mcp_errors._client.policy import Decision, RecoveryPolicy
 from mcp_errors.integrations.openai_agents import RecoveringMCPServer
 from servers.integrations_server import FAILING_CALLS, SERVER_SCRIPT
 

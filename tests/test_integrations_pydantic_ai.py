@@ -20,7 +20,7 @@ from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from mcp_errors._policy import RecoveryPolicy
+from mcp_errors._client.policy import RecoveryPolicy
 from mcp_errors.integrations.pydantic_ai import RecoveringMCPToolset
 from servers.integrations_server import FAILING_CALLS, SERVER_SCRIPT
 

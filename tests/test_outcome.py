@@ -17,7 +17,7 @@ from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, INVALID_PARAMS, REQUEST
 
 from hostile_strategies import HUGE_INT, hostile_results, nested, well_formed_hostile_results
 from mcp_errors import ErrorCategory, ExecutionState, TransientError, empty_result, install, read_result
-from mcp_errors._outcome import TOOL_FAILURE_META, is_call_failure
+from mcp_errors._client.outcome import TOOL_FAILURE_META, is_call_failure
 from servers.checks import assert_sound_outcome
 from servers.hostile_texts import HOSTILE_TEXTS, build_hostile_texts_server
 from servers.shop import build_third_party

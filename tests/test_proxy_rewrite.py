@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from leak_strategies import texts_with_a_path, texts_with_a_secret
 from mcp_errors import ENVELOPE_SCHEMA, ErrorCategory, ExecutionState
-from mcp_errors._sanitize import find_leaks
+from mcp_errors._shared.sanitize import find_leaks
 from mcp_errors.proxy._rewrite import MAX_SAID_CHARS, Rewriter, UpstreamFailure
 from mcp_errors.proxy._rules import parse_rules
 

@@ -18,6 +18,10 @@ def isort_key(name: str) -> tuple[int, str]:
 
 
 def public_names() -> set[str]:
+    # The names are imported on first use (`mcp_errors.__getattr__`): what the package's
+    # namespace holds is what was asked for so far, plus anything defined there by mistake.
+    for name in mcp_errors.__all__:
+        getattr(mcp_errors, name)
     return {
         name
         for name, value in vars(mcp_errors).items()
@@ -33,6 +37,23 @@ def test_all_is_sorted() -> None:
 def test_all_lists_exactly_the_public_names() -> None:
     assert len(set(mcp_errors.__all__)) == len(mcp_errors.__all__)
     assert set(mcp_errors.__all__) == public_names()
+
+
+def test_importing_the_package_loads_no_name_and_no_sdk_until_one_is_used() -> None:
+    code = (
+        "import sys, mcp_errors; "
+        "assert 'mcp' not in sys.modules, 'import mcp_errors loaded the SDK'; "
+        "assert not set(mcp_errors.__all__) & set(vars(mcp_errors)); "
+        "mcp_errors.install; assert 'mcp' in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_version_is_the_installed_distributions() -> None:
+    from importlib.metadata import version
+
+    assert mcp_errors.__version__ == version("mcp-errors")
+    assert "__version__" not in mcp_errors.__all__  # as in stamina and httpx: an attribute, not an export
 
 
 def test_every_listed_name_imports_in_a_fresh_interpreter() -> None:

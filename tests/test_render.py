@@ -20,7 +20,7 @@ from mcp_errors import (
     to_langchain_tool_message,
     to_openai_function_output,
 )
-from mcp_errors._envelope import FailureDetails, error_result
+from mcp_errors._shared.envelope import FailureDetails, error_result
 from mcp_errors.testing import set_testing
 
 VALIDATION = read_result(

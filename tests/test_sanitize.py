@@ -12,7 +12,7 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from leak_strategies import FILLER, a_traceback, texts_with_a_path, texts_with_a_secret
-from mcp_errors._sanitize import REDACTED, find_leaks, is_secret_name, sanitize_text
+from mcp_errors._shared.sanitize import REDACTED, find_leaks, is_secret_name, sanitize_text
 
 
 @given(texts_with_a_secret(), st.integers(min_value=20, max_value=400))

@@ -22,7 +22,7 @@ from mcp_errors import (
     install,
     read_result,
 )
-from mcp_errors._tool_failure import TOOL_FAILURE_META, read_tool_failure, with_tool_failure, write_tool_failure
+from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, read_tool_failure, with_tool_failure, write_tool_failure
 
 NOW = 1_800_000_000.0
 

@@ -19,11 +19,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT, CallToolResult, ToolAnnotations
 
-from mcp_errors._client import CallFn, adapt_client
-from mcp_errors._config import is_testing, set_testing
-from mcp_errors._contract import ErrorCategory, ExecutionState, FieldError
-from mcp_errors._errors import ToolError
-from mcp_errors._policy import DEFAULT_POLICY
+from mcp_errors._client.adapter import CallFn, adapt_client
+from mcp_errors._client.policy import DEFAULT_POLICY
+from mcp_errors._server.errors import ToolError
+from mcp_errors._shared.config import is_testing, set_testing
+from mcp_errors._shared.contract import ErrorCategory, ExecutionState, FieldError
 
 __all__ = [
     "FlakyTool",

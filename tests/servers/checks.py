@@ -11,7 +11,7 @@ from typing import Any
 import jsonschema
 
 from mcp_errors import ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, ToolOutcome, is_error_envelope
-from mcp_errors._render import outcome_text
+from mcp_errors._client.render import outcome_text
 
 _TEXT_HEAD = re.compile(
     r"^\[(transient|validation|business|permission) error(?: \(inferred\))?, (retryable|not retryable)[^\]]*\] "

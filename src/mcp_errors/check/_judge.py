@@ -20,9 +20,9 @@ from jsonschema.exceptions import best_match
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, Tool
 
-from mcp_errors._contract import ENVELOPE_SCHEMA, REQUIRED_FIELDS
-from mcp_errors._head import read_error_text
-from mcp_errors._sanitize import find_leaks
+from mcp_errors._shared.contract import ENVELOPE_SCHEMA, REQUIRED_FIELDS
+from mcp_errors._shared.error_text import read_error_text
+from mcp_errors._shared.sanitize import find_leaks
 from mcp_errors.check._probes import Probe, schema_validator
 
 __all__ = ["Verdict", "judge_call"]

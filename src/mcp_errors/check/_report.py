@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from mcp_errors._sanitize import MAX_MESSAGE_CHARS, REDACTED, encodable, has_secret, is_secret_name
+from mcp_errors._shared.sanitize import MAX_MESSAGE_CHARS, REDACTED, encodable, has_secret, is_secret_name
 from mcp_errors.check._rules import RULES, Family, Finding, Severity
 
 __all__ = ["CallRecord", "CheckReport", "clip", "load_baseline", "resolve_rules", "shown_arguments"]

@@ -18,7 +18,7 @@ from mcp import Client
 from mcp_types import CallToolRequest, CallToolRequestParams, CallToolResult, InputRequiredResult, Tool
 from pydantic import TypeAdapter, ValidationError
 
-from mcp_errors._client import list_all_tools
+from mcp_errors._client.adapter import list_all_tools
 
 __all__ = ["call_tool", "list_tools_leniently"]
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from mcp_errors._contract import ExecutionState
-from mcp_errors._errors import TransientError
+from mcp_errors._server.errors import TransientError
+from mcp_errors._shared.contract import ExecutionState
 
 __all__ = ["FaultConfig", "FaultInjector"]
 

@@ -1,6 +1,6 @@
 """What the structured agent did, per category, read from the OpenTelemetry metrics of its run.
 
-The recovery policy records its calls with the OpenTelemetry API (`mcp_errors._telemetry`);
+The recovery policy records its calls with the OpenTelemetry API (`mcp_errors._shared.telemetry`);
 the demo gives it a meter provider of its own with an in-memory reader for the length of the
 run, and tabulates what was recorded: the figures are the metrics, not a second count. The
 naive agent does not use the policy and records nothing. Needs the OpenTelemetry SDK
@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from mcp_errors._telemetry import recording_metrics
+from mcp_errors._shared.telemetry import recording_metrics
 
 __all__ = ["CategoryFigures", "RunMetrics", "metrics_of_run"]
 

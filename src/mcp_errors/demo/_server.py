@@ -17,11 +17,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from mcp_errors._contract import ExecutionState, FieldError
-from mcp_errors._envelope import empty_result
-from mcp_errors._errors import AccessDeniedError, BusinessRuleError, InputValidationError, TransientError
-from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META
-from mcp_errors._install import install
+from mcp_errors._server.errors import AccessDeniedError, BusinessRuleError, InputValidationError, TransientError
+from mcp_errors._server.install import install
+from mcp_errors._shared.contract import ExecutionState, FieldError
+from mcp_errors._shared.envelope import empty_result
+from mcp_errors._shared.idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META
 from mcp_errors.demo._db import (
     AUTO_REFUND_LIMIT,
     CURRENCY,
@@ -309,7 +309,7 @@ def build_server(config: DeskConfig | None = None, *, database: Database | None 
         try:
             outcome = db.refund(order_id, amount, reason, idempotency_key=key, check=check)
         except KeyReuseError:
-            # A validation error, as in mcp_errors._replay: a new operation needs a new key.
+            # A validation error, as in mcp_errors._server.replay: a new operation needs a new key.
             raise InputValidationError(
                 "Idempotency key reused",
                 description="This idempotency key was already used for a different refund. Use a new key for a new "

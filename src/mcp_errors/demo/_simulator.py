@@ -36,10 +36,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult, TextContent, Tool
 
-from mcp_errors._contract import ExecutionState
-from mcp_errors._outcome import ToolOutcome, read_result
-from mcp_errors._partial import ToolCall, gather_partial
-from mcp_errors._policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
+from mcp_errors._client.outcome import ToolOutcome, read_result
+from mcp_errors._client.partial import ToolCall, gather_partial
+from mcp_errors._client.policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
+from mcp_errors._shared.contract import ExecutionState
 from mcp_errors.demo._db import AUTO_REFUND_LIMIT, KNOWLEDGE_SOURCES, money
 
 __all__ = ["AgentName", "Row", "demo_policy", "run_demo"]

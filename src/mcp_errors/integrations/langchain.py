@@ -22,10 +22,10 @@ from typing import Any
 from mcp import Client
 from mcp_types import Tool
 
-from mcp_errors._client import list_all_tools
-from mcp_errors._outcome import ToolOutcome
-from mcp_errors._policy import RecoveryPolicy, RecoveryReport, call_tool_with_recovery
-from mcp_errors._render import outcome_text
+from mcp_errors._client.adapter import list_all_tools
+from mcp_errors._client.outcome import ToolOutcome
+from mcp_errors._client.policy import RecoveryPolicy, RecoveryReport, call_tool_with_recovery
+from mcp_errors._client.render import outcome_text
 
 try:
     from langchain_core.tools import StructuredTool, ToolException

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_types import CallToolResult, GetPromptResult, ListPromptsResult, TextContent, Tool
 
-from mcp_errors._policy import RecoveryPolicy, RecoveryReport, call_tool_with_recovery
-from mcp_errors._render import outcome_text
+from mcp_errors._client.policy import RecoveryPolicy, RecoveryReport, call_tool_with_recovery
+from mcp_errors._client.render import outcome_text
 
 try:
     from agents.mcp import MCPServer

@@ -28,10 +28,10 @@ from typing import Any
 
 from mcp_types import TextContent
 
-from mcp_errors._client import adapt_client
-from mcp_errors._outcome import ToolOutcome
-from mcp_errors._policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
-from mcp_errors._render import outcome_text
+from mcp_errors._client.adapter import adapt_client
+from mcp_errors._client.outcome import ToolOutcome
+from mcp_errors._client.policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
+from mcp_errors._client.render import outcome_text
 
 try:
     from pydantic_ai.exceptions import ModelRetry, ToolFailed

@@ -30,12 +30,12 @@ from mcp_types import (
     TextContent,
 )
 
-from mcp_errors._classify import classify_failure, classify_known, log_fields, new_error_id, unknown_tool
-from mcp_errors._contract import ErrorCategory, ExecutionState
-from mcp_errors._envelope import FailureDetails, WideningCache, empty_result, is_empty_result
-from mcp_errors._outcome import is_call_failure, read_result
-from mcp_errors._telemetry import annotate_tool_result
-from mcp_errors._tool_failure import with_tool_failure
+from mcp_errors._client.outcome import is_call_failure, read_result
+from mcp_errors._server.classify import classify_failure, classify_known, log_fields, new_error_id, unknown_tool
+from mcp_errors._shared.contract import ErrorCategory, ExecutionState
+from mcp_errors._shared.envelope import FailureDetails, WideningCache, empty_result, is_empty_result
+from mcp_errors._shared.telemetry import annotate_tool_result
+from mcp_errors._shared.tool_failure import with_tool_failure
 from mcp_errors.proxy._child import ChildProcess, UpstreamUnavailableError
 from mcp_errors.proxy._rewrite import Rewriter, UpstreamFailure
 

@@ -23,9 +23,9 @@ from fastmcp.tools import ToolResult
 from mcp_types import CallToolRequestParams, CallToolResult, ToolAnnotations
 from mcp_types import Tool as MCPTool
 
-from mcp_errors._budget import RetryBudget
-from mcp_errors._contract import ErrorCategory
-from mcp_errors._policy import RecoveryPolicy, call_tool_with_recovery
+from mcp_errors._client.budget import RetryBudget
+from mcp_errors._client.policy import RecoveryPolicy, call_tool_with_recovery
+from mcp_errors._shared.contract import ErrorCategory
 
 __all__ = ["RetryMiddleware"]
 

@@ -39,16 +39,16 @@ from typing import Any, Final
 import jsonschema
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_TIMEOUT
 
-from mcp_errors._classify import (
+from mcp_errors._server.classify import (
     classify_http_status,
     classify_known,
     classify_schema_violations,
     unknown_tool,
 )
-from mcp_errors._contract import ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
-from mcp_errors._envelope import FailureDetails
-from mcp_errors._sanitize import MAX_DESCRIPTION_CHARS, MAX_MESSAGE_CHARS, MAX_RECEIVED_CHARS, sanitize_text
-from mcp_errors._tool_failure import TOOL_FAILURE_META, read_tool_failure
+from mcp_errors._shared.contract import ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
+from mcp_errors._shared.envelope import FailureDetails
+from mcp_errors._shared.sanitize import MAX_DESCRIPTION_CHARS, MAX_MESSAGE_CHARS, MAX_RECEIVED_CHARS, sanitize_text
+from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, read_tool_failure
 from mcp_errors.proxy._rules import MatchedRule, Rules
 
 __all__ = ["MAX_SAID_CHARS", "Rewriter", "UpstreamFailure"]

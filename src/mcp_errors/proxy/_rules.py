@@ -30,7 +30,7 @@ from typing import Annotated, Any, Final, Literal
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcp_errors._contract import ErrorCategory, ExecutionState
+from mcp_errors._shared.contract import ErrorCategory, ExecutionState
 
 __all__ = ["MatchedRule", "Rule", "Rules", "RulesError", "load_rules", "read_field"]
 

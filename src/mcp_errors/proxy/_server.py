@@ -39,8 +39,8 @@ from fastmcp.server.providers.proxy import (
 )
 from fastmcp.tools import Tool
 
-from mcp_errors._budget import RetryBudget
-from mcp_errors._fastmcp_replay import replay_middleware
+from mcp_errors._client.budget import RetryBudget
+from mcp_errors._server.fastmcp_replay import replay_middleware
 from mcp_errors.proxy._child import ChildProcess
 from mcp_errors.proxy._middleware import ContractMiddleware
 from mcp_errors.proxy._recovery import RetryMiddleware

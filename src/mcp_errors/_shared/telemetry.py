@@ -34,7 +34,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.propagate import inject
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from mcp_errors._envelope import ResultLike, is_empty_result
+from mcp_errors._shared.envelope import ResultLike, is_empty_result
 
 __all__ = [
     "ATTEMPT_EVENT",

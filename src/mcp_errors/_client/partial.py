@@ -25,12 +25,12 @@ from typing import Any, Final, Literal
 import anyio
 from mcp_types import CallToolResult, TextContent, Tool
 
-from mcp_errors._contract import CATEGORY_VALUES, ErrorCategory
-from mcp_errors._envelope import FailureDetails, error_result
-from mcp_errors._head import format_seconds
-from mcp_errors._outcome import OutcomeKind, ToolOutcome, read_result, read_retry_after
-from mcp_errors._policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
-from mcp_errors._telemetry import partial_span, record_partial
+from mcp_errors._client.outcome import OutcomeKind, ToolOutcome, read_result, read_retry_after
+from mcp_errors._client.policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
+from mcp_errors._shared.contract import CATEGORY_VALUES, ErrorCategory
+from mcp_errors._shared.envelope import FailureDetails, error_result
+from mcp_errors._shared.error_text import format_seconds
+from mcp_errors._shared.telemetry import partial_span, record_partial
 
 __all__ = [
     "FailedCall",

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mcp_errors._contract import CATEGORY_VALUES, MAX_RETRY_AFTER_SECONDS, ErrorCategory
+from mcp_errors._shared.contract import CATEGORY_VALUES, MAX_RETRY_AFTER_SECONDS, ErrorCategory
 
 __all__ = ["TOOL_FAILURE_META", "ToolFailure", "read_tool_failure", "with_tool_failure", "write_tool_failure"]
 

@@ -14,8 +14,8 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import Tool, ToolResult
 from mcp_types import CallToolRequestParams, CallToolResult, ListToolsRequest
 
-from mcp_errors._fastmcp import _ErrorContractMiddleware
-from mcp_errors._replay import Replay, advertise, covers, principal, request_key
+from mcp_errors._server.fastmcp import _ErrorContractMiddleware
+from mcp_errors._server.replay import Replay, advertise, covers, principal, request_key
 from mcp_errors.stores import IdempotencyStore
 
 __all__ = ["enable_replay_on_fastmcp", "replay_middleware"]

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from mcp_errors._contract import ErrorCategory
+from mcp_errors._shared.contract import ErrorCategory
 
 __all__ = ["ErrorHead", "ErrorText", "format_seconds", "read_error_text", "with_error_id", "write_error_text"]
 

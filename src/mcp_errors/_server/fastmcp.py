@@ -12,17 +12,17 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import Tool, ToolResult
 from mcp_types import CallToolRequestParams, ListToolsRequest, TextContent
 
-from mcp_errors._classify import (
+from mcp_errors._server.classify import (
     classify_arguments,
     classify_failure,
     is_protocol_signal,
     new_error_id,
     unknown_tool,
 )
-from mcp_errors._contract import is_error_envelope
-from mcp_errors._envelope import FailureDetails, WideningCache
-from mcp_errors._telemetry import annotate_tool_result
-from mcp_errors._tool_failure import with_tool_failure
+from mcp_errors._shared.contract import is_error_envelope
+from mcp_errors._shared.envelope import FailureDetails, WideningCache
+from mcp_errors._shared.telemetry import annotate_tool_result
+from mcp_errors._shared.tool_failure import with_tool_failure
 
 __all__ = ["install_on_fastmcp"]
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from mcp_types import TextContent
 
-from mcp_errors._head import ErrorHead, write_error_text
-from mcp_errors._outcome import ToolOutcome
-from mcp_errors._policy import Decision, RecoveryReport
+from mcp_errors._client.outcome import ToolOutcome
+from mcp_errors._client.policy import Decision, RecoveryReport
+from mcp_errors._shared.error_text import ErrorHead, write_error_text
 
 __all__ = ["outcome_text", "to_anthropic_tool_result", "to_langchain_tool_message", "to_openai_function_output"]
 

@@ -19,9 +19,9 @@ from typing import Any, Final, Protocol
 
 from mcp_types import CallToolResult, TextContent
 
-from mcp_errors._contract import CONTRACT_FIELDS, ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
-from mcp_errors._head import ErrorHead, with_error_id, write_error_text
-from mcp_errors._sanitize import encodable
+from mcp_errors._shared.contract import CONTRACT_FIELDS, ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
+from mcp_errors._shared.error_text import ErrorHead, with_error_id, write_error_text
+from mcp_errors._shared.sanitize import encodable
 
 __all__ = [
     "CATEGORY_INFERRED",

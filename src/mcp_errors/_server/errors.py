@@ -21,7 +21,7 @@ recovery, and only a transient one is worth resending unchanged:
 caller). `execution_state` says whether anything was applied before the failure, which is
 what makes a resend of a write safe or not.
 
-Exceptions a tool does not classify itself are classified for it by `mcp_errors._classify`
+Exceptions a tool does not classify itself are classified for it by `mcp_errors._server.classify`
 (timeouts are transient, HTTP 403 is permission, ...).
 """
 
@@ -34,7 +34,7 @@ from typing import Any, Final
 
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
 
-from mcp_errors._contract import CONTRACT_FIELDS, ErrorCategory, ExecutionState, FieldError
+from mcp_errors._shared.contract import CONTRACT_FIELDS, ErrorCategory, ExecutionState, FieldError
 
 __all__ = [
     "AccessDeniedError",

@@ -52,11 +52,17 @@ import pydantic
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, METHOD_NOT_FOUND, REQUEST_TIMEOUT, CallToolResult
 
-from mcp_errors._contract import CATEGORY_VALUES, MAX_RETRY_AFTER_SECONDS, ErrorCategory, ExecutionState, FieldError
-from mcp_errors._duck import is_httpx
-from mcp_errors._envelope import is_empty_result
-from mcp_errors._head import read_error_text
-from mcp_errors._tool_failure import TOOL_FAILURE_META, read_tool_failure
+from mcp_errors._shared.contract import (
+    CATEGORY_VALUES,
+    MAX_RETRY_AFTER_SECONDS,
+    ErrorCategory,
+    ExecutionState,
+    FieldError,
+)
+from mcp_errors._shared.envelope import is_empty_result
+from mcp_errors._shared.error_text import read_error_text
+from mcp_errors._shared.optional_types import is_httpx
+from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, read_tool_failure
 
 __all__ = [
     "TOOL_FAILURE_META",

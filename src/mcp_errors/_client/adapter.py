@@ -22,7 +22,7 @@ import anyio
 from mcp import Client
 from mcp_types import CallToolResult, Tool, ToolListChangedNotification
 
-from mcp_errors._duck import is_fastmcp
+from mcp_errors._shared.optional_types import is_fastmcp
 
 __all__ = ["CallFn", "ClientAdapter", "FindToolFn", "ToolsFn", "adapt_client", "index_tools", "list_all_tools"]
 

@@ -45,16 +45,16 @@ from opentelemetry.trace import Span
 from tenacity import AsyncRetrying, RetryCallState, retry_if_result, wait_random_exponential
 from tenacity.wait import wait_base
 
-from mcp_errors._budget import RetryBudget
-from mcp_errors._client import CallFn, FindToolFn, adapt_client, index_tools
-from mcp_errors._config import is_testing
-from mcp_errors._contract import ErrorCategory, FieldError
-from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
-from mcp_errors._outcome import ToolOutcome, is_call_failure, read_result
-from mcp_errors._telemetry import (
+from mcp_errors._client.adapter import CallFn, FindToolFn, adapt_client, index_tools
+from mcp_errors._client.budget import RetryBudget
+from mcp_errors._client.outcome import ToolOutcome, is_call_failure, read_result
+from mcp_errors._shared.config import is_testing
+from mcp_errors._shared.contract import ErrorCategory, FieldError
+from mcp_errors._shared.idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
+from mcp_errors._shared.telemetry import (
     enabled as telemetry_enabled,
 )
-from mcp_errors._telemetry import (
+from mcp_errors._shared.telemetry import (
     inject_trace_context,
     record_attempt,
     record_budget_refusal,

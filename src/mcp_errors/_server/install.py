@@ -12,18 +12,18 @@ from mcp.server.mcpserver.exceptions import UnexpectedToolError as _SDKUnexpecte
 from mcp.server.mcpserver.tools import Tool as RegisteredTool
 from mcp_types import CallToolResult, Tool
 
-from mcp_errors._classify import (
+from mcp_errors._server.classify import (
     classify_arguments,
     classify_failure,
     is_protocol_signal,
     new_error_id,
     unknown_tool,
 )
-from mcp_errors._contract import is_error_envelope
-from mcp_errors._duck import is_fastmcp
-from mcp_errors._envelope import FailureDetails, WideningCache, error_result
-from mcp_errors._telemetry import annotate_tool_result
-from mcp_errors._tool_failure import with_tool_failure
+from mcp_errors._shared.contract import is_error_envelope
+from mcp_errors._shared.envelope import FailureDetails, WideningCache, error_result
+from mcp_errors._shared.optional_types import is_fastmcp
+from mcp_errors._shared.telemetry import annotate_tool_result
+from mcp_errors._shared.tool_failure import with_tool_failure
 
 if TYPE_CHECKING:
     from mcp_errors.stores import IdempotencyStore
@@ -62,7 +62,7 @@ def install(
             or its URL for `open_store` (`"sqlite:///keys.sqlite3"`, `"redis://..."`).
             Tools not annotated read-only then run once per key (claimed before they
             run) and replay their first result for a repeated key, and say so in
-            tools/list. See `mcp_errors._replay`.
+            tools/list. See `mcp_errors._server.replay`.
         tool_failure_meta: Also write the draft SEP-3313
             `_meta["io.modelcontextprotocol/toolFailure"]` on error results (off by default:
             the prefix is reserved for the spec; the mapping is in docs/wire-format.md).
@@ -94,14 +94,14 @@ def install(
         ```
     """
     if idempotency is not None:
-        from mcp_errors._replay import as_store
+        from mcp_errors._server.replay import as_store
 
         idempotency = as_store(idempotency)  # a bad value fails before anything changes
     if not getattr(server, _INSTALLED, False):
         if isinstance(server, MCPServer):
             _install_on_mcpserver(server, tool_failure_meta=tool_failure_meta)
         elif is_fastmcp(server, "FastMCP"):
-            from mcp_errors._fastmcp import install_on_fastmcp
+            from mcp_errors._server.fastmcp import install_on_fastmcp
 
             install_on_fastmcp(server, tool_failure_meta=tool_failure_meta)  # type: ignore[arg-type]  # checked by is_fastmcp
         else:
@@ -109,11 +109,11 @@ def install(
         setattr(server, _INSTALLED, True)
     if idempotency is not None:
         if isinstance(server, MCPServer):
-            from mcp_errors._replay import enable_replay
+            from mcp_errors._server.replay import enable_replay
 
             enable_replay(server, idempotency)
         else:
-            from mcp_errors._fastmcp_replay import enable_replay_on_fastmcp
+            from mcp_errors._server.fastmcp_replay import enable_replay_on_fastmcp
 
             enable_replay_on_fastmcp(server, idempotency)  # type: ignore[arg-type]  # checked by is_fastmcp above
     return server

@@ -52,11 +52,11 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, Tool
 
-from mcp_errors._classify import is_protocol_signal, log_fields, new_error_id
-from mcp_errors._contract import ErrorCategory, ExecutionState, FieldError
-from mcp_errors._envelope import FailureDetails, error_result
-from mcp_errors._idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
-from mcp_errors._telemetry import annotate_tool_result
+from mcp_errors._server.classify import is_protocol_signal, log_fields, new_error_id
+from mcp_errors._shared.contract import ErrorCategory, ExecutionState, FieldError
+from mcp_errors._shared.envelope import FailureDetails, error_result
+from mcp_errors._shared.idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
+from mcp_errors._shared.telemetry import annotate_tool_result
 from mcp_errors.stores import Abandoned, Finished, IdempotencyStore, InProgress, Mismatch, Won, open_store
 
 __all__ = [
@@ -447,7 +447,7 @@ _REPLAYING = "_mcp_errors_replay"
 def enable_replay(server: MCPServer[Any], store: IdempotencyStore) -> None:
     """Make an `MCPServer` honour idempotency keys (what `install(..., idempotency=)` does).
 
-    fastmcp servers get the same through `mcp_errors._fastmcp_replay`; `install` picks one.
+    fastmcp servers get the same through `mcp_errors._server.fastmcp_replay`; `install` picks one.
 
     Args:
         server: The server, with the error contract installed. Enabling again swaps the store.

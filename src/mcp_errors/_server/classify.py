@@ -4,7 +4,7 @@ Every integration (MCPServer, fastmcp, the low-level helper) calls `classify_fai
 or `classify_arguments`; nothing else decides a category.
 
 The taxonomy (the four categories and the exception a tool raises for each) is drawn in
-`mcp_errors._errors`; this module decides which category a failure is in.
+`mcp_errors._server.errors`; this module decides which category a failure is in.
 
 What is classified without the tool saying so
 ---------------------------------------------
@@ -57,11 +57,11 @@ from mcp.server.mcpserver.exceptions import UnexpectedToolError as _SDKUnexpecte
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, MISSING_REQUIRED_CLIENT_CAPABILITY, REQUEST_TIMEOUT, URL_ELICITATION_REQUIRED
 
-from mcp_errors._contract import MAX_RETRY_AFTER_SECONDS, ErrorCategory, ExecutionState, FieldError
-from mcp_errors._duck import is_fastmcp, is_httpx
-from mcp_errors._envelope import FailureDetails, as_sentence
-from mcp_errors._errors import ToolError
-from mcp_errors._sanitize import (
+from mcp_errors._server.errors import ToolError
+from mcp_errors._shared.contract import MAX_RETRY_AFTER_SECONDS, ErrorCategory, ExecutionState, FieldError
+from mcp_errors._shared.envelope import FailureDetails, as_sentence
+from mcp_errors._shared.optional_types import is_fastmcp, is_httpx
+from mcp_errors._shared.sanitize import (
     MAX_DESCRIPTION_CHARS,
     MAX_MESSAGE_CHARS,
     MAX_RECEIVED_CHARS,

@@ -32,7 +32,7 @@ class ErrorCategory(enum.StrEnum):
     """What kind of failure a tool hit, which decides how an agent recovers.
 
     The taxonomy, with the recovery for each category and the exception a tool raises for
-    it, is drawn at the top of `mcp_errors._errors` and in docs/wire-format.md.
+    it, is drawn at the top of `mcp_errors._server.errors` and in docs/wire-format.md.
     """
 
     TRANSIENT = "transient"

@@ -1,0 +1,1 @@
+"""The client side: reading results, the recovery policy, partial results."""

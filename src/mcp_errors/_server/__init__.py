@@ -1,0 +1,1 @@
+"""The server side: exceptions into results, install on each server kind, idempotency replay."""
