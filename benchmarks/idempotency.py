@@ -42,7 +42,7 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
 from mcp_errors import install
-from mcp_errors._shared.idempotency_keys import IDEMPOTENCY_KEY_META
+from mcp_errors._shared.contract import IDEMPOTENCY_KEY_META
 from mcp_errors.stores import IdempotencyStore, MemoryStore, PostgresStore, RedisStore, SQLiteStore
 
 # The throwaway servers are the test suite's (tests/services.py), loaded by path: the

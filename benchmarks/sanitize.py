@@ -8,7 +8,7 @@ Two measurements, runs interleaved, medians with the spread (min-max over runs):
 2. Per text: one uncached `sanitize_text` of a typical tool error message and description
    (the path of every text not already in the cache), in microseconds.
 
-`--baseline FILE` loads another version of `mcp_errors/_sanitize.py` (for example
+`--baseline FILE` loads another version of the sanitiser (`_shared/sanitize.py`, `_sanitize.py` before 0.2) (for example
 `git show <commit>:src/mcp_errors/_sanitize.py > /tmp/old_sanitize.py`) and measures it side
 by side, interleaved with this one. Run: `uv run python benchmarks/sanitize.py [--runs 5]`.
 """
@@ -69,7 +69,7 @@ def scan(module: ModuleType, text: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--baseline", type=Path, help="another _sanitize.py to measure side by side")
+    parser.add_argument("--baseline", type=Path, help="another sanitize module to measure side by side")
     args = parser.parse_args()
     variants = {"this": _sanitize}
     if args.baseline is not None:

@@ -113,3 +113,44 @@ def test_there_are_no_import_cycles() -> None:
     for start in sorted(graph):
         visit(start, [start])
     assert cycles == []
+
+
+# Modules of the public subpackages whose behaviour is tested through a neighbour's test
+# file rather than one of their own: the proxy and the stores are tested whole (the stores by
+# one conformance suite that every backend passes), the demo through what it serves and runs.
+COVERED_BY: dict[str, str] = {
+    "check._wire": "test_check_runner.py",
+    "demo._app": "test_demo_replicas.py",
+    "demo._cli": "test_cli.py",
+    "demo._db": "test_demo_refunds.py",
+    "demo._faults": "test_demo_server.py",
+    "demo._metrics": "test_demo_simulator.py",
+    "demo._report": "test_demo_simulator.py",
+    "proxy._cli": "test_cli.py",
+    "proxy._middleware": "test_proxy.py",
+    "proxy._recovery": "test_proxy.py",
+    "proxy._server": "test_proxy.py",
+    **{f"stores._{name}": "test_stores.py" for name in ("memory", "postgres", "protocol", "redis", "sqlite", "url")},
+}
+
+
+def mirror_test(name: str) -> str:
+    """`_server.classify` -> `test_classify.py`, `check._judge` -> `test_check_judge.py`, `_cli` -> `test_cli.py`."""
+    top, _, rest = name.partition(".")
+    if top in LAYER_OF_FOLDER and top.startswith("_"):
+        return f"test_{rest}.py"
+    if not rest:
+        return f"test_{top.lstrip('_')}.py"
+    return f"test_{top}_{rest.lstrip('_')}.py"
+
+
+def test_every_module_has_a_mirror_test() -> None:
+    tests = ROOT / "tests"
+    missing = []
+    for name, path in modules():
+        if path.name in ("__init__.py", "__main__.py"):
+            continue
+        wanted = COVERED_BY.get(name, mirror_test(name))
+        if not (tests / wanted).exists():
+            missing.append(f"{name} -> tests/{wanted}")
+    assert missing == []

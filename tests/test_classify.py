@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import decimal
 import email.utils
 import json
 import logging
@@ -20,21 +19,16 @@ import httpx
 import httpx2
 import jsonschema
 import pytest
-from fastmcp import Client as FastMCPClient
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from mcp import Client
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    MISSING_REQUIRED_CLIENT_CAPABILITY,
     REQUEST_TIMEOUT,
-    URL_ELICITATION_REQUIRED,
 )
-from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from leak_strategies import FILLER, a_traceback, texts_with_a_path, texts_with_a_secret
 from mcp_errors import (
@@ -47,16 +41,10 @@ from mcp_errors import (
     TransientError,
     register_exception,
 )
-from mcp_errors._server.classify import (
-    _shared_details,
-    classify_arguments,
-    classify_failure,
-    is_protocol_signal,
-    new_error_id,
-)
-from mcp_errors._shared.envelope import FailureDetails, error_result
-from servers import validator_server
-from servers.checks import assert_nothing_leaks, check_error
+from mcp_errors._server.classify import _shared_details, classify_failure, new_error_id
+from mcp_errors._shared.contract import is_protocol_signal
+from mcp_errors._shared.envelope import error_result
+from servers.checks import check_details, details_on_the_wire
 
 HTTP_MODULES = [httpx, httpx2]
 ERROR_ID = "0123456789ab"
@@ -73,17 +61,6 @@ def raised(make: Callable[[], BaseException]) -> BaseException:
         raise make()
     except BaseException as exc:
         return exc
-
-
-def as_wire(details: FailureDetails) -> str:
-    return details.to_text() + json.dumps(details.to_structured())
-
-
-def check(details: FailureDetails, category: str, code: str) -> dict[str, Any]:
-    envelope = details.to_structured()
-    jsonschema.validate(envelope, ENVELOPE_SCHEMA)
-    assert (envelope["errorCategory"], envelope.get("code")) == (category, code)
-    return envelope
 
 
 def http_status_error(module: Any, status: int, headers: dict[str, str] | None = None) -> BaseException:
@@ -112,7 +89,7 @@ async def asyncio_timeout() -> BaseException:
 @pytest.mark.anyio
 @pytest.mark.parametrize("make", [anyio_timeout, asyncio_timeout])
 async def test_async_timeouts_are_transient_with_unknown_outcome(make: Callable[[], Any]) -> None:
-    envelope = check(classify_failure(await make(), error_id=ERROR_ID), "transient", "UPSTREAM_TIMEOUT")
+    envelope = check_details(classify_failure(await make(), error_id=ERROR_ID), "transient", "UPSTREAM_TIMEOUT")
     assert envelope["isRetryable"] is True
     assert envelope["executionState"] == "outcome_unknown"
 
@@ -131,7 +108,7 @@ async def test_async_timeouts_are_transient_with_unknown_outcome(make: Callable[
 def test_builtin_timeouts_and_connection_errors_are_transient(
     make: Callable[[], BaseException], code: str, state: str
 ) -> None:
-    envelope = check(classify_failure(raised(make), error_id=ERROR_ID), "transient", code)
+    envelope = check_details(classify_failure(raised(make), error_id=ERROR_ID), "transient", code)
     assert envelope["executionState"] == state
 
 
@@ -150,16 +127,10 @@ def test_a_jsonrpc_error_a_tool_lets_escape_is_classified_by_its_code_never_by_i
 ) -> None:
     exc = raised(lambda: MCPError(code, "downstream: password=hunter2 at /srv/app/db.py"))
     details = classify_failure(exc, error_id=ERROR_ID)
-    check(details, category, error_code)
+    check_details(details, category, error_code)
     assert "hunter2" not in details.to_text()
     assert "/srv/app" not in details.to_text()
     assert not is_protocol_signal(exc)
-
-
-def test_only_the_codes_a_client_acts_on_stay_jsonrpc_errors() -> None:
-    assert is_protocol_signal(MCPError(URL_ELICITATION_REQUIRED, "sign in"))
-    assert is_protocol_signal(MCPError(MISSING_REQUIRED_CLIENT_CAPABILITY, "needs sampling"))
-    assert not is_protocol_signal(TimeoutError())
 
 
 @pytest.mark.parametrize("module", HTTP_MODULES, ids=lambda m: m.__name__)
@@ -175,7 +146,7 @@ def test_only_the_codes_a_client_acts_on_stay_jsonrpc_errors() -> None:
 def test_httpx_transport_errors_are_transient(module: Any, name: str, code: str, state: str) -> None:
     request = module.Request("POST", "https://api.example.com/refunds")
     exc = raised(lambda: getattr(module, name)("boom", request=request))
-    envelope = check(classify_failure(exc, error_id=ERROR_ID), "transient", code)
+    envelope = check_details(classify_failure(exc, error_id=ERROR_ID), "transient", code)
     assert envelope["executionState"] == state
 
 
@@ -197,7 +168,7 @@ def test_httpx_transport_errors_are_transient(module: Any, name: str, code: str,
     ],
 )
 def test_http_statuses_map_to_their_category(module: Any, status: int, category: str, code: str) -> None:
-    envelope = check(classify_failure(http_status_error(module, status), error_id=ERROR_ID), category, code)
+    envelope = check_details(classify_failure(http_status_error(module, status), error_id=ERROR_ID), category, code)
     assert envelope["isRetryable"] is (category == "transient")
 
 
@@ -227,7 +198,7 @@ def test_an_unreadable_retry_after_is_left_out(value: str) -> None:
 
 
 def test_an_unmapped_http_status_is_an_internal_error() -> None:
-    check(classify_failure(http_status_error(httpx, 500), error_id=ERROR_ID), "business", "INTERNAL_ERROR")
+    check_details(classify_failure(http_status_error(httpx, 500), error_id=ERROR_ID), "business", "INTERNAL_ERROR")
 
 
 @pytest.fixture
@@ -246,21 +217,21 @@ def locked_database(tmp_path: Path) -> Iterator[sqlite3.Connection]:
 def test_a_locked_sqlite_database_is_transient(locked_database: sqlite3.Connection) -> None:
     with pytest.raises(sqlite3.OperationalError) as caught:
         locked_database.execute("INSERT INTO orders VALUES ('#12345')")
-    envelope = check(classify_failure(caught.value, error_id=ERROR_ID), "transient", "DATABASE_BUSY")
+    envelope = check_details(classify_failure(caught.value, error_id=ERROR_ID), "transient", "DATABASE_BUSY")
     assert envelope["executionState"] == "outcome_unknown"
 
 
 def test_other_sqlite_errors_are_internal() -> None:
     with pytest.raises(sqlite3.OperationalError) as caught:
         sqlite3.connect(":memory:").execute("SELECT * FROM missing")
-    check(classify_failure(caught.value, error_id=ERROR_ID), "business", "INTERNAL_ERROR")
+    check_details(classify_failure(caught.value, error_id=ERROR_ID), "business", "INTERNAL_ERROR")
 
 
 def test_the_builtin_permission_error_is_permission(tmp_path: Path) -> None:
     exc = raised(lambda: PermissionError(13, "Permission denied", str(tmp_path / "salaries.csv")))
     details = classify_failure(exc, error_id=ERROR_ID)
-    check(details, "permission", "ACCESS_DENIED")
-    assert str(tmp_path) not in as_wire(details)
+    check_details(details, "permission", "ACCESS_DENIED")
+    assert str(tmp_path) not in details_on_the_wire(details)
 
 
 def test_a_tool_error_keeps_what_the_tool_said() -> None:
@@ -272,7 +243,7 @@ def test_a_tool_error_keeps_what_the_tool_said() -> None:
         execution_state="not_executed",
         extra={"service": "inventory"},
     )
-    envelope = check(classify_failure(raised(lambda: error), error_id=ERROR_ID), "transient", "INVENTORY_BUSY")
+    envelope = check_details(classify_failure(raised(lambda: error), error_id=ERROR_ID), "transient", "INVENTORY_BUSY")
     assert envelope == {
         "errorCategory": "transient",
         "isRetryable": True,
@@ -288,8 +259,10 @@ def test_sdk_wrappers_and_single_exception_groups_are_looked_through() -> None:
     inner = raised(lambda: BusinessRuleError("Over limit", description="Escalate.", code="OVER_LIMIT"))
     wrapper = SDKToolError("Error executing tool refund: Over limit")
     wrapper.__cause__ = inner
-    check(classify_failure(wrapper, error_id=ERROR_ID), "business", "OVER_LIMIT")
-    check(classify_failure(ExceptionGroup("tg", [TimeoutError()]), error_id=ERROR_ID), "transient", "UPSTREAM_TIMEOUT")
+    check_details(classify_failure(wrapper, error_id=ERROR_ID), "business", "OVER_LIMIT")
+    check_details(
+        classify_failure(ExceptionGroup("tg", [TimeoutError()]), error_id=ERROR_ID), "transient", "UPSTREAM_TIMEOUT"
+    )
 
 
 class QuotaExceededError(Exception):
@@ -306,30 +279,30 @@ def quota_handler(category: str) -> Callable[[BaseException], ToolError]:
 
 def test_a_registered_type_and_its_subclasses_use_the_handler() -> None:
     register_exception(QuotaExceededError, quota_handler("business"))
-    check(classify_failure(raised(QuotaExceededError), error_id=ERROR_ID), "business", "QUOTA")
-    check(classify_failure(raised(MonthlyQuotaExceededError), error_id=ERROR_ID), "business", "QUOTA")
+    check_details(classify_failure(raised(QuotaExceededError), error_id=ERROR_ID), "business", "QUOTA")
+    check_details(classify_failure(raised(MonthlyQuotaExceededError), error_id=ERROR_ID), "business", "QUOTA")
 
 
 def test_the_most_specific_registration_wins_whatever_the_order() -> None:
     register_exception(MonthlyQuotaExceededError, quota_handler("permission"))
     register_exception(QuotaExceededError, quota_handler("business"))
-    check(classify_failure(raised(MonthlyQuotaExceededError), error_id=ERROR_ID), "permission", "QUOTA")
-    check(classify_failure(raised(QuotaExceededError), error_id=ERROR_ID), "business", "QUOTA")
+    check_details(classify_failure(raised(MonthlyQuotaExceededError), error_id=ERROR_ID), "permission", "QUOTA")
+    check_details(classify_failure(raised(QuotaExceededError), error_id=ERROR_ID), "business", "QUOTA")
 
 
 def test_a_plain_sdk_tool_error_is_a_business_error_that_carries_its_message_unless_registered() -> None:
     plain = raised(lambda: SDKToolError("Order #1 is archived"))
-    envelope = check(classify_failure(plain, error_id=ERROR_ID), "business", "TOOL_ERROR")
+    envelope = check_details(classify_failure(plain, error_id=ERROR_ID), "business", "TOOL_ERROR")
     assert envelope["description"].startswith("Order #1 is archived. ")
     register_exception(SDKToolError, quota_handler("permission"))
-    check(classify_failure(plain, error_id=ERROR_ID), "permission", "QUOTA")
+    check_details(classify_failure(plain, error_id=ERROR_ID), "permission", "QUOTA")
 
 
 def test_a_registration_overrides_the_built_in_mapping() -> None:
     register_exception(
         TimeoutError, lambda exc: BusinessRuleError("Report too large", description="Ask for a smaller range.")
     )
-    check(classify_failure(raised(TimeoutError), error_id=ERROR_ID), "business", None)  # type: ignore[arg-type]
+    check_details(classify_failure(raised(TimeoutError), error_id=ERROR_ID), "business", None)  # type: ignore[arg-type]
 
 
 def test_a_broken_handler_degrades_to_an_internal_error(caplog: pytest.LogCaptureFixture) -> None:
@@ -337,40 +310,20 @@ def test_a_broken_handler_degrades_to_an_internal_error(caplog: pytest.LogCaptur
         raise KeyError("oops")
 
     register_exception(QuotaExceededError, broken)
-    check(classify_failure(raised(QuotaExceededError), error_id=ERROR_ID), "business", "INTERNAL_ERROR")
+    check_details(classify_failure(raised(QuotaExceededError), error_id=ERROR_ID), "business", "INTERNAL_ERROR")
     assert any("register_exception handler" in record.getMessage() for record in caplog.records)
 
 
 def test_unclassified_exceptions_get_a_fixed_text_and_a_logged_error_id(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="mcp_errors")
     details = classify_failure(raised(lambda: KeyError("customer_42")), tool_name="lookup", error_id=ERROR_ID)
-    envelope = check(details, "business", "INTERNAL_ERROR")
+    envelope = check_details(details, "business", "INTERNAL_ERROR")
     assert envelope["executionState"] == "outcome_unknown"
-    assert "customer_42" not in as_wire(details)
+    assert "customer_42" not in details_on_the_wire(details)
     (record,) = caplog.records
     assert record.levelno == logging.ERROR
     assert ERROR_ID in record.getMessage()
     assert record.error_id == ERROR_ID  # type: ignore[attr-defined]
-
-
-class Refund(BaseModel):
-    order_id: str = Field(pattern=r"^#\d{5}$")
-    amount: float = Field(gt=0)
-    api_key: str = Field(min_length=40)
-
-
-def test_argument_errors_name_each_field_and_redact_secret_values() -> None:
-    with pytest.raises(ValidationError) as caught:
-        Refund.model_validate({"order_id": "order-abc", "api_key": "sk-live-short"})
-    schema = Refund.model_json_schema()
-    details = classify_arguments(caught.value, tool_name="refund", input_schema=schema, error_id=ERROR_ID)
-    envelope = check(details, "validation", "INVALID_ARGUMENTS")
-    fields = {error["field"]: error for error in envelope["fieldErrors"]}
-    assert set(fields) == {"order_id", "amount", "api_key"}
-    assert "received" not in fields["amount"]
-    assert fields["api_key"]["received"] == "[REDACTED]"
-    assert "sk-live-short" not in as_wire(details)
-    assert fields["order_id"]["expected"] == "a string matching ^#\\d{5}$"
 
 
 # Generated inputs: whatever a tool puts into its error, or whatever an exception says,
@@ -401,7 +354,7 @@ def test_nothing_secret_reaches_the_agent_from_a_tool_error(
         error_id=ERROR_ID,
     )
     jsonschema.validate(details.to_structured(), ENVELOPE_SCHEMA)
-    wire = as_wire(details) + as_wire(validation)
+    wire = details_on_the_wire(details) + details_on_the_wire(validation)
     everything = message[0] + description[0] + field[0]
     for _, needles in (message, description, field):
         for needle in needles:
@@ -414,7 +367,7 @@ def test_nothing_secret_reaches_the_agent_from_a_tool_error(
 def test_unclassified_exception_text_never_reaches_the_agent(case: tuple[str, str], klass: type[Exception]) -> None:
     text, secret = case
     details = classify_failure(raised(lambda: klass(text)), error_id=ERROR_ID)
-    assert secret not in as_wire(details)
+    assert secret not in details_on_the_wire(details)
     assert details.code == "INTERNAL_ERROR"
 
 
@@ -424,7 +377,7 @@ def test_extra_fields_are_sanitised_like_any_text_that_reaches_the_agent() -> No
         description="Resend shortly.",
         extra={"upstream": {"dsn": "postgres://app:hunter2@db/prod", "log": ["/srv/app/inventory/worker.py"]}},
     )
-    wire = as_wire(classify_failure(raised(lambda: error), error_id=ERROR_ID))
+    wire = details_on_the_wire(classify_failure(raised(lambda: error), error_id=ERROR_ID))
     assert "hunter2" not in wire
     assert "/srv/app" not in wire
 
@@ -508,75 +461,6 @@ def test_results_written_from_one_validation_failure_share_no_nested_state() -> 
 
 def test_several_failures_of_one_kind_at_once_are_that_kind_and_mixed_ones_are_internal() -> None:
     timeouts = ExceptionGroup("fetches", [TimeoutError(), ExceptionGroup("retry", [TimeoutError()]), TimeoutError()])
-    check(classify_failure(timeouts, error_id=ERROR_ID), "transient", "UPSTREAM_TIMEOUT")
+    check_details(classify_failure(timeouts, error_id=ERROR_ID), "transient", "UPSTREAM_TIMEOUT")
     mixed = ExceptionGroup("fetches", [TimeoutError(), KeyError("k")])
-    check(classify_failure(mixed, error_id=ERROR_ID), "business", "INTERNAL_ERROR")
-
-
-# A validator's own words reach the caller; a failure inside it (a lookup that could not
-# connect, a query that failed) is the server's, classified as what it is, its text unsent.
-VALIDATOR_CASES = [
-    pytest.param("find_customer", {"customer_id": "12"}, "validation", "INVALID_ARGUMENTS", "customer ids look like"),
-    pytest.param("convert", {"amount": 5, "currency": "XYZ"}, "validation", "INVALID_ARGUMENTS", "unknown currency"),
-    pytest.param("find_customer", {"customer_id": "C-1234"}, "transient", "UPSTREAM_UNAVAILABLE", None),
-    pytest.param("read_ledger", {"ledger": "L-1"}, "business", "INTERNAL_ERROR", None),
-]
-
-
-def check_validator_case(result: dict[str, Any], category: str, code: str, words: str | None) -> None:
-    envelope = check_error(result, None)
-    assert (envelope["errorCategory"], envelope["code"]) == (category, code)
-    if words is not None:
-        assert any(words in error["problem"] for error in envelope["fieldErrors"])
-    assert_nothing_leaks(result, *validator_server.LEAKED)
-
-
-@pytest.mark.anyio
-@pytest.mark.parametrize(("tool", "arguments", "category", "code", "words"), VALIDATOR_CASES)
-async def test_a_validators_own_words_reach_the_caller_on_mcpserver_and_its_failures_do_not(
-    mode: str, tool: str, arguments: dict[str, Any], category: str, code: str, words: str | None
-) -> None:
-    async with Client(validator_server.build_mcpserver(), mode=mode) as client:  # type: ignore[arg-type]
-        result = await client.call_tool(tool, arguments)
-    check_validator_case(result.model_dump(by_alias=True, exclude_none=True, mode="json"), category, code, words)
-
-
-@pytest.mark.anyio
-@pytest.mark.parametrize(("tool", "arguments", "category", "code", "words"), VALIDATOR_CASES)
-async def test_a_validators_own_words_reach_the_caller_on_fastmcp_and_its_failures_do_not(
-    tool: str, arguments: dict[str, Any], category: str, code: str, words: str | None
-) -> None:
-    async with FastMCPClient(validator_server.build_fastmcp()) as client:
-        result = await client.call_tool_mcp(tool, arguments)
-    check_validator_case(result.model_dump(by_alias=True, exclude_none=True, mode="json"), category, code, words)
-
-
-@pytest.mark.anyio
-async def test_a_validator_that_failed_itself_is_logged_with_its_traceback(caplog: pytest.LogCaptureFixture) -> None:
-    async with Client(validator_server.build_mcpserver()) as client:
-        result = await client.call_tool("read_ledger", {"ledger": "L-1"})
-    assert result.structured_content is not None
-    [record] = [r for r in caplog.records if r.name == "mcp_errors" and r.levelno == logging.ERROR]
-    assert record.error_id == result.structured_content["errorId"]  # type: ignore[attr-defined]
-    assert record.exc_info is not None
-    assert isinstance(record.exc_info[1], sqlite3.OperationalError)
-
-
-def test_a_value_error_raised_while_reading_the_value_stays_a_validation_error() -> None:
-    class Amount(BaseModel):
-        value: str
-
-        @field_validator("value")
-        @classmethod
-        def parse(cls, value: str) -> str:
-            try:
-                decimal.Decimal(value)
-            except decimal.InvalidOperation:
-                raise ValueError("amounts look like 12.50")  # noqa: B904  (the context is a value problem)
-            return value
-
-    with pytest.raises(ValidationError) as caught:
-        Amount.model_validate({"value": "lots"})
-    details = classify_arguments(caught.value, error_id=ERROR_ID)
-    check(details, "validation", "INVALID_ARGUMENTS")
-    assert "amounts look like 12.50" in details.field_errors[0].problem
+    check_details(classify_failure(mixed, error_id=ERROR_ID), "business", "INTERNAL_ERROR")

@@ -12,7 +12,7 @@ from mcp import Client
 from typer.testing import CliRunner
 
 from mcp_errors._cli import app
-from mcp_errors._shared.idempotency_keys import IDEMPOTENCY_KEY_META
+from mcp_errors._shared.contract import IDEMPOTENCY_KEY_META
 from mcp_errors.demo import Database
 from services import free_port, listening
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from mcp_errors import ENVELOPE_SCHEMA, BusinessRuleError, install, to_error_result
 from servers.checks import assert_nothing_leaks, check_error, check_success, validate
-from servers.contract_server import CASES, CRASH_TEXT, LEAKED_PATH, LEAKED_SECRET, Case, Order, build_server
+from servers.contract_server import CASES, CRASH_TEXT, LEAKED_PATH, LEAKED_SECRET, Case, build_server
 from servers.gateway import LEAKED_DSN, build_gateway
 
 CONTRACT_SERVER = Path(__file__).parent / "servers" / "contract_server.py"
@@ -173,46 +173,6 @@ async def test_every_case_round_trips_over_stdio_with_a_subprocess_server() -> N
             check_success(wire(ok), schemas["get_order"])
             empty = await client.call_tool("search_orders", {"customer": "nobody"})
             assert check_success(wire(empty), schemas["search_orders"])["resultCount"] == 0
-
-
-@pytest.mark.anyio
-async def test_installing_twice_widens_once_and_reports_once(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="mcp_errors")
-    server = build_server()
-    assert install(server) is server
-    async with Client(server, mode="legacy") as client:
-        schemas = await output_schemas(client)
-        result = await client.call_tool("refund", {"order_id": "#12345", "amount": 900})
-    schema = schemas["refund"]
-    assert schema is not None
-    assert len(schema["anyOf"]) == 2
-    assert "anyOf" not in schema["anyOf"][0]
-    check_error(wire(result), schema)
-    assert len([r for r in caplog.records if r.name == "mcp_errors"]) == 1
-
-
-@pytest.mark.anyio
-async def test_tools_a_wrapper_keeps_are_advertised_widened_without_being_changed(mode: str) -> None:
-    server = MCPServer("kept-tools")
-
-    @server.tool()
-    def get_order(order_id: str) -> Order:
-        return Order(order_id=order_id, status="shipped")
-
-    kept = await server.list_tools()
-    before = [tool.model_copy(deep=True) for tool in kept]
-
-    async def list_kept_tools() -> list[Tool]:
-        return kept
-
-    server.list_tools = list_kept_tools  # type: ignore[method-assign]  # a wrapper that caches its tools
-    install(server)
-    async with Client(server, mode=mode) as client:
-        first, second = await output_schemas(client), await output_schemas(client)
-    assert first == second
-    assert first["get_order"] is not None
-    assert first["get_order"]["anyOf"][1] == {"required": ["errorCategory"]}
-    assert kept == before
 
 
 @pytest.mark.anyio

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from mcp_errors import ErrorCategory
 from mcp_errors.proxy import RulesError, load_rules
-from mcp_errors.proxy._rewrite import Rewriter, UpstreamFailure
+from mcp_errors.proxy._classify import UpstreamClassifier, UpstreamFailure
 from mcp_errors.proxy._rules import parse_rules
 
 DOCS_RULES = Path(__file__).parents[1] / "docs" / "proxy-rules"
@@ -125,7 +125,7 @@ def test_a_rules_description_fills_its_placeholders_with_sanitised_text() -> Non
         source="test",
     )
     failure = UpstreamFailure(tool="forecast", text="no station for /srv/secret/path token=abc123def456")
-    details = Rewriter(rules).classify(failure, error_id="e")
+    details = UpstreamClassifier(rules).classify(failure, error_id="e")
     assert details is not None
     assert (details.category, details.code) == (ErrorCategory.VALIDATION, "NO_STATION")
     assert details.description.startswith("forecast: there is no station for [path]; pick another city.")
@@ -138,7 +138,9 @@ def test_a_transient_rule_takes_its_wait_from_a_named_group() -> None:
         {"rule": [{"match": {"text": "slow down for (?P<s>\\d+)s"}, "category": "transient", "retry_after": "{s}"}]},
         source="test",
     )
-    details = Rewriter(rules).classify(UpstreamFailure(tool="t", text="please slow down for 12s"), error_id="e")
+    details = UpstreamClassifier(rules).classify(
+        UpstreamFailure(tool="t", text="please slow down for 12s"), error_id="e"
+    )
     assert details is not None
     assert details.retry_after_seconds == 12
 
@@ -209,7 +211,7 @@ SHIPPED = [
 @pytest.mark.parametrize(("file", "tool", "text", "code"), SHIPPED, ids=[case[3] + "-" + case[1] for case in SHIPPED])
 def test_every_shipped_rule_matches_what_its_server_says(file: str, tool: str, text: str, code: str) -> None:
     rules = load_rules(DOCS_RULES / file)
-    details = Rewriter(rules).classify(UpstreamFailure(tool=tool, text=text), error_id="e")
+    details = UpstreamClassifier(rules).classify(UpstreamFailure(tool=tool, text=text), error_id="e")
     assert details is not None
     assert details.code == code
     assert "/srv/data" not in details.description

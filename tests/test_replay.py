@@ -28,7 +28,7 @@ from mcp_types import URL_ELICITATION_REQUIRED, CallToolResult, Tool
 
 from mcp_errors import Decision, RecoveryPolicy, call_tool_with_recovery, install
 from mcp_errors._server.replay import fingerprint, scope_key
-from mcp_errors._shared.idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
+from mcp_errors._shared.contract import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
 from mcp_errors.stores import Claim, IdempotencyStore, MemoryStore, RedisStore, SQLiteStore, Won
 from servers.keyed_writes import ServerKind, build
 from services import free_port

@@ -30,7 +30,7 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from mcp_errors import Decision, RecoveryPolicy, RecoveryReport, RetryBudget, call_tool_with_recovery
-from mcp_errors._shared.idempotency_keys import IDEMPOTENCY_KEY_META, REPLAYED_META
+from mcp_errors._shared.contract import IDEMPOTENCY_KEY_META, REPLAYED_META
 from servers import SERVERS_DIR
 from services import free_port, listening, wait_for_port
 

@@ -12,10 +12,24 @@ import jsonschema
 
 from mcp_errors import ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, ToolOutcome, is_error_envelope
 from mcp_errors._client.render import outcome_text
+from mcp_errors._shared.envelope import FailureDetails
 
 _TEXT_HEAD = re.compile(
     r"^\[(transient|validation|business|permission) error(?: \(inferred\))?, (retryable|not retryable)[^\]]*\] "
 )
+
+
+def details_on_the_wire(details: FailureDetails) -> str:
+    """Everything a classified failure sends: its text block and its envelope, as one string."""
+    return details.to_text() + json.dumps(details.to_structured())
+
+
+def check_details(details: FailureDetails, category: str, code: str) -> dict[str, Any]:
+    """Assert a classified failure's envelope is valid with this category and code, and return it."""
+    envelope = details.to_structured()
+    jsonschema.validate(envelope, ENVELOPE_SCHEMA)
+    assert (envelope["errorCategory"], envelope.get("code")) == (category, code)
+    return envelope
 
 
 def validate(instance: object, schema: Mapping[str, Any]) -> None:

@@ -16,7 +16,7 @@ from mcp.shared.exceptions import UrlElicitationRequiredError
 from mcp_types import ElicitRequestURLParams, ToolAnnotations
 
 from mcp_errors import BusinessRuleError, TransientError, install
-from mcp_errors._shared.idempotency_keys import HONOURS_IDEMPOTENCY_META
+from mcp_errors._shared.contract import HONOURS_IDEMPOTENCY_META
 from mcp_errors.stores import IdempotencyStore
 
 ServerKind = Literal["mcpserver", "fastmcp"]

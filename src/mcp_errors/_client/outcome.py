@@ -63,6 +63,7 @@ from mcp_errors._shared.envelope import is_empty_result
 from mcp_errors._shared.error_text import read_error_text
 from mcp_errors._shared.optional_types import is_httpx
 from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, read_tool_failure
+from mcp_errors._shared.words import RESEND_RULE
 
 __all__ = [
     "TOOL_FAILURE_META",
@@ -279,15 +280,12 @@ def _from_tool_failure(data: Mapping[str, Any], text: str, result: CallToolResul
     )
 
 
-_NO_ANSWER_IN_TIME: Final = (
-    "The server did not answer in time. The call may or may not have run; resend it only "
-    "if it is read-only, idempotent, or carries an idempotency key the server honours."
-)
+_NO_ANSWER_IN_TIME: Final = f"The server did not answer in time. The call may or may not have run: {RESEND_RULE}."
 
 
 def _read_exception(exc: BaseException) -> ToolOutcome:
     if isinstance(exc, MCPError):
-        return _from_jsonrpc(exc)
+        return _read_jsonrpc_error(exc)
     if isinstance(exc, pydantic.ValidationError):
         return ToolOutcome(
             kind="error",
@@ -336,7 +334,7 @@ def _read_exception(exc: BaseException) -> ToolOutcome:
     )
 
 
-def _from_jsonrpc(exc: MCPError) -> ToolOutcome:
+def _read_jsonrpc_error(exc: MCPError) -> ToolOutcome:
     code = exc.code
     if code == REQUEST_TIMEOUT:
         return _transport(

@@ -31,6 +31,7 @@ from mcp_errors._shared.contract import CATEGORY_VALUES, ErrorCategory
 from mcp_errors._shared.envelope import FailureDetails, error_result
 from mcp_errors._shared.error_text import format_seconds
 from mcp_errors._shared.telemetry import partial_span, record_partial
+from mcp_errors._shared.words import ADVICE
 
 __all__ = [
     "FailedCall",
@@ -203,16 +204,7 @@ class PartialReport:
             found = sum(1 for outcome in self.succeeded.values() if outcome.kind != "empty")
             body |= {"resultCount": found, "results": results}
             return CallToolResult(content=[TextContent(type="text", text="\n".join(lines))], structured_content=body)
-        description = (
-            self.summary()
-            + " "
-            + {
-                ErrorCategory.TRANSIENT: "Every source failed temporarily; resend the same call after a wait.",
-                ErrorCategory.VALIDATION: "Fix the input the failed sources rejected and call again.",
-                ErrorCategory.BUSINESS: "Resending will not help; take another path or escalate.",
-                ErrorCategory.PERMISSION: "Escalate, or call again as a principal with access.",
-            }[category]
-        )
+        description = f"{self.summary()} {ADVICE[category]}"
         details = FailureDetails(
             message="No source answered",
             category=category,

@@ -49,8 +49,13 @@ from mcp_errors._client.adapter import CallFn, FindToolFn, adapt_client, index_t
 from mcp_errors._client.budget import RetryBudget
 from mcp_errors._client.outcome import ToolOutcome, is_call_failure, read_result
 from mcp_errors._shared.config import is_testing
-from mcp_errors._shared.contract import ErrorCategory, FieldError
-from mcp_errors._shared.idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
+from mcp_errors._shared.contract import (
+    HONOURS_IDEMPOTENCY_META,
+    IDEMPOTENCY_KEY_META,
+    REPLAYED_META,
+    ErrorCategory,
+    FieldError,
+)
 from mcp_errors._shared.telemetry import (
     enabled as telemetry_enabled,
 )
@@ -300,7 +305,7 @@ async def call_tool_with_recovery(
     server_name = server or adapter.server_name
     chosen_budget = budget or policy.budget_for(server_name)
     key = idempotency_key or (uuid.uuid4().hex if policy.send_idempotency_key else None)
-    run = _Run(
+    run = _RecoveryRun(
         policy=policy, name=name, arguments=dict(arguments or {}), budget=chosen_budget, key=key, server=server_name
     )
     return await run.execute(adapter.call, info_source)
@@ -350,7 +355,7 @@ _FINAL_BY_CATEGORY: Final[Mapping[ErrorCategory, tuple[Decision, EscalationReaso
 }
 
 
-class _Run:
+class _RecoveryRun:
     """One logical operation: its clock, key, budget and attempts."""
 
     def __init__(

@@ -1,10 +1,13 @@
 """The one place that turns an exception into a classified, agent-safe failure.
 
-Every integration (MCPServer, fastmcp, the low-level helper) calls `classify_failure`
-or `classify_arguments`; nothing else decides a category.
+Every server integration (the MCPServer and fastmcp adapters, the low-level helper) calls
+`classify_failure` for what a tool raised, and `_server/arguments.py` for a call's
+arguments; no other code of a server decides the category of an exception. (A failure that
+arrives as words, not as an exception, is judged where it is read: a proxied server's by
+`proxy/_classify.py`, a result without the contract by the client's `read_result`.)
 
 The taxonomy (the four categories and the exception a tool raises for each) is drawn in
-`mcp_errors._server.errors`; this module decides which category a failure is in.
+`_server/errors.py`; this module decides which category a failure is in.
 
 What is classified without the tool saying so
 ---------------------------------------------
@@ -41,23 +44,21 @@ from __future__ import annotations
 
 import email.utils
 import functools
-import json
 import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-import jsonschema
-import pydantic
 from mcp.server.mcpserver.exceptions import ResourceError as _SDKResourceError
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
 from mcp.server.mcpserver.exceptions import UnexpectedToolError as _SDKUnexpectedToolError
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, MISSING_REQUIRED_CLIENT_CAPABILITY, REQUEST_TIMEOUT, URL_ELICITATION_REQUIRED
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from mcp_errors._server.errors import ToolError
+from mcp_errors._shared.causes import innermost
 from mcp_errors._shared.contract import MAX_RETRY_AFTER_SECONDS, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._shared.envelope import FailureDetails, as_sentence
 from mcp_errors._shared.optional_types import is_fastmcp, is_httpx
@@ -65,23 +66,17 @@ from mcp_errors._shared.sanitize import (
     MAX_DESCRIPTION_CHARS,
     MAX_MESSAGE_CHARS,
     MAX_RECEIVED_CHARS,
-    REDACTED,
-    escape_surrogates,
-    is_secret_name,
     sanitize_text,
 )
+from mcp_errors._shared.words import may_have_applied, resend_after
 
 __all__ = [
-    "classify_arguments",
     "classify_failure",
     "classify_http_status",
     "classify_known",
-    "classify_schema_violations",
-    "is_protocol_signal",
     "log_fields",
     "new_error_id",
     "register_exception",
-    "unknown_tool",
 ]
 
 logger = logging.getLogger("mcp_errors")
@@ -142,20 +137,6 @@ if hasattr(os, "register_at_fork"):  # POSIX
     os.register_at_fork(after_in_child=_spare_error_ids.clear)
 
 
-def is_protocol_signal(exc: BaseException) -> bool:
-    """Whether `exc` is a JSON-RPC error the protocol needs on the wire, not a tool failure.
-
-    Two codes ask something of the client rather than report a failure, and a client acts
-    on them only as JSON-RPC errors: `-32042` (complete a URL elicitation, then call again)
-    and `-32021` (the client lacks a capability the tool needs, SEP-2575; fastmcp keeps it
-    too). Every other exception a tool raises, `MCPError` included, is a tool failure.
-    """
-    return isinstance(exc, MCPError) and exc.code in _PROTOCOL_SIGNALS
-
-
-_PROTOCOL_SIGNALS: Final = frozenset({URL_ELICITATION_REQUIRED, MISSING_REQUIRED_CLIENT_CAPABILITY})
-
-
 def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None = None) -> FailureDetails:
     """Classify an exception raised while a tool ran, and log it with its `errorId`.
 
@@ -205,7 +186,7 @@ def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None
         # Checked first so that a server with INFO off does not build the record's arguments.
         if logger.isEnabledFor(logging.INFO):
             # No brackets or `name=value` in the line: MCPServer's RichHandler highlights them, which
-            # made this line ~70 µs dearer than the SDK's own per failure (docs/performance.md).
+            # made this line dearer than the SDK's own per failure (benchmarks/overhead.py).
             logger.info(
                 "tool %r failed: %s %s, errorId %s",
                 tool_name,
@@ -228,250 +209,17 @@ def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None
         return _INTERNAL_ERROR
 
 
-def classify_arguments(
-    error: pydantic.ValidationError,
-    *,
-    error_id: str,
-    tool_name: str | None = None,
-    input_schema: Mapping[str, Any] | None = None,
-) -> FailureDetails:
-    """Classify arguments that failed the tool's input schema as a `validation` failure.
-
-    Args:
-        error: pydantic's error from validating the arguments.
-        error_id: This failure's id, for the log line.
-        tool_name: For the description and the log line.
-        input_schema: The tool's inputSchema, to say what each field expects.
-
-    Returns:
-        A validation failure whose `fieldErrors` name each bad argument; or, when a
-        validator failed itself (see `_failure_inside_a_validator`), that failure.
-    """
-    items = error.errors(include_url=False)
-    inner = _failure_inside_a_validator(items)
-    if inner is not None:
-        return classify_failure(inner, error_id=error_id, tool_name=tool_name)
-    properties = (input_schema or {}).get("properties", {})
-    field_errors: list[FieldError] = []
-    for item in items:
-        location = [str(part) for part in item["loc"]]
-        name = ".".join(location) or "(arguments)"
-        if item["type"] == "missing":
-            received = None
-        elif location and is_secret_name(location[-1]):
-            # The value of `password` is a secret even though no label in it says so.
-            received = REDACTED
-        else:
-            received = _render_received(item.get("input"))
-        top = properties.get(location[0]) if location else None
-        field_errors.append(
-            FieldError(
-                field=sanitize_text(name, limit=MAX_MESSAGE_CHARS),
-                problem=_problem_text(item),
-                expected=_describe_schema(top) if isinstance(top, Mapping) and len(location) == 1 else None,
-                received=received,
-            )
-        )
-    names = ", ".join(sorted({fe.field for fe in field_errors}))
-    logger.info(
-        "tool %r rejected arguments %s, errorId %s",
-        tool_name,
-        names,
-        error_id,
-        extra=log_fields(tool_name, error_id, ErrorCategory.VALIDATION),
-    )
-    return _invalid_arguments(field_errors)
-
-
-def _invalid_arguments(field_errors: Sequence[FieldError]) -> FailureDetails:
-    names = ", ".join(sorted({fe.field for fe in field_errors}))
-    return FailureDetails(
-        message="Invalid arguments",
-        category=ErrorCategory.VALIDATION,
-        description=f"These arguments do not match the tool's input schema: {names}. "
-        "Correct each one as described and call again.",
-        code="INVALID_ARGUMENTS",
-        field_errors=tuple(field_errors),
-        execution_state=ExecutionState.NOT_EXECUTED,
-    )
-
-
-def classify_schema_violations(
-    arguments: Mapping[str, Any], input_schema: Mapping[str, Any], *, error_id: str, tool_name: str | None = None
-) -> FailureDetails | None:
-    """The `validation` failure for arguments that break a JSON Schema, or `None` when they fit it.
-
-    For a server that did not check its arguments itself (or said only "invalid"): a proxy
-    holds the tool's inputSchema and can name each bad argument.
-
-    Args:
-        arguments: The call's arguments.
-        input_schema: The tool's inputSchema.
-        error_id: This failure's id, for the log line.
-        tool_name: For the log line.
-
-    Returns:
-        A validation failure whose `fieldErrors` name each bad argument, or `None`.
-    """
-    try:
-        validator_class = jsonschema.validators.validator_for(input_schema, default=jsonschema.Draft202012Validator)
-        violations = list(validator_class(dict(input_schema)).iter_errors(dict(arguments)))
-    except Exception:
-        # An upstream's schema is untrusted: one that cannot be applied (invalid, a `$ref`
-        # that does not resolve) says nothing about the arguments.
-        return None
-    if not violations:
-        return None
-    properties = input_schema.get("properties", {})
-    field_errors: dict[str, FieldError] = {}
-    for violation in violations:
-        for error in _field_errors_of(violation, properties if isinstance(properties, Mapping) else {}):
-            field_errors.setdefault(error.field, error)
-    if not field_errors:
-        return None
-    logger.info(
-        "tool %r was called with arguments that break its input schema: %s, errorId %s",
-        tool_name,
-        ", ".join(sorted(field_errors)),
-        error_id,
-        extra=log_fields(tool_name, error_id, ErrorCategory.VALIDATION),
-    )
-    return _invalid_arguments(list(field_errors.values()))
-
-
-def _field_errors_of(violation: jsonschema.ValidationError, properties: Mapping[str, Any]) -> list[FieldError]:
-    path = [str(part) for part in violation.absolute_path]
-    required = violation.validator_value
-    if violation.validator == "required" and isinstance(violation.instance, Mapping) and isinstance(required, list):
-        missing = [str(name) for name in required if name not in violation.instance]
-        return [
-            FieldError(
-                field=_field_name(path, name),
-                problem="required argument is missing",
-                expected=_expected(properties.get(name)) if not path else None,
-            )
-            for name in missing
-        ]
-    if violation.validator == "additionalProperties" and isinstance(violation.instance, Mapping):
-        allowed = violation.schema.get("properties", {}) if isinstance(violation.schema, Mapping) else {}
-        patterns = violation.schema.get("patternProperties", {}) if isinstance(violation.schema, Mapping) else {}
-        return [
-            FieldError(field=_field_name(path, str(name)), problem="unknown argument")
-            for name in violation.instance
-            if name not in allowed and not patterns
-        ]
-    name = ".".join(path) or "(arguments)"
-    received = REDACTED if path and is_secret_name(path[-1]) else _render_received(violation.instance)
-    schema = violation.schema if isinstance(violation.schema, Mapping) else {}
-    return [
-        FieldError(
-            field=sanitize_text(name, limit=MAX_MESSAGE_CHARS),
-            problem=_SCHEMA_PROBLEMS.get(str(violation.validator), "does not match the input schema"),
-            expected=_expected(properties.get(path[0]) if len(path) == 1 else schema),
-            received=received,
-        )
-    ]
-
-
-def _field_name(path: Sequence[str], name: str) -> str:
-    return sanitize_text(".".join([*path, name]), limit=MAX_MESSAGE_CHARS)
-
-
-def _expected(schema: object) -> str | None:
-    return _describe_schema(schema) if isinstance(schema, Mapping) else None
-
-
-# Problems said without the value (jsonschema's own messages quote it, secrets included).
-_SCHEMA_PROBLEMS: Final = {
-    "type": "wrong type",
-    "enum": "not one of the allowed values",
-    "const": "not the required value",
-    "pattern": "does not match the required pattern",
-    "format": "not in the required format",
-    "minLength": "too short",
-    "maxLength": "too long",
-    "minimum": "too small",
-    "exclusiveMinimum": "too small",
-    "maximum": "too large",
-    "exclusiveMaximum": "too large",
-    "minItems": "too few items",
-    "maxItems": "too many items",
-    "uniqueItems": "has duplicate items",
-    "multipleOf": "not a multiple of the required step",
-}
-
-
-def _failure_inside_a_validator(items: Sequence[Mapping[str, Any]]) -> BaseException | None:
-    """The failure a validator hit and reported as a `ValueError`, if any.
-
-    What a validator raises on purpose is about the value: pydantic's own errors, and a
-    `ValueError` or `AssertionError` it raised, also while handling another value problem
-    (`except KeyError: raise ValueError("unknown currency")`). One it raised while handling any
-    other failure (`except OSError: raise ValueError(f"could not connect to {host}")`) is about
-    the server: its text (hosts, addresses, users, keys) is not the caller's to read, and fixing
-    the arguments will not help. That failure is what the call reports.
-    """
-    for item in items:
-        raised = (item.get("ctx") or {}).get("error")
-        if not isinstance(raised, BaseException):
-            continue
-        link = raised.__cause__ or raised.__context__
-        for _ in range(_MAX_UNWRAP):
-            if link is None:
-                break
-            if not isinstance(link, _VALUE_PROBLEMS):
-                return link
-            link = link.__cause__ or link.__context__
-    return None
-
-
-# What a validator meets while reading a value: the problems of the value itself.
-_VALUE_PROBLEMS: Final = (ValueError, TypeError, LookupError, ArithmeticError, AssertionError)
-
-
-def unknown_tool(name: str, *, error_id: str, known: Sequence[str] = ()) -> FailureDetails:
-    """The failure for a call that names no tool of this server (`error_id` for the log line).
-
-    `known` are the names the server does have; the description lists them (capped), so that
-    the agent can pick one without listing the tools again.
-    """
-    shown = sanitize_text(name, limit=MAX_RECEIVED_CHARS)
-    logger.info(
-        "call named unknown tool %r, errorId %s",
-        shown,
-        error_id,
-        extra=log_fields(shown, error_id, ErrorCategory.VALIDATION),
-    )
-    return FailureDetails(
-        message="Unknown tool",
-        category=ErrorCategory.VALIDATION,
-        description=f"This server has no tool named {shown!r}. "
-        + (
-            sanitize_text(f"Call one of these: {', '.join(sorted(known))}.", limit=MAX_DESCRIPTION_CHARS // 2)
-            if known
-            else "List the tools and call one of those names."
-        ),
-        code="UNKNOWN_TOOL",
-        execution_state=ExecutionState.NOT_EXECUTED,
-    )
-
-
 def _unwrap(exc: BaseException) -> BaseException:
-    # Bounded, because a hand-made `__cause__` cycle must not hang the error path.
-    for _ in range(_MAX_UNWRAP):
-        if isinstance(exc, ToolError):
-            return exc
-        if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-            exc = exc.exceptions[0]
-            continue
-        cause = exc.__cause__
-        if cause is None or not _is_sdk_wrapper(exc):
-            return exc
-        exc = cause
-    return exc
+    """What the tool raised, inside the SDKs' wrappers and one-member exception groups."""
+    return innermost(exc, behind=_wrapped)
 
 
-_MAX_UNWRAP: Final = 16
+def _wrapped(exc: BaseException) -> BaseException | None:
+    if isinstance(exc, ToolError):
+        return None
+    if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        return exc.exceptions[0]
+    return exc.__cause__ if _is_sdk_wrapper(exc) else None
 
 
 _SDK_WRAPPERS: Final = (_SDKToolError, _SDKResourceError)
@@ -580,19 +328,13 @@ def _from_registry(exc: BaseException) -> ToolError | None:
     return None
 
 
-_RESEND_NOTE: Final = (
-    " If the call changes data it may already have been applied: resend it only if it is read-only,"
-    " idempotent, or carries the same idempotency key."
-)
-
-
 def _transient(message: str, description: str, code: str, retry_after: float | None = None) -> FailureDetails:
     # A tool may have written before the exception it did not catch: only the tool itself
     # can claim that nothing was applied (`ToolError(..., execution_state="not_executed")`).
     return FailureDetails(
         message=message,
         category=ErrorCategory.TRANSIENT,
-        description=description + _RESEND_NOTE,
+        description=f"{description} {may_have_applied()}",
         code=code,
         retry_after_seconds=retry_after,
         execution_state=ExecutionState.OUTCOME_UNKNOWN,
@@ -602,27 +344,27 @@ def _transient(message: str, description: str, code: str, retry_after: float | N
 # What a type alone decides is built once; the results of every such failure share it.
 _UPSTREAM_TIMEOUT: Final = _transient(
     "Upstream timeout",
-    "A service this tool depends on did not answer in time. Resend after a short wait.",
+    f"A service this tool depends on did not answer in time. {resend_after(None)}",
     "UPSTREAM_TIMEOUT",
 )
 _UPSTREAM_REFUSED: Final = _transient(
     "Upstream service unreachable",
-    "A service this tool depends on refused the connection. Resend after a short wait.",
+    f"A service this tool depends on refused the connection. {resend_after(None)}",
     "UPSTREAM_UNAVAILABLE",
 )
 _UPSTREAM_CONNECTION_LOST: Final = _transient(
     "Upstream connection failed",
-    "The connection to a service this tool depends on broke. Resend after a short wait.",
+    f"The connection to a service this tool depends on broke. {resend_after(None)}",
     "UPSTREAM_CONNECTION_LOST",
 )
 _TOOL_TIMEOUT: Final = _transient(
     "Tool timed out",
-    "The tool ran out of the time its server allows it before it finished. Resend after a short wait.",
+    f"The tool ran out of the time its server allows it before it finished. {resend_after(None)}",
     "TOOL_TIMEOUT",
 )
 _DATABASE_BUSY: Final = _transient(
     "Database busy",
-    "The database is busy with other writes. Resend after a short wait.",
+    f"The database is busy with other writes. {resend_after(None)}",
     "DATABASE_BUSY",
 )
 _ACCESS_DENIED: Final = FailureDetails(
@@ -669,7 +411,7 @@ def _from_known_types(exc: BaseException) -> FailureDetails | None:
             return _TOOL_TIMEOUT  # fastmcp's own limit on a tool (`@tool(timeout=...)`), its only -32000
         # A downstream MCP server's answer that a tool (a gateway, a proxy) let escape.
         return _FROM_JSONRPC_CODE.get(exc.code)
-    status = _http_status(exc)
+    status = _status_of(exc)
     if status is not None:
         return _from_http_status(status, _retry_after(exc))
     if is_httpx(exc, "TimeoutException"):
@@ -691,10 +433,9 @@ def _is_sqlite_busy(exc: sqlite3.OperationalError) -> bool:
 
 def _from_http_status(status: int, retry_after: float | None) -> FailureDetails | None:
     if status in (408, 429, 502, 503, 504):
-        wait = f"at least {retry_after:g} seconds" if retry_after is not None else "a short wait"
         return _transient(
             f"Upstream HTTP {status}",
-            f"A service this tool depends on is rate limiting or temporarily unavailable. Resend after {wait}.",
+            f"A service this tool depends on is rate limiting or temporarily unavailable. {resend_after(retry_after)}",
             "UPSTREAM_RATE_LIMITED" if status == 429 else "UPSTREAM_UNAVAILABLE",
             retry_after,
         )
@@ -744,7 +485,7 @@ def classify_http_status(status: int, *, retry_after: float | None = None) -> Fa
     return _from_http_status(status, capped)
 
 
-def _http_status(exc: BaseException) -> int | None:
+def _status_of(exc: BaseException) -> int | None:
     # httpx.HTTPStatusError and requests.HTTPError both carry `.response.status_code`.
     response = getattr(exc, "response", None)
     status = getattr(response, "status_code", None)
@@ -845,61 +586,3 @@ def _sanitize_field_error(error: FieldError) -> FieldError:
         expected=None if error.expected is None else sanitize_text(error.expected, limit=MAX_MESSAGE_CHARS),
         received=None if error.received is None else sanitize_text(error.received, limit=MAX_RECEIVED_CHARS),
     )
-
-
-def _render_received(value: object) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError, RecursionError):
-        text = repr(value)
-    # Written as its JSON escape, a lone surrogate still shows what was sent.
-    return sanitize_text(escape_surrogates(text), limit=MAX_RECEIVED_CHARS)
-
-
-def _problem_text(item: Mapping[str, Any]) -> str:
-    if item["type"] == "missing":
-        return "required argument is missing"
-    if item["type"] == "extra_forbidden":
-        return "unknown argument"
-    # pydantic's own message never contains the input value itself.
-    return sanitize_text(str(item.get("msg", "invalid value")), limit=MAX_MESSAGE_CHARS)
-
-
-def _describe_schema(schema: Mapping[str, Any]) -> str | None:
-    options: Sequence[Any] = schema.get("anyOf") or [schema]
-    parts = [part for option in options if isinstance(option, Mapping) and (part := _describe_one(option))]
-    return sanitize_text(" or ".join(parts), limit=MAX_MESSAGE_CHARS) if parts else None
-
-
-def _describe_one(schema: Mapping[str, Any]) -> str | None:
-    if "enum" in schema:
-        return "one of " + ", ".join(json.dumps(v) for v in schema["enum"])
-    if "const" in schema:
-        return f"exactly {json.dumps(schema['const'])}"
-    kind = schema.get("type")
-    if not isinstance(kind, str):
-        return None
-    words = {
-        "string": "a string",
-        "integer": "an integer",
-        "number": "a number",
-        "boolean": "true or false",
-        "array": "an array",
-        "object": "an object",
-        "null": "null",
-    }
-    text = words.get(kind, kind)
-    constraints = []
-    for key, label in (
-        ("pattern", "matching {}"),
-        ("format", "in {} format"),
-        ("minimum", ">= {}"),
-        ("exclusiveMinimum", "> {}"),
-        ("maximum", "<= {}"),
-        ("exclusiveMaximum", "< {}"),
-        ("minLength", "at least {} characters"),
-        ("maxLength", "at most {} characters"),
-    ):
-        if key in schema:
-            constraints.append(label.format(schema[key]))
-    return f"{text} {', '.join(constraints)}" if constraints else text

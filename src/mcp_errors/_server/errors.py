@@ -21,7 +21,7 @@ recovery, and only a transient one is worth resending unchanged:
 caller). `execution_state` says whether anything was applied before the failure, which is
 what makes a resend of a write safe or not.
 
-Exceptions a tool does not classify itself are classified for it by `mcp_errors._server.classify`
+Exceptions a tool does not classify itself are classified for it by `_server/classify.py`
 (timeouts are transient, HTTP 403 is permission, ...).
 """
 
@@ -84,8 +84,8 @@ class ToolError(_SDKToolError):
 
     default_category: ErrorCategory | None = None
 
-    # Slots make the eight stores below cheaper than instance-dict stores (0.5 µs against
-    # 0.9 µs per error); instances still have the `__dict__` every exception has.
+    # Slots make the eight stores below cheaper than instance-dict stores (benchmarks/overhead.py's
+    # adoption row); instances still have the `__dict__` every exception has.
     __slots__ = (
         "category",
         "code",

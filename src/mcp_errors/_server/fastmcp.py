@@ -1,48 +1,116 @@
-"""The fastmcp integration: a middleware that applies the contract. Imported only on use."""
+"""The fastmcp adapter: the error contract and idempotency replay on a fastmcp `FastMCP`, as middleware.
+
+Imported only when a fastmcp server is installed (fastmcp is optional). Two middlewares,
+appended at the inside of the server's chain:
+
+    tools/call  ->  user middleware  ->  replay (a store is set)  ->  contract  ->  the tool
+    tools/list  ->  ... ->  replay advertises its tools  ->  contract widens outputSchemas
+
+The contract's is the innermost, so that it sees a tool's exception before any user
+middleware (fastmcp's `ErrorHandlingMiddleware` turns tool errors into JSON-RPC errors, which
+the model never sees); replay sits just outside it, so that it sees failures already written
+as contract results. The proxy (`mcp_errors.proxy`) writes its results and widens its
+schemas with the same `error_tool_result` and `widen_tools`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import fastmcp.exceptions
 import pydantic
 from fastmcp import FastMCP
+from fastmcp.server.dependencies import get_access_token
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import Tool, ToolResult
-from mcp_types import CallToolRequestParams, ListToolsRequest, TextContent
+from mcp_types import CallToolRequestParams, CallToolResult, ContentBlock, ListToolsRequest, TextContent
 
-from mcp_errors._server.classify import (
-    classify_arguments,
-    classify_failure,
-    is_protocol_signal,
-    new_error_id,
-    unknown_tool,
-)
-from mcp_errors._shared.contract import is_error_envelope
+from mcp_errors._server.arguments import classify_arguments, unknown_tool
+from mcp_errors._server.classify import classify_failure, new_error_id
+from mcp_errors._server.replay import Replay, advertise, covers, principal, request_key
+from mcp_errors._shared.contract import is_error_envelope, is_protocol_signal
 from mcp_errors._shared.envelope import FailureDetails, WideningCache
 from mcp_errors._shared.telemetry import annotate_tool_result
 from mcp_errors._shared.tool_failure import with_tool_failure
+from mcp_errors.stores import IdempotencyStore
 
-__all__ = ["install_on_fastmcp"]
-
-
-def install_on_fastmcp(server: FastMCP[Any], *, tool_failure_meta: bool = False) -> None:
-    # Appended last, so it is the innermost middleware: it sees the tool's exception
-    # before any user middleware (fastmcp's ErrorHandlingMiddleware turns tool errors into
-    # JSON-RPC errors, which the model never sees).
-    server.add_middleware(_ErrorContractMiddleware(tool_failure_meta=tool_failure_meta))
+__all__ = ["error_tool_result", "install_on_fastmcp", "replay_middleware", "widen_tools"]
 
 
-class _ErrorContractMiddleware(Middleware):
-    def __init__(self, *, tool_failure_meta: bool = False) -> None:
+def install_on_fastmcp(server: FastMCP[Any], *, tool_failure_meta: bool, store: IdempotencyStore | None) -> None:
+    """Apply the contract to `server` (the first time) and honour idempotency keys with `store`.
+
+    Installing again changes nothing but the store, when one is given: the first
+    installation decides `tool_failure_meta`.
+    """
+    chain = server.middleware
+    if not any(isinstance(middleware, _ContractMiddleware) for middleware in chain):
+        server.add_middleware(_ContractMiddleware(tool_failure_meta=tool_failure_meta))
+    if store is None:
+        return
+    replacement = replay_middleware(store)
+    for middleware in chain:
+        if isinstance(middleware, _ReplayMiddleware):
+            middleware.replay = replacement.replay
+            return
+    contract = next(index for index, middleware in enumerate(chain) if isinstance(middleware, _ContractMiddleware))
+    chain.insert(contract, replacement)
+
+
+def error_tool_result(
+    details: FailureDetails,
+    error_id: str,
+    *,
+    meta: Mapping[str, Any] | None = None,
+    others: Sequence[ContentBlock] = (),
+    tool_failure_meta: bool = False,
+) -> ToolResult:
+    """A classified failure as fastmcp's `ToolResult`: the contract's text block first, then `others`.
+
+    Args:
+        details: The failure, classified and sanitised.
+        error_id: This occurrence's id, also in the log line for it.
+        meta: A `_meta` to keep (merged into, never replaced).
+        others: Content blocks of the failure that are not text (an image a server sent), kept after the text.
+        tool_failure_meta: Also write SEP-3313's `_meta["io.modelcontextprotocol/toolFailure"]`.
+    """
+    text, structured = details.write(error_id)
+    if tool_failure_meta:
+        meta = with_tool_failure(meta, structured)
+    # `model_construct`: these are content blocks and a JSON object already, and
+    # `ToolResult.__init__`'s conversion of arbitrary return values would only repeat work
+    # (benchmarks/overhead.py).
+    return ToolResult.model_construct(
+        content=[TextContent(type="text", text=text), *others],
+        structured_content=structured,
+        meta=dict(meta) if meta else None,
+        is_error=True,
+    )
+
+
+def widen_tools(tools: Sequence[Tool], widening: WideningCache) -> list[Tool]:
+    """`tools` with every outputSchema widened to admit the error envelope (copies; the originals are kept)."""
+    return [
+        tool.model_copy(update={"output_schema": widening.widen(tool)}) if tool.output_schema is not None else tool
+        for tool in tools
+    ]
+
+
+def replay_middleware(store: IdempotencyStore) -> _ReplayMiddleware:
+    """A fastmcp middleware that honours idempotency keys with `store` (the proxy adds one)."""
+    return _ReplayMiddleware(Replay[ToolResult](store, to_wire=_to_wire, from_wire=ToolResult.from_mcp_result))
+
+
+class _ContractMiddleware(Middleware):
+    def __init__(self, *, tool_failure_meta: bool) -> None:
         self._widening = WideningCache()
         self._tool_failure_meta = tool_failure_meta
 
     async def __call__(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
         # The two methods this middleware is about are dispatched here rather than through
         # the base class's hook chain, which builds four wrappers per message
-        # (docs/performance.md); overriding `__call__` is fastmcp's documented middleware
+        # (benchmarks/overhead.py); overriding `__call__` is fastmcp's documented middleware
         # form and runs once per message. Every other message takes the base class's way,
         # so a hook added here for another method still runs (`on_message` and `on_request`
         # are not called for these two).
@@ -68,15 +136,7 @@ class _ErrorContractMiddleware(Middleware):
                 # client a text error it cannot act on: the signal goes out as it was raised.
                 raise exc.__cause__ from None
             error_id = new_error_id()
-            text, structured = (await _failure(context, exc, error_id)).write(error_id)
-            # `model_construct`: the envelope is JSON already, so `ToolResult.__init__`'s
-            # serialisation round trip and content conversion would only repeat work.
-            result = ToolResult.model_construct(
-                content=[TextContent(type="text", text=text)],
-                structured_content=structured,
-                meta=None,
-                is_error=True,
-            )
+            result = error_tool_result(await _failure(context, exc, error_id), error_id)
         if self._tool_failure_meta and result.is_error and is_error_envelope(result.structured_content):
             result.meta = with_tool_failure(result.meta, cast(dict[str, Any], result.structured_content))
         annotate_tool_result(context.message.name, result)
@@ -87,13 +147,7 @@ class _ErrorContractMiddleware(Middleware):
         context: MiddlewareContext[ListToolsRequest],
         call_next: CallNext[ListToolsRequest, Sequence[Tool]],
     ) -> Sequence[Tool]:
-        tools = await call_next(context)
-        return [
-            tool.model_copy(update={"output_schema": self._widening.widen(tool)})
-            if tool.output_schema is not None
-            else tool
-            for tool in tools
-        ]
+        return widen_tools(await call_next(context), self._widening)
 
 
 async def _failure(context: MiddlewareContext[CallToolRequestParams], exc: Exception, error_id: str) -> FailureDetails:
@@ -107,3 +161,57 @@ async def _failure(context: MiddlewareContext[CallToolRequestParams], exc: Excep
             schema = tool.parameters if tool is not None else None
         return classify_arguments(exc.__cause__, error_id=error_id, tool_name=name, input_schema=schema)
     return classify_failure(exc, error_id=error_id, tool_name=name)
+
+
+class _ReplayMiddleware(Middleware):
+    def __init__(self, replay: Replay[ToolResult]) -> None:
+        self.replay = replay
+        # Only names the server has: a caller inventing names must not grow it.
+        self._covered: dict[str, bool] = {}
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[CallToolRequestParams],
+        call_next: CallNext[CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        fastmcp_context = context.fastmcp_context
+        request = fastmcp_context.request_context if fastmcp_context is not None else None
+        key = request_key(request.meta if request is not None else None)
+        name = context.message.name
+        if key is None or fastmcp_context is None or not await self._covers(fastmcp_context.fastmcp, name):
+            return await call_next(context)
+        return await self.replay.call(
+            tool=name,
+            arguments=context.message.arguments or {},
+            key=key,
+            principal=principal(get_access_token()),
+            run=lambda: call_next(context),
+        )
+
+    async def on_list_tools(
+        self,
+        context: MiddlewareContext[ListToolsRequest],
+        call_next: CallNext[ListToolsRequest, Sequence[Tool]],
+    ) -> Sequence[Tool]:
+        tools = await call_next(context)
+        self._covered.update({tool.name: covers(tool) for tool in tools})
+        return [advertise(tool) if covers(tool) else tool for tool in tools]
+
+    async def _covers(self, server: FastMCP[Any], name: str) -> bool:
+        covered = self._covered.get(name)
+        if covered is None:
+            tool = await server.get_tool(name)
+            if tool is None:
+                return False
+            covered = self._covered[name] = covers(tool)
+        return covered
+
+
+def _to_wire(result: ToolResult) -> CallToolResult:
+    wire = result.to_mcp_result()
+    if isinstance(wire, CallToolResult):
+        return wire
+    if isinstance(wire, tuple):
+        content, structured = wire
+        return CallToolResult(content=content, structured_content=structured)
+    return CallToolResult(content=wire)

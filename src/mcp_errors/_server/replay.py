@@ -49,13 +49,19 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Generic, TypeVar
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, Tool
+from mcp_types import CallToolResult
 
-from mcp_errors._server.classify import is_protocol_signal, log_fields, new_error_id
-from mcp_errors._shared.contract import ErrorCategory, ExecutionState, FieldError
+from mcp_errors._server.classify import log_fields, new_error_id
+from mcp_errors._shared.contract import (
+    HONOURS_IDEMPOTENCY_META,
+    IDEMPOTENCY_KEY_META,
+    REPLAYED_META,
+    ErrorCategory,
+    ExecutionState,
+    FieldError,
+    is_protocol_signal,
+)
 from mcp_errors._shared.envelope import FailureDetails, error_result
-from mcp_errors._shared.idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
 from mcp_errors._shared.telemetry import annotate_tool_result
 from mcp_errors.stores import Abandoned, Finished, IdempotencyStore, InProgress, Mismatch, Won, open_store
 
@@ -64,7 +70,6 @@ __all__ = [
     "advertise",
     "as_store",
     "covers",
-    "enable_replay",
     "fingerprint",
     "principal",
     "request_key",
@@ -439,60 +444,6 @@ def _not_kept(size: int, limit: int) -> FailureDetails:
     )
 
 
-# -- MCPServer ----------------------------------------------------------------------------
-
-_REPLAYING = "_mcp_errors_replay"
-
-
-def enable_replay(server: MCPServer[Any], store: IdempotencyStore) -> None:
-    """Make an `MCPServer` honour idempotency keys (what `install(..., idempotency=)` does).
-
-    fastmcp servers get the same through `mcp_errors._server.fastmcp_replay`; `install` picks one.
-
-    Args:
-        server: The server, with the error contract installed. Enabling again swaps the store.
-        store: Where claims and first answers live.
-    """
-    _enable_on_mcpserver(server, store)
-
-
-def _enable_on_mcpserver(server: MCPServer[Any], store: IdempotencyStore) -> None:
-    replay = Replay[Any](store, to_wire=_as_call_tool_result, from_wire=lambda result: result)
-    if getattr(server, _REPLAYING, None) is not None:
-        setattr(server, _REPLAYING, replay)
-        return
-    setattr(server, _REPLAYING, replay)
-    original_call_tool = server.call_tool
-    original_list_tools = server.list_tools
-    covered_by_name: dict[str, bool] = {}
-
-    async def covered(name: str) -> bool:
-        # The public tools/list view (no reliance on the SDK's tool manager), read again only
-        # for a name not seen yet, so that a tool registered later is picked up.
-        if name not in covered_by_name:
-            covered_by_name.update({tool.name: covers(tool) for tool in await original_list_tools()})
-        return covered_by_name.get(name, False)
-
-    async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        key = _mcpserver_key(context)
-        if key is None or not await covered(name):
-            return await original_call_tool(name, arguments, context)
-        current: Replay[Any] = getattr(server, _REPLAYING)
-        return await current.call(
-            tool=name,
-            arguments=arguments,
-            key=key,
-            principal=principal(),
-            run=lambda: original_call_tool(name, arguments, context),
-        )
-
-    async def list_tools() -> list[Tool]:
-        return [advertise(tool) if covers(tool) else tool for tool in await original_list_tools()]
-
-    server.call_tool = call_tool  # type: ignore[method-assign]  # instance-level wrap, as install() does
-    server.list_tools = list_tools  # type: ignore[method-assign]
-
-
 def covers(tool: Any) -> bool:
     """Whether replay covers a tool (an MCP or fastmcp `Tool`): it writes, and keeps no keys itself."""
     read_only = tool.annotations is not None and tool.annotations.read_only_hint
@@ -519,18 +470,3 @@ def principal(token: Any = _UNSET) -> object:
 
         token = get_access_token()
     return None if token is None else list(principal_components(token))
-
-
-def _as_call_tool_result(result: Any) -> CallToolResult | None:
-    # An `InputRequiredResult` (the tool asks the client for input first) is not an answer.
-    return result if isinstance(result, CallToolResult) else None
-
-
-def _mcpserver_key(context: Any) -> object:
-    if not isinstance(context, Context):
-        return None
-    try:
-        meta = context.request_context.meta
-    except ValueError:  # a call made outside a request (e.g. server.call_tool in a test)
-        return None
-    return request_key(meta)

@@ -2,8 +2,8 @@
 
 This is the bottom layer: the server side writes these values, the client side reads them,
 and neither needs the other to do so. How a failure is written as a result is in
-`_envelope.py` (structuredContent) and `_head.py` (the first text line); the taxonomy with
-the exception each category is raised with is drawn in `_errors.py`.
+`envelope.py` (structuredContent) and `error_text.py` (the first text line); the taxonomy with
+the exception each category is raised with is drawn in `_server/errors.py`.
 """
 
 from __future__ import annotations
@@ -15,16 +15,24 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Final
 
+from mcp.shared.exceptions import MCPError
+from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRED
+
 __all__ = [
     "CATEGORY_VALUES",
     "CONTRACT_FIELDS",
     "ENVELOPE_SCHEMA",
+    "HONOURS_IDEMPOTENCY_META",
+    "IDEMPOTENCY_KEY_META",
     "MAX_RETRY_AFTER_SECONDS",
+    "PROTOCOL_SIGNAL_CODES",
+    "REPLAYED_META",
     "REQUIRED_FIELDS",
     "ErrorCategory",
     "ExecutionState",
     "FieldError",
     "is_error_envelope",
+    "is_protocol_signal",
 ]
 
 
@@ -112,8 +120,43 @@ def is_error_envelope(value: object) -> bool:
         category in CATEGORY_VALUES
         and isinstance(retryable, bool)
         and retryable == (category == ErrorCategory.TRANSIENT.value)
-        and isinstance(value.get("description"), str)
+        and isinstance(description := value.get("description"), str)
+        and description != ""  # the schema's `minLength: 1`
     )
 
 
 _REQUIRED: Final = frozenset(REQUIRED_FIELDS)
+
+
+def is_protocol_signal(exc: BaseException) -> bool:
+    """Whether `exc` is a JSON-RPC error the protocol needs on the wire, not a tool failure.
+
+    Two codes ask something of the client rather than report a failure, and a client acts
+    on them only as JSON-RPC errors: `-32042` (complete a URL elicitation, then call again)
+    and `-32021` (the client lacks a capability the tool needs, SEP-2575; fastmcp keeps it
+    too). Every other exception a tool raises, `MCPError` included, is a tool failure.
+    """
+    return isinstance(exc, MCPError) and exc.code in PROTOCOL_SIGNAL_CODES
+
+
+PROTOCOL_SIGNAL_CODES: Final = frozenset({URL_ELICITATION_REQUIRED, MISSING_REQUIRED_CLIENT_CAPABILITY})
+"""The JSON-RPC error codes that stay JSON-RPC errors on every path (`is_protocol_signal`)."""
+
+
+# -- where idempotency keys travel (`_meta` keys shared by the client policy and the servers) --
+
+IDEMPOTENCY_KEY_META: Final = "mcp-errors/idempotencyKey"
+"""Key in the `tools/call` request's `params._meta` that carries the idempotency key.
+
+The client policy creates one key per logical operation and sends the same key on every
+resend of it."""
+
+REPLAYED_META: Final = "mcp-errors/replayed"
+"""Key in a `tools/call` result's `_meta`, `true` when the server answered a repeated
+idempotency key from its store instead of running the tool (the first answer, or what the
+key holds instead: an unknown outcome, an answer too large to keep): resending the same key
+again gets the same answer."""
+
+HONOURS_IDEMPOTENCY_META: Final = "mcp-errors/honoursIdempotencyKey"
+"""Key in a tool's `_meta` (from `tools/list`), `true` when the server replays the first
+result for a repeated idempotency key, so a resend of a write cannot apply it twice."""

@@ -3,10 +3,10 @@
 MCP's `CallToolResult` has only `content`, `structuredContent` and `isError`. This module
 builds results whose `structuredContent` carries the application-level error envelope
 (`errorCategory`, `isRetryable`, `description` and the optional fields) and whose first
-text block (`_head.py`) repeats the same facts for hosts that show the model only text. It
+text block (`error_text.py`) repeats the same facts for hosts that show the model only text. It
 also widens outputSchemas so that strict clients accept those results.
 
-Nothing here knows about exceptions: `_classify.py` decides *what* a failure is, this module
+Nothing here knows about exceptions: `_server/classify.py` decides *what* a failure is, this module
 decides *how it is written*. The envelope is hand-written on purpose: no library ships it.
 """
 
@@ -47,7 +47,7 @@ class FailureDetails:
     It says *what* failed, not *which occurrence*: the `errorId` of each failing call is
     given to `error_result`. That lets the classifier share one instance among all the
     failures of the same kind (docs/performance.md), so instances are frozen. Texts here are
-    already safe for the agent: `_classify.py` sanitises them.
+    already safe for the agent: the server side sanitises them.
     """
 
     message: str

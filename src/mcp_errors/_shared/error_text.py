@@ -10,7 +10,7 @@ occurrence's errorId:
 
 The head is `[<category> error, <verdict>]`: `<category>` is one of the four categories,
 and `<verdict>` is `retryable` (transient only, with ` after <seconds>s` when the server
-asked for a wait) or `not retryable`. The renderers for model APIs (`_render.py`) write two
+asked for a wait) or `not retryable`. The renderers for model APIs (`_client/render.py`) write two
 more forms of the same head: `unclassified error` when the category is unknown, and
 `<category> error (inferred)` when the reader guessed it.
 
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from mcp_errors._shared.contract import ErrorCategory
+from mcp_errors._shared.words import VERDICT_NOT_RETRYABLE, VERDICT_RETRYABLE
 
 __all__ = ["ErrorHead", "ErrorText", "format_seconds", "read_error_text", "with_error_id", "write_error_text"]
 
@@ -50,10 +51,10 @@ class ErrorHead:
         else:
             label += " error"
         if not self.retryable:
-            return f"[{label}, not retryable]"
+            return f"[{label}, {VERDICT_NOT_RETRYABLE}]"
         if self.retry_after_seconds is None:
-            return f"[{label}, retryable]"
-        return f"[{label}, retryable after {format_seconds(self.retry_after_seconds)}s]"
+            return f"[{label}, {VERDICT_RETRYABLE}]"
+        return f"[{label}, {VERDICT_RETRYABLE} after {format_seconds(self.retry_after_seconds)}s]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +93,7 @@ def read_error_text(text: str) -> ErrorText | None:
     after = match["after"]
     head = ErrorHead(
         category=None if raw == "unclassified" else ErrorCategory(raw),
-        retryable=match["verdict"] != "not retryable",
+        retryable=match["verdict"] != VERDICT_NOT_RETRYABLE,
         retry_after_seconds=float(after) if after is not None else None,
         inferred=match["inferred"] is not None,
     )
@@ -120,5 +121,6 @@ _MAX_ID_TAIL: Final = 80
 _ERROR_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 _HEAD: Final = re.compile(
     r"\[(?P<category>transient|validation|business|permission|unclassified) error(?P<inferred> \(inferred\))?, "
-    r"(?P<verdict>retryable(?: after (?P<after>[0-9]{1,12}(?:\.[0-9]{1,6})?)s)?|not retryable)\]"
+    rf"(?P<verdict>{VERDICT_RETRYABLE}(?: after (?P<after>[0-9]{{1,12}}(?:\.[0-9]{{1,6}})?)s)?"
+    rf"|{VERDICT_NOT_RETRYABLE})\]"
 )

@@ -99,10 +99,10 @@ class _Instruments:
 
     def __init__(self, meter: metrics.Meter) -> None:
         # Every tool result is counted, so this counter is on the server's hot path, where
-        # the SDK's synchronous `Counter.add` costs about 8 µs (attribute handling, exemplar
-        # sampling). Counting in a dict and reporting the totals when a reader collects
-        # (the SDK's asynchronous counter, the pattern its docs give for hot paths) costs a
-        # fraction of a microsecond and exports the same cumulative sum.
+        # the SDK's synchronous `Counter.add` costs more than the rest of the result's telemetry
+        # (attribute handling, exemplar sampling; docs/performance.md#observability). Counting in
+        # a dict and reporting the totals when a reader collects (the SDK's asynchronous counter,
+        # the pattern its docs give for hot paths) exports the same cumulative sum for less.
         self._result_counts: collections.Counter[tuple[tuple[str, str | bool], ...]] = collections.Counter()
         self._result_counts_lock = threading.Lock()
         meter.create_observable_counter(
@@ -153,7 +153,7 @@ def enabled() -> bool:
     if _configured or _instruments is not _global_instruments:
         return True
     # The API's own globals, read directly: `get_tracer_provider()` and `get_meter_provider()`
-    # look at the environment on every call, which cost 2.5 µs per tool call here.
+    # look at the environment on every call, which showed in the per-call cost (benchmarks/instructions.py).
     if (
         getattr(_trace_state, "_TRACER_PROVIDER", None) is None
         and getattr(_metrics_state, "_METER_PROVIDER", None) is None

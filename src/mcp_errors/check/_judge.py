@@ -23,6 +23,7 @@ from mcp_types import CallToolResult, TextContent, Tool
 from mcp_errors._shared.contract import ENVELOPE_SCHEMA, REQUIRED_FIELDS
 from mcp_errors._shared.error_text import read_error_text
 from mcp_errors._shared.sanitize import find_leaks
+from mcp_errors._shared.tool_failure import TOOL_FAILURE_META
 from mcp_errors.check._probes import Probe, schema_validator
 
 __all__ = ["Verdict", "judge_call"]
@@ -126,7 +127,6 @@ _RECOVERY_HINT: Final = re.compile(
 _SIGNAL_KEYS: Final = frozenset(
     {"isRetryable", "retryable", "retriable", "is_retryable", "errorCategory", "category", "errorType", "code"}
 )
-_TOOL_FAILURE_META: Final = "io.modelcontextprotocol/toolFailure"
 # A path-like token: `/srv/x`, `C:\\Users\\x`, `C:/x`. No nested repetition: linear in the text.
 _PATH_TOKEN: Final = re.compile(r"(?<![\w.])(?:[A-Za-z]:)?[/\\][^\s'\"`,;()<>\[\]{}]*")
 # "outside the allowed repository '/srv/repo'", "allowed directories: /srv/data".
@@ -445,7 +445,7 @@ def _has_recovery_signal(probe: Probe, result: CallToolResult, text: str) -> boo
     structured = result.structured_content
     if isinstance(structured, Mapping) and _SIGNAL_KEYS & set(structured):
         return True
-    if isinstance(result.meta, Mapping) and _TOOL_FAILURE_META in result.meta:
+    if isinstance(result.meta, Mapping) and TOOL_FAILURE_META in result.meta:
         return True
     if _RECOVERY_HINT.search(text):
         return True

@@ -19,9 +19,8 @@ from pydantic import BaseModel, Field
 
 from mcp_errors._server.errors import AccessDeniedError, BusinessRuleError, InputValidationError, TransientError
 from mcp_errors._server.install import install
-from mcp_errors._shared.contract import ExecutionState, FieldError
+from mcp_errors._shared.contract import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, ExecutionState, FieldError
 from mcp_errors._shared.envelope import empty_result
-from mcp_errors._shared.idempotency_keys import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META
 from mcp_errors.demo._db import (
     AUTO_REFUND_LIMIT,
     CURRENCY,

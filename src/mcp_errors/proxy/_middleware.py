@@ -3,7 +3,8 @@
 Through fastmcp's proxy, an upstream failure reaches `on_call_tool` in one of two shapes:
 a *returned* `ToolResult(is_error=True)` (what most servers send), or a *raised* error whose
 cause is the upstream's `MCPError` (a JSON-RPC error) or a transport failure. Both are
-classified by `_rewrite` and written with `_envelope`; everything else passes unchanged,
+classified by `proxy/_classify.py` and written with the fastmcp adapter's `error_tool_result`; everything
+else passes unchanged,
 except a success with no content at all, which gets a text saying the tool ran and found
 nothing. tools/list gets outputSchemas that also admit the error envelope.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 import fastmcp.exceptions
@@ -22,8 +23,6 @@ from fastmcp.tools import Tool, ToolResult
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     CONNECTION_CLOSED,
-    MISSING_REQUIRED_CLIENT_CAPABILITY,
-    URL_ELICITATION_REQUIRED,
     CallToolRequestParams,
     ContentBlock,
     ListToolsRequest,
@@ -31,13 +30,17 @@ from mcp_types import (
 )
 
 from mcp_errors._client.outcome import is_call_failure, read_result
-from mcp_errors._server.classify import classify_failure, classify_known, log_fields, new_error_id, unknown_tool
-from mcp_errors._shared.contract import ErrorCategory, ExecutionState
+from mcp_errors._server.arguments import unknown_tool
+from mcp_errors._server.classify import classify_failure, classify_known, log_fields, new_error_id
+from mcp_errors._server.fastmcp import error_tool_result, widen_tools
+from mcp_errors._shared.causes import causes
+from mcp_errors._shared.contract import PROTOCOL_SIGNAL_CODES, ErrorCategory, ExecutionState
 from mcp_errors._shared.envelope import FailureDetails, WideningCache, empty_result, is_empty_result
 from mcp_errors._shared.telemetry import annotate_tool_result
 from mcp_errors._shared.tool_failure import with_tool_failure
+from mcp_errors._shared.words import RESEND_RULE, resend_after
 from mcp_errors.proxy._child import ChildProcess, UpstreamUnavailableError
-from mcp_errors.proxy._rewrite import Rewriter, UpstreamFailure
+from mcp_errors.proxy._classify import UpstreamClassifier, UpstreamFailure
 
 __all__ = ["ContractMiddleware"]
 
@@ -48,16 +51,16 @@ class ContractMiddleware(Middleware):
     """Rewrite the proxied server's tool failures into the contract, and widen its schemas.
 
     Args:
-        rewriter: The classification chain (built-in rules and the user's).
+        classifier: The classification chain (built-in rules and the user's).
         child: The wrapped stdio server, to tell a child that died from other failures;
             `None` for an HTTP upstream.
         tool_failure_meta: Also write SEP-3313 `_meta["io.modelcontextprotocol/toolFailure"]`.
     """
 
     def __init__(
-        self, rewriter: Rewriter, *, child: ChildProcess | None = None, tool_failure_meta: bool = False
+        self, classifier: UpstreamClassifier, *, child: ChildProcess | None = None, tool_failure_meta: bool = False
     ) -> None:
-        self.rewriter = rewriter
+        self.classifier = classifier
         self.child = child
         self.tool_failure_meta = tool_failure_meta
         self._widening = WideningCache()
@@ -68,11 +71,11 @@ class ContractMiddleware(Middleware):
         context: MiddlewareContext[CallToolRequestParams],
         call_next: CallNext[CallToolRequestParams, ToolResult],
     ) -> ToolResult:
-        result = await self._rewrite(context, call_next)
+        result = await self._contract_result(context, call_next)
         annotate_tool_result(context.message.name, result)
         return result
 
-    async def _rewrite(
+    async def _contract_result(
         self,
         context: MiddlewareContext[CallToolRequestParams],
         call_next: CallNext[CallToolRequestParams, ToolResult],
@@ -103,12 +106,7 @@ class ContractMiddleware(Middleware):
     ) -> Sequence[Tool]:
         tools = await call_next(context)
         self._tools = {tool.name: tool for tool in tools}
-        return [
-            tool.model_copy(update={"output_schema": self._widening.widen(tool)})
-            if tool.output_schema is not None
-            else tool
-            for tool in tools
-        ]
+        return widen_tools(tools, self._widening)
 
     async def _from_error_result(
         self, context: MiddlewareContext[CallToolRequestParams], result: ToolResult
@@ -125,7 +123,7 @@ class ContractMiddleware(Middleware):
             known_tools=tuple(self._tools),
         )
         error_id = new_error_id()
-        details = self.rewriter.classify(failure, error_id=error_id)
+        details = self.classifier.classify(failure, error_id=error_id)
         if details is None:
             # Already the contract: as it came, with the SEP-3313 object when asked for.
             if self.tool_failure_meta and result.structured_content is not None:
@@ -139,7 +137,7 @@ class ContractMiddleware(Middleware):
         error_id = new_error_id()
         details: FailureDetails | None
         rpc = _find(exc, MCPError)
-        if rpc is not None and rpc.code in _PROTOCOL_SIGNALS:
+        if rpc is not None and rpc.code in PROTOCOL_SIGNAL_CODES:
             # Asks of the client (complete a URL elicitation, a missing capability) that a
             # client acts on only as JSON-RPC errors.
             raise rpc from None
@@ -161,7 +159,7 @@ class ContractMiddleware(Middleware):
                 input_schema=tool.parameters if tool is not None else None,
                 known_tools=tuple(self._tools),
             )
-            details = self.rewriter.classify(failure, error_id=error_id) or _UNREADABLE
+            details = self.classifier.classify(failure, error_id=error_id) or _UNREADABLE
         else:
             details = _from_causes(exc)
         if details is None:
@@ -196,7 +194,6 @@ class ContractMiddleware(Middleware):
         meta: Mapping[str, Any] | None = None,
         others: Sequence[ContentBlock] = (),
     ) -> ToolResult:
-        text, structured = details.write(error_id)
         if logger.isEnabledFor(logging.INFO):
             logger.info(
                 "tool %r failed: %s %s, errorId %s",
@@ -206,16 +203,7 @@ class ContractMiddleware(Middleware):
                 error_id,
                 extra=log_fields(name, error_id, details.category),
             )
-        if self.tool_failure_meta:
-            meta = with_tool_failure(meta, structured)
-        # Built without fastmcp's conversion of arbitrary return values: these are already
-        # content blocks and a JSON object (a third of the error path's cost otherwise).
-        return ToolResult.model_construct(
-            content=[TextContent(type="text", text=text), *others],
-            structured_content=structured,
-            meta=dict(meta) if meta else None,
-            is_error=True,
-        )
+        return error_tool_result(details, error_id, meta=meta, others=others, tool_failure_meta=self.tool_failure_meta)
 
     async def _tool(self, context: MiddlewareContext[CallToolRequestParams], name: str) -> Tool | None:
         tool = self._tools.get(name)
@@ -236,37 +224,21 @@ def _fits(value: object, schema: Mapping[str, Any]) -> bool:
         return False  # an upstream's schema we cannot apply: leave its result as it is
 
 
-_PROTOCOL_SIGNALS: Final = frozenset({URL_ELICITATION_REQUIRED, MISSING_REQUIRED_CLIENT_CAPABILITY})
-
-
 _E = TypeVar("_E", bound=BaseException)
 
 
-def _causes(exc: BaseException) -> Iterator[BaseException]:
-    """`exc` and what it wraps, outermost first (fastmcp wraps an upstream's errors)."""
-    current: BaseException | None = exc
-    for _ in range(_MAX_CAUSES):
-        if current is None:
-            return
-        yield current
-        current = current.__cause__ or current.__context__
-
-
-_MAX_CAUSES: Final = 16
-
-
 def _find(exc: BaseException, kind: type[_E]) -> _E | None:
-    return next((cause for cause in _causes(exc) if isinstance(cause, kind)), None)
+    return next((cause for cause in causes(exc) if isinstance(cause, kind)), None)
 
 
 def _from_causes(exc: BaseException) -> FailureDetails | None:
     """A failure to reach or hear from the upstream: as a client reads it, else by its type."""
-    transport = next((cause for cause in _causes(exc) if is_call_failure(cause)), None)
+    transport = next((cause for cause in causes(exc) if is_call_failure(cause)), None)
     details = _from_transport(transport) if transport is not None else None
     if details is not None:
         return details
     # An HTTP upstream's own status (401, 503, ...) and the like: what `install` makes of it.
-    return next((known for cause in _causes(exc) if (known := classify_known(cause)) is not None), None)
+    return next((known for cause in causes(exc) if (known := classify_known(cause)) is not None), None)
 
 
 def _from_transport(exc: BaseException) -> FailureDetails | None:
@@ -290,8 +262,7 @@ def _unavailable(reason: str, retry_after: float | None) -> FailureDetails:
     return FailureDetails(
         message="The server is not running",
         category=ErrorCategory.TRANSIENT,
-        description=f"{reason} This call was not sent to it, so nothing was applied: resend it "
-        + (f"after {retry_after:.3g} seconds." if retry_after else "after a short wait."),
+        description=f"{reason} This call was not sent to it, so nothing was applied. {resend_after(retry_after)}",
         code="UPSTREAM_UNAVAILABLE",
         retry_after_seconds=retry_after,
         execution_state=ExecutionState.NOT_EXECUTED,
@@ -303,8 +274,7 @@ def _died_mid_call(how: str) -> FailureDetails:
         message="The server stopped during the call",
         category=ErrorCategory.TRANSIENT,
         description=f"The server {how} while this call ran; it is started again for the next call. "
-        "Whether the call was applied is unknown: resend it only if it is read-only, idempotent, or carries "
-        "the same idempotency key; otherwise check first whether it took effect.",
+        f"Whether the call was applied is unknown: {RESEND_RULE}; otherwise check first whether it took effect.",
         code="UPSTREAM_EXITED",
         execution_state=ExecutionState.OUTCOME_UNKNOWN,
     )

@@ -8,7 +8,7 @@ jitter, at least the upstream's `retryAfterSeconds`), the retry budget and the d
 from the first answer, so that a slow first call is never cut short by opting in.
 
 `--idempotency-keys` honours the caller's `params._meta["mcp-errors/idempotencyKey"]` at the
-proxy with the same replay as `install(..., idempotency=...)` (`_fastmcp_replay`): the key is
+proxy with the same replay as `install(..., idempotency=...)` (`_server/fastmcp.py`'s replay middleware): the key is
 claimed before the upstream is called, and a repeated key gets the first answer again without
 reaching the upstream. This makes the caller's resends to the proxy safe; it cannot make the
 proxy's own call to the upstream exactly-once, and the answers live in the proxy's memory.

@@ -40,11 +40,11 @@ from fastmcp.server.providers.proxy import (
 from fastmcp.tools import Tool
 
 from mcp_errors._client.budget import RetryBudget
-from mcp_errors._server.fastmcp_replay import replay_middleware
+from mcp_errors._server.fastmcp import replay_middleware
 from mcp_errors.proxy._child import ChildProcess
+from mcp_errors.proxy._classify import UpstreamClassifier
 from mcp_errors.proxy._middleware import ContractMiddleware
 from mcp_errors.proxy._recovery import RetryMiddleware
-from mcp_errors.proxy._rewrite import Rewriter
 from mcp_errors.proxy._rules import Rules
 from mcp_errors.stores import MemoryStore
 
@@ -123,7 +123,7 @@ def build_proxy(upstream: Upstream, settings: ProxySettings | None = None) -> Fa
         )
     server.add_middleware(
         ContractMiddleware(
-            Rewriter(settings.rules),
+            UpstreamClassifier(settings.rules),
             child=upstream if isinstance(upstream, ChildProcess) else None,
             tool_failure_meta=settings.tool_failure_meta,
         )

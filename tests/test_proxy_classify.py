@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from leak_strategies import texts_with_a_path, texts_with_a_secret
 from mcp_errors import ENVELOPE_SCHEMA, ErrorCategory, ExecutionState
 from mcp_errors._shared.sanitize import find_leaks
-from mcp_errors.proxy._rewrite import MAX_SAID_CHARS, Rewriter, UpstreamFailure
+from mcp_errors.proxy._classify import MAX_SAID_CHARS, UpstreamClassifier, UpstreamFailure
 from mcp_errors.proxy._rules import parse_rules
 
-CHAIN = Rewriter()
+CHAIN = UpstreamClassifier()
 SCHEMA = {"type": "object", "properties": {"day": {"type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$"}}}
 
 
@@ -107,7 +107,7 @@ def test_the_users_rules_come_after_the_json_rpc_code_and_before_the_word_rules(
     rules = parse_rules(
         {"rule": [{"match": {"text": "timed out|bad"}, "category": "permission", "code": "MINE"}]}, source="test"
     )
-    mine = Rewriter(rules)
+    mine = UpstreamClassifier(rules)
     assert mine.classify(UpstreamFailure(tool="t", text="timed out"), error_id="e").code == "MINE"  # type: ignore[union-attr]
     jsonrpc = mine.classify(UpstreamFailure(tool="t", text="bad", jsonrpc_code=-32602), error_id="e")
     assert jsonrpc is not None

@@ -6,7 +6,7 @@ source that says something wins:
 
 1. a result already in the contract (its structuredContent valid against the envelope
    schema) passes through unchanged;
-2. SEP-3313 `_meta["io.modelcontextprotocol/toolFailure"]` (`_tool_failure`);
+2. SEP-3313 `_meta["io.modelcontextprotocol/toolFailure"]` (`_shared/tool_failure.py`);
 3. the upstream's own structured fields: a category-like field, an HTTP status number, a
    `code` (gRPC, errno and common API spellings), a `retryable` flag;
 4. the JSON-RPC code (`-32602` invalid params is validation and names the arguments; a
@@ -22,7 +22,7 @@ source that says something wins:
 
 The upstream's own words stay, sanitised and capped, at the end of the description: "The
 server said: ...". Failures of a kind an exception would have (a timeout, a refused
-connection, an HTTP status) are the ones `_classify` gives that exception.
+connection, an HTTP status) are the ones `_server/classify.py` gives that exception.
 """
 
 from __future__ import annotations
@@ -39,19 +39,16 @@ from typing import Any, Final
 import jsonschema
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_TIMEOUT
 
-from mcp_errors._server.classify import (
-    classify_http_status,
-    classify_known,
-    classify_schema_violations,
-    unknown_tool,
-)
+from mcp_errors._server.arguments import classify_schema_violations, unknown_tool
+from mcp_errors._server.classify import classify_http_status, classify_known
 from mcp_errors._shared.contract import ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._shared.envelope import FailureDetails
 from mcp_errors._shared.sanitize import MAX_DESCRIPTION_CHARS, MAX_MESSAGE_CHARS, MAX_RECEIVED_CHARS, sanitize_text
 from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, read_tool_failure
+from mcp_errors._shared.words import ADVICE, HEADLINES, may_have_applied
 from mcp_errors.proxy._rules import MatchedRule, Rules
 
-__all__ = ["MAX_SAID_CHARS", "Rewriter", "UpstreamFailure"]
+__all__ = ["MAX_SAID_CHARS", "UpstreamClassifier", "UpstreamFailure"]
 
 MAX_SAID_CHARS: Final = 500
 """The most of an upstream's own words kept in a description."""
@@ -74,12 +71,12 @@ class UpstreamFailure:
     known_tools: Sequence[str] = ()
 
 
-class Rewriter:
+class UpstreamClassifier:
     """Classify upstream failures with the built-in chain and the user's rules (if any).
 
     Servers fail with the same few texts over and over: a failure that only has words (no
     structured content, `_meta` or error data) is classified once per tool, text and
-    arguments, and the result shared (like `_classify`'s).
+    arguments, and the result shared (like `_server/classify.py`'s).
 
     Args:
         rules: The user's rules file, tried at step 5.
@@ -125,7 +122,7 @@ class Rewriter:
             details = step(failure, structured, error_id)
             if details is not None:
                 return _with_words(details, said)
-        details = _from_jsonrpc(failure, error_id, fits)
+        details = _from_jsonrpc_code(failure, error_id, fits)
         if details is not None:
             return _with_words(details, said)
         if self.rules is not None:
@@ -219,7 +216,7 @@ def _from_tool_failure_meta(
         return None
     guidance = sanitize_text(read.guidance, limit=MAX_DESCRIPTION_CHARS // 2) if read.guidance else ""
     return FailureDetails(
-        message=_HEADLINES[read.category],
+        message=HEADLINES[read.category],
         category=read.category,
         description=f"{guidance} {_ADVICE[read.category]}".strip() if guidance else _ADVICE[read.category],
         code=_contract_code(read.code),
@@ -287,7 +284,7 @@ def _from_fields(fields: Mapping[str, Any], failure: UpstreamFailure, error_id: 
 
 def _declared(category: ErrorCategory, code: str | None, wait: float | None) -> FailureDetails:
     return FailureDetails(
-        message=_HEADLINES[category],
+        message=HEADLINES[category],
         category=category,
         description=_ADVICE[category],
         code=code,
@@ -378,7 +375,7 @@ def _code_of(failure: UpstreamFailure) -> int | None:
     return int(found.group(1)) if found is not None else None
 
 
-def _from_jsonrpc(failure: UpstreamFailure, error_id: str, fits: bool | None) -> FailureDetails | None:
+def _from_jsonrpc_code(failure: UpstreamFailure, error_id: str, fits: bool | None) -> FailureDetails | None:
     code = _code_of(failure)
     if code == METHOD_NOT_FOUND and failure.known_tools and failure.tool not in failure.known_tools:
         return unknown_tool(failure.tool, error_id=error_id, known=failure.known_tools)
@@ -466,7 +463,7 @@ def _from_rule(hit: MatchedRule, failure: UpstreamFailure, said: str) -> Failure
     elif isinstance(rule.retry_after, str):
         wait = _seconds(rule.retry_after.format_map({**hit.values, "match": hit.values.get("match", "")}))
     details = FailureDetails(
-        message=_HEADLINES[rule.category],
+        message=HEADLINES[rule.category],
         category=rule.category,
         description=sanitize_text(description, limit=MAX_DESCRIPTION_CHARS) or _ADVICE[rule.category],
         code=rule.code,
@@ -486,19 +483,8 @@ def _seconds(text: str) -> float | None:
 
 # --- 6. built-in rules on the text ---------------------------------------------------------
 
-_HEADLINES: Final = {
-    ErrorCategory.TRANSIENT: "The server failed for now",
-    ErrorCategory.VALIDATION: "The server rejected the request",
-    ErrorCategory.BUSINESS: "The server refused the request",
-    ErrorCategory.PERMISSION: "The server denied access",
-}
-_ADVICE: Final = {
-    ErrorCategory.TRANSIENT: "The failure is temporary: resend after a short wait. If the call changes data it may "
-    "already have been applied: resend it only if it is read-only, idempotent, or carries the same idempotency key.",
-    ErrorCategory.VALIDATION: "Correct the request as described and call again.",
-    ErrorCategory.BUSINESS: "Resending the same call will not help: take another path, or escalate to a human.",
-    ErrorCategory.PERMISSION: "Resending will not help: escalate, or call again as a principal that has access.",
-}
+# The transient advice of a failure that may have written says when a resend is safe.
+_ADVICE: Final = {**ADVICE, ErrorCategory.TRANSIENT: f"{ADVICE[ErrorCategory.TRANSIENT]} {may_have_applied()}"}
 
 _NOT_FOUND: Final = FailureDetails(
     message="Not found",
@@ -554,7 +540,7 @@ def _rate_limited(found: re.Match[str], failure: UpstreamFailure, error_id: str)
     return details
 
 
-def _http_status(found: re.Match[str], failure: UpstreamFailure, error_id: str) -> FailureDetails:
+def _from_status_in_text(found: re.Match[str], failure: UpstreamFailure, error_id: str) -> FailureDetails:
     return _from_status(int(found.group(1)), _asked_wait(failure.text)) or _UNCLASSIFIED
 
 
@@ -631,7 +617,10 @@ _WORD_RULES: Final[Sequence[tuple[re.Pattern[str], _Build]]] = (
         re.compile(r"\bdatabase (?:table )?is locked\b|\bSQLITE_BUSY\b", re.IGNORECASE),
         _known(sqlite3.OperationalError("database is locked")),
     ),
-    (re.compile(r"\b(?:HTTP(?:/\d(?:\.\d)?)?|status(?: code)?)[ :=]*([1-5]\d\d)\b", re.IGNORECASE), _http_status),
+    (
+        re.compile(r"\b(?:HTTP(?:/\d(?:\.\d)?)?|status(?: code)?)[ :=]*([1-5]\d\d)\b", re.IGNORECASE),
+        _from_status_in_text,
+    ),
     (
         re.compile(
             r"\bnot found\b|\bno such (?:file|directory|\w+)\b|\bdoes ?n[o']t exist\b|\bENOENT\b|\bENOTDIR\b",

@@ -1,0 +1,72 @@
+"""What the contract says to an agent, in one wording: verdicts, headlines, advice, the resend rule.
+
+The server side, the proxy, the reader and the partial reports all tell an agent the same
+few things: whether resending can help, what to do instead, and when a resend of a write is
+safe. Written here once, they cannot drift apart into four wordings of one rule.
+
+Descriptions a failure carries of its own (a tool's, a classified exception's) say what went
+wrong; these sentences say what to do about it, and are appended to them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from mcp_errors._shared.contract import ErrorCategory
+
+__all__ = [
+    "ADVICE",
+    "HEADLINES",
+    "RESEND_RULE",
+    "VERDICT_NOT_RETRYABLE",
+    "VERDICT_RETRYABLE",
+    "format_wait",
+    "may_have_applied",
+    "resend_after",
+]
+
+VERDICT_RETRYABLE: Final = "retryable"
+"""The verdict in an error text's head when resending the same call can succeed (`[transient error, retryable]`)."""
+VERDICT_NOT_RETRYABLE: Final = "not retryable"
+"""The verdict in an error text's head otherwise: something must change before calling again."""
+
+HEADLINES: Final[Mapping[ErrorCategory, str]] = {
+    ErrorCategory.TRANSIENT: "The server failed for now",
+    ErrorCategory.VALIDATION: "The server rejected the request",
+    ErrorCategory.BUSINESS: "The server refused the request",
+    ErrorCategory.PERMISSION: "The server denied access",
+}
+"""A failure's message when all that is known of it is its category (a proxied server's failure)."""
+
+ADVICE: Final[Mapping[ErrorCategory, str]] = {
+    ErrorCategory.TRANSIENT: "The failure is temporary: resend the same call after a short wait.",
+    ErrorCategory.VALIDATION: "Correct the request as described and call again.",
+    ErrorCategory.BUSINESS: "Resending the same call will not help: take another path, or escalate to a human.",
+    ErrorCategory.PERMISSION: "Resending will not help: escalate, or call again as a principal that has access.",
+}
+"""What an agent does next for each category (the taxonomy in `_server/errors.py`)."""
+
+RESEND_RULE: Final = "resend it only if it is read-only, idempotent, or carries the same idempotency key"
+"""When a call whose outcome is unknown may be sent again: a resend must not apply a write twice."""
+
+
+def may_have_applied() -> str:
+    """The sentence a transient failure of a call that may have written ends with."""
+    return f"If the call changes data it may already have been applied: {RESEND_RULE}."
+
+
+def resend_after(seconds: float | None) -> str:
+    """`Resend after a short wait.`, or after the wait a server asked for (`Resend after at least 2 seconds.`)."""
+    if seconds is None:
+        return "Resend after a short wait."
+    return f"Resend after at least {format_wait(seconds)}."
+
+
+def format_wait(seconds: float) -> str:
+    """A wait as a person reads it: `1 second`, `2.5 seconds`, `0.19 seconds`, `3 minutes`."""
+    if seconds >= 120 and seconds % 60 == 0:
+        minutes = int(seconds // 60)
+        return f"{minutes} minutes"
+    value = f"{seconds:.2f}".rstrip("0").rstrip(".") if seconds < 10 else f"{seconds:.0f}"
+    return f"{value} second" if value == "1" else f"{value} seconds"

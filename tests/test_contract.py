@@ -1,0 +1,46 @@
+"""The contract's vocabulary: which category is retryable, what an envelope is, which JSON-RPC errors stay so."""
+
+from __future__ import annotations
+
+import jsonschema
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRED
+
+from mcp_errors import ENVELOPE_SCHEMA, ErrorCategory, is_error_envelope
+from mcp_errors._shared.contract import CATEGORY_VALUES, REQUIRED_FIELDS, is_protocol_signal
+
+
+def test_only_a_transient_failure_is_retryable() -> None:
+    assert [category for category in ErrorCategory if category.is_retryable] == [ErrorCategory.TRANSIENT]
+
+
+def test_the_schema_requires_what_the_vocabulary_says_and_lists_the_four_categories() -> None:
+    assert set(REQUIRED_FIELDS) == {"errorCategory", "isRetryable", "description"}
+    assert set(ENVELOPE_SCHEMA["properties"]["errorCategory"]["enum"]) == CATEGORY_VALUES
+
+
+@given(category=st.sampled_from(sorted(CATEGORY_VALUES)), retryable=st.booleans(), description=st.text(max_size=20))
+def test_an_envelope_is_one_whose_verdict_agrees_with_its_category_and_that_says_something(
+    category: str, retryable: bool, description: str
+) -> None:
+    envelope = {"errorCategory": category, "isRetryable": retryable, "description": description}
+    agrees = retryable == (category == "transient") and description != ""
+    assert is_error_envelope(envelope) is agrees
+    valid = jsonschema.Draft202012Validator(ENVELOPE_SCHEMA).is_valid(envelope)
+    assert valid is agrees
+
+
+def test_only_the_codes_a_client_acts_on_stay_jsonrpc_errors() -> None:
+    assert is_protocol_signal(MCPError(URL_ELICITATION_REQUIRED, "sign in"))
+    assert is_protocol_signal(MCPError(MISSING_REQUIRED_CLIENT_CAPABILITY, "needs sampling"))
+    for code in (INVALID_PARAMS, INTERNAL_ERROR, -32001):
+        assert not is_protocol_signal(MCPError(code, "x"))
+    assert not is_protocol_signal(TimeoutError())
+
+
+@pytest.mark.parametrize("value", [None, [], "transient", {"errorCategory": "transient", "isRetryable": True}])
+def test_what_lacks_a_required_field_is_no_envelope(value: object) -> None:
+    assert not is_error_envelope(value)
