@@ -102,22 +102,26 @@ def test_a_tool_failure_meta_with_an_unknown_class_and_no_retry_flag_has_no_cate
         ("Error executing tool x", None),
     ],
 )
-def test_text_only_errors_get_an_inferred_category_and_are_never_retryable(
+def test_text_only_errors_get_an_inferred_category_retryable_only_when_plainly_transient(
     text: str, category: ErrorCategory | None
 ) -> None:
     outcome = read_result(text_error(text))
-    assert (outcome.category, outcome.category_inferred, outcome.is_retryable) == (category, True, False)
+    transient = category is ErrorCategory.TRANSIENT
+    assert (outcome.category, outcome.category_inferred, outcome.is_retryable) == (category, True, transient)
 
 
 @pytest.mark.parametrize(
     ("text", "category"),
     [
-        ("Error executing tool x: extra_forbidden", None),
+        ("Error executing tool x: extra_forbidden", ErrorCategory.VALIDATION),  # pydantic's error type
         ("Error executing tool delete_permissions", None),
         ("Error executing tool x: the caller has no permission for /reports", ErrorCategory.PERMISSION),
         ("Insufficient permissions", ErrorCategory.PERMISSION),
         ("HTTP 403 Forbidden", ErrorCategory.PERMISSION),
-        ("order_id\n  Input should be a valid integer [type=int_parsing, input_value='A-403', input_type=str]", None),
+        (
+            "order_id\n  Input should be a valid integer [type=int_parsing, input_value='A-403', input_type=str]",
+            ErrorCategory.VALIDATION,
+        ),
         ("q\n  Value error [type=value_error, input_value='access denied, timed out', input_type=str]", None),
     ],
 )

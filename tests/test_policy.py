@@ -254,17 +254,33 @@ async def test_an_empty_result_is_done_and_never_resent(connect: Connect) -> Non
 
 
 @pytest.mark.anyio
-async def test_a_third_party_text_only_error_is_not_resent_from_prose(connect: Connect) -> None:
-    with anyio.fail_after(30):
+async def test_a_third_partys_plainly_transient_text_is_resent_only_where_a_resend_is_safe(connect: Connect) -> None:
+    # "Service temporarily unavailable, try again later" from a read-only tool: a wait may fix
+    # it and a resend cannot apply anything twice.
+    with anyio.fail_after(30), set_testing():
         async with connect(third_party=True) as client:
             report = await call_tool_with_recovery(client, "weather", {"city": "Hanoi"})
             ran = (await client.call_tool("weather_calls", {})).structured_content
             crash = await call_tool_with_recovery(client, "crash", {})
     assert report.outcome.category is ErrorCategory.TRANSIENT
     assert report.outcome.category_inferred
-    assert (report.decision, report.reason) == (Decision.ESCALATE, "not_retryable")
-    assert ran == {"result": 1}
+    assert (report.decision, report.reason) == (Decision.ESCALATE, "retries_exhausted")
+    assert ran == {"result": len(report.attempts)} == {"result": RecoveryPolicy().max_attempts}
     assert (crash.outcome.category, crash.decision, crash.reason) == (None, Decision.ESCALATE, "unclassified")
+
+
+@pytest.mark.anyio
+async def test_a_write_is_not_resent_on_an_execution_state_read_from_prose() -> None:
+    calls: list[int] = []
+
+    async def call(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
+        calls.append(1)
+        return CallToolResult(content=[TextContent(type="text", text="Service temporarily unavailable")], is_error=True)
+
+    with set_testing():
+        report = await call_tool_with_recovery(call, "create_invoice", {})
+    assert report.outcome.execution_state is ExecutionState.NOT_EXECUTED  # what the words say ...
+    assert (report.reason, len(calls)) == ("outcome_unknown", 1)  # ... is no licence to resend a write
 
 
 HITS_SCHEMA = {"type": "object", "properties": {"hits": {"type": "array"}}, "required": ["hits"]}

@@ -11,6 +11,7 @@ import contextlib
 import functools
 import io
 import json
+import logging
 import os
 import signal
 import socket
@@ -28,6 +29,7 @@ from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
+from mcp_errors._shared.error_text import read_error_text
 from mcp_errors.proxy import ChildProcess, ProxySettings, StartupError, build_proxy, load_rules
 from mcp_errors.proxy._child import RestartBackoff
 from mcp_errors.proxy._server import check_upstream
@@ -544,6 +546,91 @@ async def test_the_users_rules_come_after_what_the_upstream_declares_and_before_
     assert check_error(wire(declared), None)["errorCategory"] == "transient"  # declared beats the rules
 
 
+# --- words: read-only tools, disguised failures, the log, resends --------------------------
+
+
+@pytest.mark.anyio
+async def test_a_read_only_tools_transient_failure_says_nothing_ran_and_gives_no_write_advice(client: Client) -> None:
+    # `fail` is annotated readOnlyHint: whatever the words, nothing was applied.
+    result = await client.call_tool("fail", {"message": "upstream timed out after 5s"})
+    outcome = read_result(result)
+    assert (outcome.category, outcome.execution_state, outcome.code) == (
+        ErrorCategory.TRANSIENT,
+        ExecutionState.NOT_EXECUTED,
+        "UPSTREAM_TIMEOUT",
+    )
+    assert "changes data" not in outcome.description
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_disguised_failures_are_rewritten_only_when_asked_and_real_successes_stay(mode: str) -> None:
+    disguised = ["Database error: no such table: users", '{"error": "connect ECONNREFUSED 127.0.0.1:8080"}']
+    successes = ["No errors found", "Standard error: 0.051", "2024-05-01 ERROR worker 3 restarted (log line)"]
+    async with proxied(mode) as plain:
+        untouched = [await plain.call_tool("echo", {"text": text}) for text in disguised]
+    async with proxied(mode, ProxySettings(disguised_failures=True)) as judging:
+        caught = [await judging.call_tool("echo", {"text": text}) for text in disguised]
+        kept = [await judging.call_tool("echo", {"text": text}) for text in successes]
+    assert not any(result.is_error for result in untouched)
+    envelopes = [check_error(wire(result), None) for result in caught]
+    assert [(e["errorCategory"], e["code"], e["categoryInferred"]) for e in envelopes] == [
+        ("validation", "INVALID_QUERY", True),
+        ("transient", "UPSTREAM_UNAVAILABLE", True),
+    ]
+    assert "no such table" in envelopes[0]["description"]
+    assert [result.is_error for result in kept] == [False, False, False]
+
+
+@pytest.mark.anyio
+async def test_a_success_rule_turns_a_failure_answered_as_a_success_into_the_contract(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text(
+        '[[rule]]\nname = "locked"\nmatch = { text = "^Database error: database is locked", success = true }\n'
+        'category = "transient"\ncode = "DB_LOCKED"\nexecution_state = "not_executed"\n'
+    )
+    async with proxied("legacy", ProxySettings(rules=load_rules(rules))) as client:
+        matched = await client.call_tool("echo", {"text": "Database error: database is locked"})
+        other = await client.call_tool("echo", {"text": "Database error: no such table: users"})
+    envelope = check_error(wire(matched), None)
+    assert (envelope["errorCategory"], envelope["code"], envelope["executionState"]) == (
+        "transient",
+        "DB_LOCKED",
+        "not_executed",
+    )
+    assert not other.is_error  # no rule for it, and --disguised-failures is off
+
+
+@pytest.mark.anyio
+async def test_each_rewritten_failure_is_logged_with_the_upstreams_words_under_its_error_id(
+    client: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="mcp_errors.proxy")
+    result = await client.call_tool("fail", {"message": f"the ledger broke, key {LEAKED_SECRET}\x1b[2J"})
+    envelope = check_error(wire(result), None)
+    [line] = [record for record in caplog.records if record.name == "mcp_errors.proxy"]
+    assert line.levelno == logging.WARNING  # shown by default: a host keeps the proxy's stderr
+    assert line.error_id == envelope["errorId"]  # type: ignore[attr-defined]
+    message = line.getMessage()
+    assert LEAKED_SECRET in message  # the server's own log has the words the agent must not see
+    assert "\x1b" not in message  # terminal escapes shown escaped, never sent to the terminal
+    assert_nothing_leaks(wire(result), LEAKED_SECRET)
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("zero_wait")
+async def test_retry_says_in_the_final_answer_how_often_the_proxy_resent(mode: str) -> None:
+    async with proxied(mode, ProxySettings(retry=2)) as client:
+        result = await client.call_tool("flaky_read", {"key": "gave-up", "failures": 9})
+        ran = await client.call_tool("attempts", {"key": "gave-up"})
+    envelope = check_error(wire(result), None)
+    assert (envelope["errorCategory"], envelope["resentByProxy"]) == ("transient", 2)
+    assert ran.structured_content == {"result": 3}
+    written = read_error_text(result.content[0].text)  # type: ignore[union-attr]
+    assert written is not None
+    assert written.error_id == envelope["errorId"]
+
+
 # --- a streamable HTTP upstream --------------------------------------------------------------
 
 
@@ -571,6 +658,29 @@ async def test_a_streamable_http_upstream_is_proxied_and_its_loss_is_a_transient
         ErrorCategory.TRANSIENT,
         ExecutionState.NOT_EXECUTED,
         "UPSTREAM_UNAVAILABLE",
+    )
+
+
+@pytest.mark.anyio
+async def test_an_http_upstream_that_dies_in_the_middle_of_a_write_is_transient_with_an_unknown_outcome(
+    mode: str,
+) -> None:
+    async with await anyio.open_process([sys.executable, UPSTREAM, "http"]) as upstream:
+        assert upstream.stdout is not None
+        with anyio.fail_after(STARTUP_SECONDS):
+            port = int((await upstream.stdout.receive()).decode().split()[0])
+        url = f"http://127.0.0.1:{port}/mcp"
+        server = build_proxy(url)
+        await check_upstream(server, url, seconds=STARTUP_SECONDS)
+        async with Client(server._mcp_server, mode=mode) as client:  # type: ignore[arg-type]
+            with anyio.fail_after(30):
+                died = await client.call_tool("crash", {})
+        await upstream.wait()
+    outcome = read_result(died)
+    assert (outcome.category, outcome.execution_state, outcome.is_retryable) == (
+        ErrorCategory.TRANSIENT,
+        ExecutionState.OUTCOME_UNKNOWN,
+        True,
     )
 
 

@@ -6,9 +6,12 @@ follow it. Sources are tried from the most to the least trustworthy:
 1. our envelope in `structuredContent` (`errorCategory`, `isRetryable`, ...);
 2. the proposed `_meta["io.modelcontextprotocol/toolFailure"]` (PR #3312/#3313), read leniently;
 3. the contract's first text block, `"[<category> error, retryable|not retryable] ..."`;
-4. any other text-only `isError` result: the category is guessed from keywords and marked
-   `category_inferred=True`, and such an outcome is **never** retryable: prose is not a
-   promise that resending is safe;
+4. any other text-only `isError` result: its words are judged with the vocabulary the proxy
+   and the checker use (`_shared/failure_words.py`), and the outcome is marked
+   `category_inferred=True`. It is retryable only when the words say plainly that the
+   failure is transient (a timeout, a refused connection, a rate limit); where they point
+   two ways the non-retryable reading wins. Whether a resend is *safe* is still the
+   execution state's and the tool's annotations' to say (`call_tool_with_recovery`);
 5. exceptions instead of a result (pass the exception to `read_result`): a JSON-RPC error
    (`mcp.shared.exceptions.MCPError`) or a transport failure.
 
@@ -42,7 +45,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -59,8 +62,9 @@ from mcp_errors._shared.contract import (
     ExecutionState,
     FieldError,
 )
-from mcp_errors._shared.envelope import is_empty_result
+from mcp_errors._shared.envelope import CATEGORY_INFERRED, is_empty_result
 from mcp_errors._shared.error_text import read_error_text
+from mcp_errors._shared.failure_words import judge_failure, strip_sdk_wrappers
 from mcp_errors._shared.optional_types import is_httpx
 from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, read_tool_failure
 from mcp_errors._shared.words import RESEND_RULE
@@ -93,7 +97,8 @@ class ToolOutcome:
     category: ErrorCategory | None = None
     """The error category, `None` for a success or an error that could not be classified."""
     is_retryable: bool = False
-    """Whether resending the exact same call can succeed. Never `True` from prose alone."""
+    """Whether resending the exact same call can succeed. From prose, only when its words say
+    plainly that the failure is transient (`category_inferred` is then `True`)."""
     description: str = ""
     """What happened and what to do next (for errors), or the first text block."""
     message: str = ""
@@ -133,9 +138,9 @@ def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> T
             exception raised instead of a result (an `MCPError` or a transport error).
 
     Returns:
-        The outcome. Errors that do not follow the contract get a conservative category
-        with `category_inferred=True` and are not retryable, except failures to reach the
-        server, which are transient (see the module docs for the table).
+        The outcome. Errors that do not follow the contract get the category their words
+        say, with `category_inferred=True`, retryable only when they plainly say transient;
+        failures to reach the server are transient (see the module docs for the table).
 
     Example:
         ```python
@@ -184,54 +189,31 @@ def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> T
             structured=structured,
             result=result,
         )
+    judged = judge_failure(strip_sdk_wrappers(text))
+    if judged is None:
+        return ToolOutcome(
+            kind="error",
+            description=text,
+            message=text,
+            category_inferred=True,
+            source="text",
+            structured=structured,
+            result=result,
+        )
     return ToolOutcome(
         kind="error",
-        category=_guess_category(text),
-        is_retryable=False,
+        category=judged.category,
+        is_retryable=judged.retryable,
         description=text,
         message=text,
+        code=judged.code,
+        retry_after_seconds=judged.retry_after_seconds,
+        execution_state=judged.execution_state,
         category_inferred=True,
         source="text",
         structured=structured,
         result=result,
     )
-
-
-# Keywords only choose a *category* for a text-only error; they never make it retryable.
-# The first match wins, so validation comes first: pydantic's report ("1 validation error
-# for grantArguments") names the arguments, and one may be called `permissions`.
-_KEYWORDS: Final[Sequence[tuple[ErrorCategory, re.Pattern[str]]]] = (
-    (
-        ErrorCategory.VALIDATION,
-        re.compile(r"validation error|invalid (argument|input|param)|missing (required )?argument|\b422\b", re.I),
-    ),
-    (
-        ErrorCategory.PERMISSION,
-        # Whole words only: pydantic's `extra_forbidden` is a validation type, not a refusal.
-        re.compile(r"\b(?:permissions?|forbidden|unauthori[sz]ed|not allowed|access denied|40[13])\b", re.I),
-    ),
-    (
-        ErrorCategory.TRANSIENT,
-        re.compile(r"timed? ?out|temporar|unavailable|rate.?limit|too many requests|try again later|\b50[234]\b", re.I),
-    ),
-)
-
-# pydantic repeats the caller's input in its report (`input_value='A-403', input_type=str]`,
-# always on one line): the caller's own words say nothing of why the call failed.
-_ECHOED_INPUT: Final = re.compile(r"input_value=[^\n]*")
-
-
-def _guess_category(text: str) -> ErrorCategory | None:
-    # Only the start is read: a server's prose says what went wrong early, and every
-    # pattern is tried at every position, so a megabyte of text would take a second.
-    head = _ECHOED_INPUT.sub("", text[:_MAX_GUESS_CHARS])
-    for category, pattern in _KEYWORDS:
-        if pattern.search(head):
-            return category
-    return None
-
-
-_MAX_GUESS_CHARS: Final = 4096
 
 
 def _first_text(result: CallToolResult) -> str:
@@ -256,6 +238,8 @@ def _from_envelope(category: ErrorCategory, data: Mapping[str, Any], text: str, 
         field_errors=_field_errors(data.get("fieldErrors")),
         execution_state=_execution_state(data.get("executionState")),
         error_id=_str_or_none(data.get("errorId")),
+        # A proxy that read the category from the upstream's words says so.
+        category_inferred=data.get(CATEGORY_INFERRED) is True,
         source="envelope",
         structured=data,
         result=result,

@@ -12,11 +12,12 @@ The decision table (the reason is in `RecoveryReport.reason`):
 | transient, `max_attempts` reached                      | `escalate`  | `retries_exhausted` |
 | transient, no time left for a resend (deadline)       | `escalate`  | `deadline`          |
 | transient, the server's retry budget is spent          | `escalate`  | `retry_budget`      |
-| error that does not claim to be retryable (prose only) | `escalate`  | `not_retryable`     |
+| error whose words do not plainly say transient (prose)  | `escalate`  | `not_retryable`     |
 | error of unknown category                              | `escalate`  | `unclassified`      |
 
 A transient failure is resent only when that is safe: the error says the call did not run
-(`executionState: not_executed`), or tools/list annotates the tool `readOnlyHint` or
+(`executionState: not_executed`, declared by the server or seen by the client, never read
+from prose), or tools/list annotates the tool `readOnlyHint` or
 `idempotentHint`, or the call carries an idempotency key and the tool's `_meta` declares
 `mcp-errors/honoursIdempotencyKey: true`. One key is made per logical operation and sent,
 unchanged, on every resend in the request's `params._meta["mcp-errors/idempotencyKey"]`.
@@ -442,7 +443,7 @@ class _RecoveryRun:
         duration = self.elapsed() - at
         if outcome.category is ErrorCategory.TRANSIENT:
             self.budget.record_failure()
-            if outcome.is_retryable and not outcome.not_executed and self._info is None:
+            if outcome.is_retryable and not _known_not_run(outcome) and self._info is None:
                 self._info = await self._tool_info(info)
         elif outcome.ok:
             self.budget.record_success()
@@ -469,7 +470,7 @@ class _RecoveryRun:
         """Why `outcome` must not be resent, or `None` when a resend is safe."""
         if outcome.category is not ErrorCategory.TRANSIENT or not outcome.is_retryable:
             return "not_retryable"
-        if outcome.not_executed:
+        if _known_not_run(outcome):
             return None
         if outcome.result is not None and (outcome.result.meta or {}).get(REPLAYED_META) is True:
             # The server answered from its idempotency store: every resend with this key
@@ -587,3 +588,17 @@ def _record(span: Span, report: RecoveryReport, *, server: str) -> None:
     )
     if report.reason == "retry_budget":
         record_budget_refusal(tool=report.tool, server=server)
+
+
+def _known_not_run(outcome: ToolOutcome) -> bool:
+    """Whether the call is known not to have run, so that resending it cannot apply it twice.
+
+    A server's declaration (its envelope) and what the client saw itself (a refused
+    connection) are known; an execution state read from prose, by this reader or by a proxy
+    (`categoryInferred`), is a guess, and a write is not resent on a guess.
+    """
+    return (
+        outcome.not_executed
+        and outcome.source != "text"
+        and not (outcome.source == "envelope" and outcome.category_inferred)
+    )

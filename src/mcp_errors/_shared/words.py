@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from mcp_errors._shared.contract import ErrorCategory
+from mcp_errors._shared.contract import ErrorCategory, ExecutionState
 
 __all__ = [
     "ADVICE",
@@ -21,6 +21,7 @@ __all__ = [
     "RESEND_RULE",
     "VERDICT_NOT_RETRYABLE",
     "VERDICT_RETRYABLE",
+    "advice",
     "format_wait",
     "may_have_applied",
     "resend_after",
@@ -49,6 +50,27 @@ ADVICE: Final[Mapping[ErrorCategory, str]] = {
 
 RESEND_RULE: Final = "resend it only if it is read-only, idempotent, or carries the same idempotency key"
 """When a call whose outcome is unknown may be sent again: a resend must not apply a write twice."""
+
+_ADVICE_BY_CODE: Final[Mapping[str, str]] = {
+    "NOT_FOUND": "Check the name or path (list what exists first), or take another path.",
+    "SERVER_MISCONFIGURED": "No change to the call fixes this: escalate to whoever runs the server, quoting the "
+    "errorId.",
+    "CONFLICT": "Read the current state again and decide on another step, or escalate.",
+}
+
+
+def advice(category: ErrorCategory, *, code: str | None = None, execution_state: ExecutionState | None = None) -> str:
+    """What to do next about a failure: its code's advice where it has one, else its category's.
+
+    A transient failure that does not say it was refused before it ran ends with the resend
+    rule (`may_have_applied`): it may have written.
+    """
+    special = _ADVICE_BY_CODE.get(code or "")
+    if special is not None:
+        return special
+    if category is ErrorCategory.TRANSIENT and execution_state is not ExecutionState.NOT_EXECUTED:
+        return f"{ADVICE[category]} {may_have_applied()}"
+    return ADVICE[category]
 
 
 def may_have_applied() -> str:

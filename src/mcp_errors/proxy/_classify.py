@@ -13,10 +13,10 @@ source that says something wins:
    TypeScript server's "MCP error -32602: ..." text counts too), and arguments that break
    the tool's inputSchema, checked here;
 5. the user's rules file (`_rules`);
-6. built-in rules on the text: validation wording, permission denied/EACCES, rate limits
-   (the wait they ask for becomes `retryAfterSeconds`), timeouts, unavailable or refused
-   connections, HTTP status numbers, "not found"/ENOENT, conflicts; marked inferred
-   (`categoryInferred: true`, `(inferred)` in the text head);
+6. the words, read with the shared vocabulary (`_shared/failure_words.py`): exception and
+   errno names, HTTP statuses, database, cloud and API error names, the phrases of real
+   servers' failures; marked inferred (`categoryInferred: true`, `(inferred)` in the head);
+   a read-only tool's failure is `not_executed` and gets no advice about writes;
 7. otherwise install's safe default for a failure nobody classified: `business`,
    `TOOL_ERROR`, do not resend unchanged.
 
@@ -30,9 +30,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import sqlite3
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -40,12 +39,20 @@ import jsonschema
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_TIMEOUT
 
 from mcp_errors._server.arguments import classify_schema_violations, unknown_tool
-from mcp_errors._server.classify import classify_http_status, classify_known
 from mcp_errors._shared.contract import ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._shared.envelope import FailureDetails
+from mcp_errors._shared.failure_words import (
+    KINDS,
+    Judgment,
+    judge_code,
+    judge_failure,
+    judge_status,
+    judge_success,
+    strip_sdk_wrappers,
+)
 from mcp_errors._shared.sanitize import MAX_DESCRIPTION_CHARS, MAX_MESSAGE_CHARS, MAX_RECEIVED_CHARS, sanitize_text
 from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, read_tool_failure
-from mcp_errors._shared.words import ADVICE, HEADLINES, may_have_applied
+from mcp_errors._shared.words import HEADLINES, advice
 from mcp_errors.proxy._rules import MatchedRule, Rules
 
 __all__ = ["MAX_SAID_CHARS", "UpstreamClassifier", "UpstreamFailure"]
@@ -69,6 +76,8 @@ class UpstreamFailure:
     arguments: Mapping[str, Any] | None = None
     input_schema: Mapping[str, Any] | None = None
     known_tools: Sequence[str] = ()
+    read_only: bool = False
+    """The tool is annotated `readOnlyHint`: nothing it did can need undoing, or a resend applies twice."""
 
 
 class UpstreamClassifier:
@@ -106,13 +115,54 @@ class UpstreamClassifier:
         if arguments is None or len(failure.text) + len(arguments) > _MAX_SHARED_CHARS:
             return self._classify(failure, None, error_id, self._arguments_fit(failure))
         # Only words and arguments: the same call failing the same way is read once.
-        key = (failure.tool, failure.text, failure.jsonrpc_code, arguments, tuple(failure.known_tools))
+        key = (
+            failure.tool,
+            failure.text,
+            failure.jsonrpc_code,
+            arguments,
+            tuple(failure.known_tools),
+            failure.read_only,
+        )
         details = self._by_words.get(key)
         if details is None:
             details = self._by_words[key] = self._classify(failure, None, error_id, self._arguments_fit(failure))
             if len(self._by_words) > _MAX_SHARED:
                 self._by_words.popitem(last=False)
         return details
+
+    @property
+    def reads_successes(self) -> bool:
+        """Whether the user's rules match successes (`match.success = true`)."""
+        return self.rules is not None and self.rules.match_successes
+
+    def classify_success(self, failure: UpstreamFailure, *, error_id: str, judge_words: bool) -> FailureDetails | None:
+        """A success the upstream answered for a call that failed, in the contract's terms; `None` for a success.
+
+        The user's success rules are tried first; then, with `judge_words`, the shared judge of
+        failures disguised as successes (the checker's ME022): only a success that *leads*
+        with a failure counts.
+
+        Args:
+            failure: What the upstream answered (`text`, `structured`), as for a failure.
+            error_id: This occurrence's id, for log lines.
+            judge_words: Judge the success's words too (`--disguised-failures`).
+        """
+        structured = failure.structured if isinstance(failure.structured, Mapping) else None
+        said = _said(failure.text)
+        if self.rules is not None and self.rules.match_successes:
+            hit = self.rules.first_match(
+                failure.tool, code=None, text=failure.text, structured=structured, success=True
+            )
+            if hit is not None:
+                return _from_rule(hit, failure, said)
+        if not judge_words:
+            return None
+        judged = judge_success(failure.text, failure.structured, read_only=failure.read_only)
+        if judged is None:
+            return None
+        details = from_judgment(judged)
+        described = f"The server answered this call as a success, but {judged.evidence}. {details.description}"
+        return _with_words(dataclasses.replace(details, description=described), said)
 
     def _classify(
         self, failure: UpstreamFailure, structured: Mapping[str, Any] | None, error_id: str, fits: bool | None
@@ -129,11 +179,14 @@ class UpstreamClassifier:
             hit = self.rules.first_match(failure.tool, code=_code_of(failure), text=failure.text, structured=structured)
             if hit is not None:
                 return _from_rule(hit, failure, said)
-        for pattern, build in _WORD_RULES:
-            found = pattern.search(failure.text[:_MAX_SEARCHED_CHARS])
-            if found is not None:
-                return _with_words(dataclasses.replace(build(found, failure, error_id), inferred=True), said)
-        return _with_words(_UNCLASSIFIED, said)
+        judged = judge_failure(
+            strip_sdk_wrappers(failure.text), read_only=failure.read_only, arguments=failure.arguments
+        )
+        if judged is None:
+            return _with_words(_UNCLASSIFIED, said)
+        if judged.code == "UNKNOWN_TOOL":
+            return _with_words(unknown_tool(failure.tool, error_id=error_id, known=failure.known_tools), said)
+        return _with_words(from_judgment(judged), said)
 
     def _arguments_fit(self, failure: UpstreamFailure) -> bool | None:
         """Whether the call's arguments fit the tool's inputSchema; `None` when that cannot be told."""
@@ -167,25 +220,23 @@ def _canonical(arguments: Mapping[str, Any] | None) -> str | None:
 _MAX_SHARED: Final = 256
 _MAX_SHARED_CHARS: Final = 2000
 _ENVELOPE: Final = jsonschema.Draft202012Validator(ENVELOPE_SCHEMA)
-_MAX_SEARCHED_CHARS: Final = 8000
+_MAX_READ_CHARS: Final = 8000
+"""The most of an upstream's text read for its words: every pattern below runs on this much."""
 
-# What the SDKs put before a tool's own words: MCPServer's "Error executing tool x: ",
-# fastmcp's "Error calling tool 'x': ", the TypeScript SDK's "MCP error -32602: ".
-_WRAPPERS: Final = re.compile(
-    r"^(?:Error executing tool [^:]{1,200}: |Error calling tool [^:]{1,200}: |MCP error -?\d{1,6}: |Error: )+"
-)
 # What says nothing: the SDKs' masked crash ("Error executing tool x"), pydantic's doc links,
 # and pydantic's `[type=..., input_value=..., input_type=...]`, which echoes the caller's own
-# value back (the words before it say what is wrong; `fieldErrors` say it per field).
+# value back (the words before it say what is wrong; `fieldErrors` say it per field). Each
+# alternative starts at a literal, never at a run of blanks that could be split many ways.
 _NOISE: Final = re.compile(
-    r"^(?:Error executing tool|Error calling tool) \S{1,200}$|\s*For further information visit \S+"
-    r"|\s*\[type=\w{1,64}, input_value=[^\n]{0,2000}?, input_type=\w{1,64}\]",
+    r"^(?:Error executing tool|Error calling tool) \S{1,200}$|For further information visit \S{1,500}"
+    r"|\[type=\w{1,64}, input_value=[^\n]{0,2000}?, input_type=\w{1,64}\]",
     re.MULTILINE,
 )
 
 
 def _said(text: str) -> str:
-    return sanitize_text(_NOISE.sub("", _WRAPPERS.sub("", text.strip(), count=1)), limit=MAX_SAID_CHARS)
+    words = strip_sdk_wrappers(text[:_MAX_READ_CHARS].strip())
+    return sanitize_text(_NOISE.sub("", words), limit=MAX_SAID_CHARS)
 
 
 def _with_words(details: FailureDetails, said: str) -> FailureDetails:
@@ -218,7 +269,7 @@ def _from_tool_failure_meta(
     return FailureDetails(
         message=HEADLINES[read.category],
         category=read.category,
-        description=f"{guidance} {_ADVICE[read.category]}".strip() if guidance else _ADVICE[read.category],
+        description=f"{guidance} {advice(read.category)}".strip() if guidance else advice(read.category),
         code=_contract_code(read.code),
         retry_after_seconds=read.retry_after_seconds if read.category is ErrorCategory.TRANSIENT else None,
         inferred=read.inferred,
@@ -262,14 +313,14 @@ def _from_fields(fields: Mapping[str, Any], failure: UpstreamFailure, error_id: 
     for key in _STATUS_KEYS:
         status = _as_status(fields.get(key))
         if status is not None:
-            details = _from_status(status, wait)
+            details = _from_status(status, wait, failure)
             if details is not None:
                 return details
     for key in _CODE_KEYS:
         value = fields.get(key)
         status = _as_status(value)
         if status is not None:
-            details = _from_status(status, wait)
+            details = _from_status(status, wait, failure)
             if details is not None:
                 return details
         elif isinstance(value, str):
@@ -286,7 +337,7 @@ def _declared(category: ErrorCategory, code: str | None, wait: float | None) -> 
     return FailureDetails(
         message=HEADLINES[category],
         category=category,
-        description=_ADVICE[category],
+        description=advice(category, code=code),
         code=code,
         retry_after_seconds=wait if category is ErrorCategory.TRANSIENT else None,
     )
@@ -295,32 +346,15 @@ def _declared(category: ErrorCategory, code: str | None, wait: float | None) -> 
 def _from_code_word(word: str, failure: UpstreamFailure, error_id: str, wait: float | None) -> FailureDetails | None:
     # A declared code is read with the same vocabulary as prose, but it is not prose: the
     # category is the server's, and its code is kept when it is one.
-    normal = word.strip().upper().replace("-", "_").replace(" ", "_")
-    spelled = _CODE_WORDS.get(normal, normal.replace("_", " "))
-    for pattern, build in _WORD_RULES:
-        found = pattern.search(spelled)
-        if found is not None:
-            details = build(found, failure, error_id)
-            code = _contract_code(word) or details.code
-            if wait is not None and details.category is ErrorCategory.TRANSIENT:
-                details = dataclasses.replace(details, retry_after_seconds=wait)
-            return dataclasses.replace(details, code=code)
-    return None
-
-
-# Codes whose words would not say it (gRPC's and errno's).
-_CODE_WORDS: Final[Mapping[str, str]] = {
-    "RESOURCE_EXHAUSTED": "rate limit",
-    "DEADLINE_EXCEEDED": "timed out",
-    "UNAVAILABLE": "unavailable",
-    "UNAUTHENTICATED": "unauthorized",
-    "FAILED_PRECONDITION": "conflict",
-    "ABORTED": "conflict",
-    "ALREADY_EXISTS": "already exists",
-    "INVALID_ARGUMENT": "invalid argument",
-    "OUT_OF_RANGE": "invalid argument",
-    "BAD_REQUEST": "invalid argument",
-}
+    judged = judge_code(word, read_only=failure.read_only)
+    if judged is None:
+        return None
+    if judged.code == "UNKNOWN_TOOL":
+        return unknown_tool(failure.tool, error_id=error_id, known=failure.known_tools)
+    details = from_judgment(judged, inferred=False)
+    if wait is not None and details.category is ErrorCategory.TRANSIENT:
+        details = dataclasses.replace(details, retry_after_seconds=wait)
+    return dataclasses.replace(details, code=_contract_code(word) or details.code)
 
 
 def _first_code(fields: Mapping[str, Any]) -> str | None:
@@ -344,10 +378,12 @@ def _as_status(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599 else None
 
 
-def _from_status(status: int, wait: float | None) -> FailureDetails | None:
-    if status == 404:
-        return _NOT_FOUND
-    return classify_http_status(status, retry_after=wait)
+def _from_status(status: int, wait: float | None, failure: UpstreamFailure) -> FailureDetails | None:
+    judged = judge_status(status, read_only=failure.read_only)
+    if judged is None:
+        return None
+    details = from_judgment(judged, inferred=False)
+    return dataclasses.replace(details, retry_after_seconds=wait) if wait is not None and judged.retryable else details
 
 
 _CONTRACT_CODE: Final = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
@@ -399,7 +435,7 @@ def _from_jsonrpc_code(failure: UpstreamFailure, error_id: str, fits: bool | Non
             execution_state=ExecutionState.NOT_EXECUTED,
         )
     if code == REQUEST_TIMEOUT:
-        return classify_known(TimeoutError())
+        return from_judgment(Judgment(KINDS["UPSTREAM_TIMEOUT"], "JSON-RPC request timeout"), inferred=False)
     checked = _schema_check(failure, error_id) if fits is False else None
     if checked is not None:
         # The server failed and the arguments break its own schema: whatever it said, the
@@ -456,7 +492,9 @@ def _from_rule(hit: MatchedRule, failure: UpstreamFailure, said: str) -> Failure
     values.setdefault("match", "")
     values["text"] = said
     values["tool"] = sanitize_text(failure.tool, limit=MAX_RECEIVED_CHARS)
-    description = rule.description.format_map(values) if rule.description is not None else _ADVICE[rule.category]
+    description = (
+        rule.description.format_map(values) if rule.description is not None else advice(rule.category, code=rule.code)
+    )
     wait: float | None = None
     if isinstance(rule.retry_after, int | float):
         wait = float(rule.retry_after)
@@ -465,7 +503,7 @@ def _from_rule(hit: MatchedRule, failure: UpstreamFailure, said: str) -> Failure
     details = FailureDetails(
         message=HEADLINES[rule.category],
         category=rule.category,
-        description=sanitize_text(description, limit=MAX_DESCRIPTION_CHARS) or _ADVICE[rule.category],
+        description=sanitize_text(description, limit=MAX_DESCRIPTION_CHARS) or advice(rule.category, code=rule.code),
         code=rule.code,
         retry_after_seconds=wait,
         execution_state=rule.execution_state,
@@ -481,152 +519,33 @@ def _seconds(text: str) -> float | None:
     return value if 0 <= value < _MAX_WAIT else None
 
 
-# --- 6. built-in rules on the text ---------------------------------------------------------
+# --- 6. the words, read with the shared vocabulary -------------------------------------------
 
-# The transient advice of a failure that may have written says when a resend is safe.
-_ADVICE: Final = {**ADVICE, ErrorCategory.TRANSIENT: f"{ADVICE[ErrorCategory.TRANSIENT]} {may_have_applied()}"}
 
-_NOT_FOUND: Final = FailureDetails(
-    message="Not found",
-    category=ErrorCategory.BUSINESS,
-    description="What this call names does not exist. Check the name or path (list what exists first), "
-    "or take another path.",
-    code="NOT_FOUND",
-)
-_INVALID_TEXT: Final = FailureDetails(
-    message="Invalid arguments",
-    category=ErrorCategory.VALIDATION,
-    description="The server rejected the arguments. Correct them as it says and call again.",
-    code="INVALID_ARGUMENTS",
-)
+def from_judgment(judged: Judgment, *, inferred: bool = True) -> FailureDetails:
+    """A failure judged from its words (or a declared code) as the contract writes it.
+
+    Args:
+        judged: What `_shared/failure_words.py` made of it.
+        inferred: The words were prose (`categoryInferred`); a code the server declared is not.
+    """
+    kind = judged.kind
+    return FailureDetails(
+        message=HEADLINES[kind.category],
+        category=kind.category,
+        description=f"{kind.what_happened} "
+        + advice(kind.category, code=kind.code, execution_state=judged.execution_state),
+        code=kind.code,
+        retry_after_seconds=judged.retry_after_seconds if judged.retryable else None,
+        execution_state=judged.execution_state,
+        inferred=inferred,
+    )
+
+
 _UNCLASSIFIED: Final = FailureDetails(
     message="The tool failed",
     category=ErrorCategory.BUSINESS,
     description="The server reported this failure without saying what kind it is. Do not resend the same call "
     "unchanged: change the request as its words suggest, or escalate.",
     code="TOOL_ERROR",
-)
-
-_WAIT: Final = re.compile(
-    r"(?:retry|try again|wait)(?:[- ]after|\s+in|\s+for)?\s*:?\s*(\d{1,7}(?:\.\d{1,3})?)\s*"
-    r"(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)?\b",
-    re.IGNORECASE,
-)
-
-
-def _asked_wait(text: str) -> float | None:
-    found = _WAIT.search(text)
-    if found is None:
-        return None
-    value = float(found.group(1))
-    unit = (found.group(2) or "s").lower()
-    if unit in ("ms", "millisecond", "milliseconds"):
-        value /= 1000
-    else:
-        value *= _SECONDS_PER.get(unit[0], 1)
-    return min(value, _MAX_WAIT)
-
-
-_SECONDS_PER: Final = {"m": 60, "h": 3600, "d": 86400}
-
-
-def _unknown_tool(found: re.Match[str], failure: UpstreamFailure, error_id: str) -> FailureDetails:
-    return unknown_tool(failure.tool, error_id=error_id, known=failure.known_tools)
-
-
-def _rate_limited(found: re.Match[str], failure: UpstreamFailure, error_id: str) -> FailureDetails:
-    details = classify_http_status(429, retry_after=_asked_wait(failure.text))
-    assert details is not None  # 429 is always transient
-    return details
-
-
-def _from_status_in_text(found: re.Match[str], failure: UpstreamFailure, error_id: str) -> FailureDetails:
-    return _from_status(int(found.group(1)), _asked_wait(failure.text)) or _UNCLASSIFIED
-
-
-_Build = Callable[[re.Match[str], UpstreamFailure, str], FailureDetails]
-
-
-def _known(exc: BaseException) -> _Build:
-    details = classify_known(exc)
-    assert details is not None, exc
-    return lambda found, failure, error_id: details
-
-
-def _fixed(details: FailureDetails) -> _Build:
-    return lambda found, failure, error_id: details
-
-
-_CONFLICT: Final = classify_http_status(409)
-assert _CONFLICT is not None
-
-# First match wins, so the specific before the general: "permission denied" before "denied",
-# "rate limit" before a 429 number, "not found" last (many messages mention a missing thing).
-_WORD_RULES: Final[Sequence[tuple[re.Pattern[str], _Build]]] = (
-    (
-        re.compile(
-            r"\bvalidation errors?\b|\binvalid (?:arguments?|input|params?|parameters?)\b|"
-            r"\bmissing required (?:argument|parameter|field|property)|\bis a required property\b|"
-            r"\bfield required\b|\bexpected \w+, received\b|\bmust be (?:a|an|one of) \w+",
-            re.IGNORECASE,
-        ),
-        _fixed(_INVALID_TEXT),
-    ),
-    (re.compile(r"\bunknown tool\b|\bno such tool\b|\btool \S{1,100} not found\b", re.IGNORECASE), _unknown_tool),
-    (
-        re.compile(
-            r"\bpermission denied\b|\baccess (?:is )?denied\b|\bEACCES\b|\bEPERM\b|\bforbidden\b|"
-            r"\bunauthori[sz]ed\b|\bnot (?:allowed|permitted|authori[sz]ed)\b|"
-            r"\b(?:outside|not in) (?:of )?(?:the )?allowed\b|"
-            r"\b(?:invalid|expired|missing) (?:api[ _-]?key|token|credentials?|session)\b",
-            re.IGNORECASE,
-        ),
-        _known(PermissionError()),
-    ),
-    # "Invalid timezone", "invalid date format": a value the server could not use.
-    (re.compile(r"\binvalid \w+|\bunsupported (?:value|format|option)\b", re.IGNORECASE), _fixed(_INVALID_TEXT)),
-    (
-        re.compile(r"\brate.?limit|\btoo many requests\b|\bquota (?:exceeded|exhausted)\b|\bthrottl", re.IGNORECASE),
-        _rate_limited,
-    ),
-    (
-        re.compile(
-            r"\btimed? ?out\b|\btimeout\b|\bdeadline exceeded\b|\bETIMEDOUT\b|"
-            r"\bdid not (?:answer|respond|reply) in time\b",
-            re.IGNORECASE,
-        ),
-        _known(TimeoutError()),
-    ),
-    (
-        re.compile(
-            r"\bconnection refused\b|\bECONNREFUSED\b|\b(?:service |temporarily |currently )unavailable\b|"
-            r"^unavailable$|\btry again later\b|\bEAI_AGAIN\b|\bserver is busy\b|\boverloaded\b",
-            re.IGNORECASE,
-        ),
-        _known(ConnectionRefusedError()),
-    ),
-    (
-        re.compile(
-            r"\bconnection (?:reset|closed|aborted|lost)\b|\bECONNRESET\b|\bbroken pipe\b|\bEPIPE\b|"
-            r"\bnetwork is unreachable\b|\bsocket hang up\b|\bfetch failed\b",
-            re.IGNORECASE,
-        ),
-        _known(ConnectionResetError()),
-    ),
-    (
-        re.compile(r"\bdatabase (?:table )?is locked\b|\bSQLITE_BUSY\b", re.IGNORECASE),
-        _known(sqlite3.OperationalError("database is locked")),
-    ),
-    (
-        re.compile(r"\b(?:HTTP(?:/\d(?:\.\d)?)?|status(?: code)?)[ :=]*([1-5]\d\d)\b", re.IGNORECASE),
-        _from_status_in_text,
-    ),
-    (
-        re.compile(
-            r"\bnot found\b|\bno such (?:file|directory|\w+)\b|\bdoes ?n[o']t exist\b|\bENOENT\b|\bENOTDIR\b",
-            re.IGNORECASE,
-        ),
-        _fixed(_NOT_FOUND),
-    ),
-    (re.compile(r"\balready exists\b|\bEEXIST\b|\bconflict\b", re.IGNORECASE), _fixed(_CONFLICT)),
 )

@@ -62,6 +62,15 @@ def proxy(
             show_default="off",
         ),
     ] = False,
+    disguised_failures: Annotated[
+        bool,
+        typer.Option(
+            "--disguised-failures",
+            help="Also rewrite a success that plainly reads as a failure (it leads with an error label or a top-level "
+            "'error'), marked inferred.",
+            show_default="off",
+        ),
+    ] = False,
     startup_timeout: Annotated[
         float, typer.Option("--startup-timeout", min=0.1, help="Seconds for the upstream to start and list its tools.")
     ] = 30.0,
@@ -106,6 +115,7 @@ def proxy(
         retry_deadline=retry_deadline,
         idempotency_keys=idempotency_keys,
         tool_failure_meta=tool_failure_meta,
+        disguised_failures=disguised_failures,
     )
     try:
         anyio.run(functools.partial(serve, upstream, settings, http=front, startup_seconds=startup_timeout))

@@ -55,14 +55,22 @@ class ContractMiddleware(Middleware):
         child: The wrapped stdio server, to tell a child that died from other failures;
             `None` for an HTTP upstream.
         tool_failure_meta: Also write SEP-3313 `_meta["io.modelcontextprotocol/toolFailure"]`.
+        disguised_failures: Also rewrite a success that plainly reads as a failure (it leads
+            with an error label or a top-level `error`), judged as the checker's ME022 judges.
     """
 
     def __init__(
-        self, classifier: UpstreamClassifier, *, child: ChildProcess | None = None, tool_failure_meta: bool = False
+        self,
+        classifier: UpstreamClassifier,
+        *,
+        child: ChildProcess | None = None,
+        tool_failure_meta: bool = False,
+        disguised_failures: bool = False,
     ) -> None:
         self.classifier = classifier
         self.child = child
         self.tool_failure_meta = tool_failure_meta
+        self.disguised_failures = disguised_failures
         self._widening = WideningCache()
         self._tools: dict[str, Tool] = {}
 
@@ -86,6 +94,10 @@ class ContractMiddleware(Middleware):
             return await self._from_exception(context, exc)
         if result.is_error:
             return await self._from_error_result(context, result)
+        if self.disguised_failures or self.classifier.reads_successes:
+            disguised = await self._from_disguised_failure(context, result)
+            if disguised is not None:
+                return disguised
         if not result.content:
             if not is_empty_result(result):
                 # Data only in structuredContent: text-only hosts get it as JSON, as the SDKs
@@ -108,12 +120,12 @@ class ContractMiddleware(Middleware):
         self._tools = {tool.name: tool for tool in tools}
         return widen_tools(tools, self._widening)
 
-    async def _from_error_result(
+    async def _failure_of(
         self, context: MiddlewareContext[CallToolRequestParams], result: ToolResult
-    ) -> ToolResult:
+    ) -> UpstreamFailure:
         name = context.message.name
         tool = await self._tool(context, name)
-        failure = UpstreamFailure(
+        return UpstreamFailure(
             tool=name,
             text="\n".join(block.text for block in result.content if isinstance(block, TextContent)),
             structured=result.structured_content,
@@ -121,7 +133,25 @@ class ContractMiddleware(Middleware):
             arguments=context.message.arguments or {},
             input_schema=tool.parameters if tool is not None else None,
             known_tools=tuple(self._tools),
+            read_only=_is_read_only(tool),
         )
+
+    async def _from_disguised_failure(
+        self, context: MiddlewareContext[CallToolRequestParams], result: ToolResult
+    ) -> ToolResult | None:
+        failure = await self._failure_of(context, result)
+        error_id = new_error_id()
+        details = self.classifier.classify_success(failure, error_id=error_id, judge_words=self.disguised_failures)
+        if details is None:
+            return None
+        others = [block for block in result.content if not isinstance(block, TextContent)]
+        return self._write(failure.tool, details, error_id, meta=result.meta, others=others, said=failure.text)
+
+    async def _from_error_result(
+        self, context: MiddlewareContext[CallToolRequestParams], result: ToolResult
+    ) -> ToolResult:
+        name = context.message.name
+        failure = await self._failure_of(context, result)
         error_id = new_error_id()
         details = self.classifier.classify(failure, error_id=error_id)
         if details is None:
@@ -130,7 +160,7 @@ class ContractMiddleware(Middleware):
                 result.meta = with_tool_failure(result.meta, result.structured_content)
             return result
         others = [block for block in result.content if not isinstance(block, TextContent)]
-        return self._write(name, details, error_id, meta=result.meta, others=others)
+        return self._write(name, details, error_id, meta=result.meta, others=others, said=failure.text)
 
     async def _from_exception(self, context: MiddlewareContext[CallToolRequestParams], exc: Exception) -> ToolResult:
         name = context.message.name
@@ -158,6 +188,7 @@ class ContractMiddleware(Middleware):
                 arguments=context.message.arguments or {},
                 input_schema=tool.parameters if tool is not None else None,
                 known_tools=tuple(self._tools),
+                read_only=_is_read_only(tool),
             )
             details = self.classifier.classify(failure, error_id=error_id) or _UNREADABLE
         else:
@@ -166,7 +197,7 @@ class ContractMiddleware(Middleware):
             # Not the upstream's answer: a failure of the proxy itself, classified (and
             # logged with its traceback) where every exception is.
             details = classify_failure(exc, error_id=error_id, tool_name=name)
-        return self._write(name, details, error_id)
+        return self._write(name, details, error_id, said=rpc.error.message if rpc is not None else "")
 
     async def _as_empty_result(
         self, context: MiddlewareContext[CallToolRequestParams], result: ToolResult
@@ -193,14 +224,17 @@ class ContractMiddleware(Middleware):
         *,
         meta: Mapping[str, Any] | None = None,
         others: Sequence[ContentBlock] = (),
+        said: str = "",
     ) -> ToolResult:
-        if logger.isEnabledFor(logging.INFO):
-            logger.info(
-                "tool %r failed: %s %s, errorId %s",
+        # The server's log (the host keeps the proxy's stderr) is where an errorId leads: the
+        # upstream's own words go there whole, once, and to the agent only sanitised.
+        if logger.isEnabledFor(logging.WARNING):
+            logger.warning(
+                "tool %r failed: %s, errorId %s%s",
                 name,
-                details.category.value,
-                details.code or "",
+                f"{details.category.value} {details.code}" if details.code else details.category.value,
                 error_id,
+                f"; the server said: {_loggable(said)}" if said.strip() else "",
                 extra=log_fields(name, error_id, details.category),
             )
         return error_tool_result(details, error_id, meta=meta, others=others, tool_failure_meta=self.tool_failure_meta)
@@ -287,3 +321,17 @@ _UNREADABLE: Final = FailureDetails(
     "unchanged: change the request, or escalate.",
     code="TOOL_ERROR",
 )
+
+
+def _is_read_only(tool: Tool | None) -> bool:
+    return bool(tool is not None and tool.annotations is not None and tool.annotations.read_only_hint)
+
+
+def _loggable(text: str) -> str:
+    """An upstream's words for one log line: capped, control characters (terminal escapes) shown escaped."""
+    clipped = text[:_MAX_LOGGED_CHARS] + ("…" if len(text) > _MAX_LOGGED_CHARS else "")
+    return clipped.translate(_CONTROL_CHARACTERS)
+
+
+_MAX_LOGGED_CHARS: Final = 2000
+_CONTROL_CHARACTERS: Final = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F)}

@@ -20,12 +20,13 @@ from typing import Any
 
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import ToolResult
-from mcp_types import CallToolRequestParams, CallToolResult, ToolAnnotations
+from mcp_types import CallToolRequestParams, CallToolResult, TextContent, ToolAnnotations
 from mcp_types import Tool as MCPTool
 
 from mcp_errors._client.budget import RetryBudget
 from mcp_errors._client.policy import RecoveryPolicy, call_tool_with_recovery
 from mcp_errors._shared.contract import ErrorCategory
+from mcp_errors._shared.error_text import read_error_text, write_error_text
 
 __all__ = ["RetryMiddleware"]
 
@@ -66,7 +67,7 @@ class RetryMiddleware(Middleware):
             return _as_call_result(latest)
 
         name = context.message.name
-        await call_tool_with_recovery(
+        report = await call_tool_with_recovery(
             call,
             name,
             context.message.arguments or {},
@@ -75,7 +76,8 @@ class RetryMiddleware(Middleware):
             server="upstream",
             tools=await self._tools(context, name),
         )
-        return latest
+        resends = len(report.attempts) - 1
+        return _saying_resends(latest, resends) if resends and latest.is_error else latest
 
     async def _tools(self, context: MiddlewareContext[CallToolRequestParams], name: str) -> list[MCPTool]:
         fastmcp_context = context.fastmcp_context
@@ -85,6 +87,34 @@ class RetryMiddleware(Middleware):
         # hint about a write, and a write with an unknown outcome is never resent.
         annotations = ToolAnnotations(read_only_hint=read_only)
         return [MCPTool(name=name, input_schema={"type": "object"}, annotations=annotations)]
+
+
+def _saying_resends(result: ToolResult, resends: int) -> ToolResult:
+    """The final failure, saying how often the proxy already resent the call (so the agent does not start again).
+
+    In words, and as `resentByProxy` in the envelope (an extra field, as the contract allows).
+    """
+    structured = result.structured_content
+    if not isinstance(structured, dict) or not isinstance(structured.get("description"), str):
+        return result
+    sentence = f" The proxy already resent this call {resends} time{'s' if resends != 1 else ''}."
+    content = list(result.content)
+    first = content[0] if content else None
+    if isinstance(first, TextContent):
+        written = read_error_text(first.text)
+        if written is not None:
+            text = write_error_text(written.head, written.body + sentence, error_id=written.error_id)
+            content[0] = TextContent(type="text", text=text)
+    return ToolResult.model_construct(
+        content=content,
+        structured_content={
+            **structured,
+            "description": structured["description"] + sentence,
+            "resentByProxy": resends,
+        },
+        meta=result.meta,
+        is_error=True,
+    )
 
 
 def _is_transient(result: ToolResult) -> bool:

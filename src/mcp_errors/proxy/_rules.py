@@ -8,7 +8,7 @@ says what the failure is. The file is validated whole when the proxy starts; a m
     [[rule]]
     name = "not a repository"
     tool = ["git_status", "git_log"]         # optional: only these tools
-    match = { text = "not a git repository" }
+    match = { text = "not a git repository" }   # success = true: a failure answered as a success
     category = "validation"
     code = "NOT_A_REPOSITORY"
     description = "repo_path is no git repository ({match}). Pass a directory that has one."
@@ -60,6 +60,8 @@ class Rule:
     retry_after: float | str | None
     """Seconds, or a template that gives them (`"{seconds}"`)."""
     execution_state: ExecutionState | None
+    on_success: bool = False
+    """It matches a success (`match.success = true`): a failure the server answered as one."""
 
     @property
     def label(self) -> str:
@@ -85,11 +87,16 @@ class Rules:
         self._for_tool: dict[str, tuple[Rule, ...]] = {}
 
     def first_match(
-        self, tool: str, *, code: int | None, text: str, structured: Mapping[str, Any] | None
+        self, tool: str, *, code: int | None, text: str, structured: Mapping[str, Any] | None, success: bool = False
     ) -> MatchedRule | None:
-        """The first rule for `tool` whose conditions all hold, trying the tool's own rules first."""
+        """The first rule for `tool` whose conditions all hold, trying the tool's own rules first.
+
+        Rules for failures match failures, and rules with `match.success = true` successes.
+        """
         text = text[:_MAX_MATCHED_CHARS]
         for rule in self._ordered(tool):
+            if rule.on_success is not success:
+                continue
             values = _match(rule, code, text, structured)
             if values is not None:
                 return MatchedRule(rule, values)
@@ -104,6 +111,11 @@ class Rules:
 
     def __len__(self) -> int:
         return len(self.rules)
+
+    @property
+    def match_successes(self) -> bool:
+        """Whether any rule reads successes (then every success is matched against them)."""
+        return any(rule.on_success for rule in self.rules)
 
 
 # User regexes run on an upstream's text; only its head is searched, so that a long answer
@@ -205,6 +217,7 @@ class _Match(_Strict):
     field: str | None = None
     equals: Scalar | list[Scalar] | None = None
     pattern: str | None = None
+    success: bool = False
 
 
 class _Rule(_Strict):
@@ -262,6 +275,8 @@ def _build(number: int, raw: _Rule, source: str) -> Rule:
         raise RulesError(f"{label}: match: equals and pattern need a field to look at")
     if match.code is None and match.text is None and match.field is None:
         raise RulesError(f"{label}: match: give at least one of code, text or field")
+    if match.success and match.code is not None:
+        raise RulesError(f"{label}: match: a success has no JSON-RPC code; match its text or a field")
     text = _compile(match.text, f"{label}: match.text")
     groups = frozenset(text.groupindex) if text is not None else frozenset()
     category = ErrorCategory(raw.category)
@@ -287,6 +302,7 @@ def _build(number: int, raw: _Rule, source: str) -> Rule:
         description=raw.description,
         retry_after=raw.retry_after,
         execution_state=None if raw.execution_state is None else ExecutionState(raw.execution_state),
+        on_success=match.success,
     )
 
 

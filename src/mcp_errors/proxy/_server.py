@@ -66,6 +66,7 @@ class ProxySettings:
         retry_deadline: Seconds after the first answer by which resends must be done.
         idempotency_keys: Replay the first answer for a repeated idempotency key.
         tool_failure_meta: Also write SEP-3313 `_meta["io.modelcontextprotocol/toolFailure"]`.
+        disguised_failures: Also rewrite a success that plainly reads as a failure.
         name: The proxy's name before the upstream's is known.
     """
 
@@ -74,6 +75,7 @@ class ProxySettings:
     retry_deadline: float = 30.0
     idempotency_keys: bool = False
     tool_failure_meta: bool = False
+    disguised_failures: bool = False
     name: str = "mcp-errors proxy"
 
     def __post_init__(self) -> None:
@@ -126,6 +128,7 @@ def build_proxy(upstream: Upstream, settings: ProxySettings | None = None) -> Fa
             UpstreamClassifier(settings.rules),
             child=upstream if isinstance(upstream, ChildProcess) else None,
             tool_failure_meta=settings.tool_failure_meta,
+            disguised_failures=settings.disguised_failures,
         )
     )
     return server

@@ -1,0 +1,209 @@
+"""The failure-words vocabulary: plain signals decide, ties go to the non-retryable reading, a bounded start read."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcp_errors import ErrorCategory, ExecutionState
+from mcp_errors._shared.failure_words import (
+    KINDS,
+    MAX_JUDGED_CHARS,
+    judge_code,
+    judge_failure,
+    judge_status,
+    judge_success,
+    strip_sdk_wrappers,
+    vocabulary_table,
+)
+
+DOC = Path(__file__).parents[1] / "docs" / "failure-words.md"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("ReadTimeout('')", "UPSTREAM_TIMEOUT"),
+        ("[Errno -3] Temporary failure in name resolution", "UPSTREAM_UNAVAILABLE"),
+        ("[Errno 24] Too many open files", "SERVER_RESOURCES_EXHAUSTED"),
+        ("502 Bad Gateway", "UPSTREAM_BAD_GATEWAY"),
+        ("ERROR: deadlock detected", "DATABASE_BUSY"),
+        ("Resource not accessible by integration", "ACCESS_DENIED"),
+        ("The security token included in the request is expired", "NOT_AUTHENTICATED"),
+        ("division by zero", "INVALID_QUERY"),
+        ('relation "users" does not exist', "INVALID_QUERY"),
+        ("'XYZ' is not valid for currency", "INVALID_ARGUMENTS"),
+        ("duplicate key value violates unique constraint", "CONFLICT"),
+        ("Your card was declined.", "POLICY_REFUSED"),
+        ("attempt to write a readonly database", "SERVER_MISCONFIGURED"),
+    ],
+)
+def test_a_plain_signal_names_its_kind(text: str, code: str) -> None:
+    judged = judge_failure(text)
+    assert judged is not None
+    assert judged.code == code
+    assert judged.retryable is (KINDS[code].category is ErrorCategory.TRANSIENT)
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("Invalid timezone 'Mars/Olympus'. Please try again later", ErrorCategory.VALIDATION),
+        ("timeout must be a positive integer", ErrorCategory.VALIDATION),
+        ("Conflict: the order is locked, try again later", ErrorCategory.BUSINESS),
+        ("403 Forbidden: API rate limit exceeded for 1.2.3.4", ErrorCategory.TRANSIENT),  # the plainer signal
+    ],
+)
+def test_words_that_point_two_ways_take_the_stronger_and_else_the_non_retryable_reading(
+    text: str, category: ErrorCategory
+) -> None:
+    judged = judge_failure(text)
+    assert judged is not None
+    assert judged.category is category
+
+
+def test_a_read_only_tool_applied_nothing_whatever_the_words() -> None:
+    assert judge_failure("connection reset by peer") is not None
+    judged = judge_failure("connection reset by peer", read_only=True)
+    assert judged is not None
+    assert judged.execution_state is ExecutionState.NOT_EXECUTED
+    assert judge_failure("connection reset by peer").execution_state is ExecutionState.OUTCOME_UNKNOWN  # type: ignore[union-attr]
+
+
+def test_a_missing_file_the_call_did_not_name_is_the_servers_own_problem() -> None:
+    text = "ENOENT: no such file or directory, open '/var/lib/notes/index.db'"
+    assert judge_failure(text, arguments={"query": "rivers"}).code == "SERVER_MISCONFIGURED"  # type: ignore[union-attr]
+    named = judge_failure(text, arguments={"path": "/var/lib/notes/index.db"})
+    assert named is not None
+    assert named.code == "NOT_FOUND"
+    assert judge_failure(text).code == "NOT_FOUND"  # type: ignore[union-attr]  # without the arguments: as said
+
+
+def test_a_quota_used_up_for_the_month_is_no_rate_limit_a_wait_fixes() -> None:
+    assert judge_failure("Rate limit exceeded, retry after 20s").code == "UPSTREAM_RATE_LIMITED"  # type: ignore[union-attr]
+    monthly = judge_failure("Quota exceeded: your monthly plan allows 1000 requests")
+    assert monthly is not None
+    assert (monthly.category, monthly.retryable) == (ErrorCategory.BUSINESS, False)
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("Rate limited. Retry after 30 seconds", 30),
+        ("429 Too Many Requests; Retry-After: 120", 120),
+        ("rate limit exceeded, try again in 5s", 5),
+        ("throttled: please wait 2 minutes", 120),
+        ("rate limit exceeded, retry after 500ms", 0.5),
+        ("rate limit: retry after 9 days", 86_400),
+    ],
+)
+def test_the_wait_a_transient_failure_asks_for_is_read(text: str, seconds: float) -> None:
+    judged = judge_failure(text)
+    assert judged is not None
+    assert judged.retry_after_seconds == seconds
+
+
+def test_pydantics_echo_of_the_input_and_the_sdks_masked_crash_say_nothing() -> None:
+    echo = "q\n  Value error [type=value_error, input_value='access denied, timed out', input_type=str]"
+    assert judge_failure(echo) is None
+    assert strip_sdk_wrappers("Error executing tool delete_permissions") == ""
+    assert strip_sdk_wrappers("Error calling tool 'x': MCP error -32602: bad") == "bad"
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("RESOURCE_EXHAUSTED", "UPSTREAM_RATE_LIMITED"),
+        ("UNAVAILABLE", "UPSTREAM_UNAVAILABLE"),
+        ("ECONNREFUSED", "UPSTREAM_UNAVAILABLE"),
+        ("40P01", "DATABASE_BUSY"),
+        ("rate_limit_error", "UPSTREAM_RATE_LIMITED"),
+        ("card_declined", "POLICY_REFUSED"),
+        ("ThrottlingException", "UPSTREAM_RATE_LIMITED"),
+        ("PERMISSION_DENIED", "ACCESS_DENIED"),
+        ("not_found_error", "NOT_FOUND"),
+        ("bad-date", None),
+    ],
+)
+def test_a_declared_code_counts_only_as_a_whole_name(code: str, expected: str | None) -> None:
+    judged = judge_code(code)
+    assert (judged.code if judged is not None else None) == expected
+
+
+def test_an_http_status_given_as_data_reads_as_rfc_9110_says() -> None:
+    assert [judge_status(status).code for status in (429, 503, 404, 409)] == [  # type: ignore[union-attr]
+        "UPSTREAM_RATE_LIMITED",
+        "UPSTREAM_UNAVAILABLE",
+        "NOT_FOUND",
+        "CONFLICT",
+    ]
+    assert judge_status(299) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "structured", "code"),
+    [
+        ("Database error: no such table: users", None, "INVALID_QUERY"),
+        ("", {"error": "connection refused"}, "UPSTREAM_UNAVAILABLE"),
+        ('{"error": {"message": "rate limit exceeded"}}', None, "UPSTREAM_RATE_LIMITED"),
+        ("", {"result": '{"error": "boom"}'}, "TOOL_ERROR"),
+        ("", {"ok": False, "message": "permission denied"}, "ACCESS_DENIED"),
+        ("Traceback (most recent call last):\n  File ...", None, "TOOL_ERROR"),
+    ],
+)
+def test_a_success_that_leads_with_a_failure_is_one(text: str, structured: object, code: str) -> None:
+    judged = judge_success(text, structured)
+    assert judged is not None
+    assert judged.code == code
+
+
+@pytest.mark.parametrize(
+    ("text", "structured"),
+    [
+        ("No errors found", None),
+        ("Standard error: 0.051", None),
+        ("Jobs failed: 3", None),
+        ("0 issues matching 'timeout'", None),
+        ("2024-05-01 12:00:01 ERROR worker restarted", None),
+        ('{"error": null, "rows": 3}', None),
+        ("", {"errors": [], "data": {"id": 1}}),
+        ("How to fix 'connection refused' in nginx: check the upstream block.", None),
+    ],
+)
+def test_a_success_that_only_mentions_failure_words_stays_a_success(text: str, structured: object) -> None:
+    assert judge_success(text, structured) is None
+
+
+@given(st.text(alphabet=" \t\n(x_-:'\"/.", max_size=20_000))
+def test_only_the_start_of_any_text_is_read(noise: str) -> None:
+    # Past MAX_JUDGED_CHARS nothing is read: a megabyte costs what its start costs.
+    assert judge_failure(noise + " connection refused") == judge_failure(
+        (noise + " connection refused")[:MAX_JUDGED_CHARS]
+    )
+
+
+def test_the_docs_table_is_the_vocabulary() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    found = re.search(r"<!-- vocabulary:start -->\n(.*?)<!-- vocabulary:end -->", text, re.S)
+    assert found is not None
+    assert found.group(1) == render_table(), "regenerate: uv run python tests/test_failure_words.py"
+
+
+def render_table() -> str:
+    lines = ["| code | category | execution state | strength | words |", "|---|---|---|---|---|"]
+    lines += [
+        f"| `{code}` | {category} | {state} | {strength} | {words} |"
+        for code, category, state, strength, words in vocabulary_table()
+    ]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # rewrite the docs table from the vocabulary
+    page = DOC.read_text(encoding="utf-8")
+    start, end = "<!-- vocabulary:start -->\n", "<!-- vocabulary:end -->"
+    head, _, rest = page.partition(start)
+    DOC.write_text(head + start + render_table() + end + rest.partition(end)[2], encoding="utf-8")
