@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import pytest
 from anyio.streams.text import TextReceiveStream
 from mcp import Client, StdioServerParameters
@@ -634,10 +635,9 @@ async def test_retry_says_in_the_final_answer_how_often_the_proxy_resent(mode: s
 # --- a streamable HTTP upstream --------------------------------------------------------------
 
 
-@pytest.mark.anyio
-async def test_a_streamable_http_upstream_is_proxied_and_its_loss_is_a_transient_not_executed_failure(
-    mode: str,
-) -> None:
+@contextlib.asynccontextmanager
+async def http_upstream_behind_a_proxy(mode: str) -> AsyncIterator[tuple[anyio.abc.Process, Client]]:
+    """The test upstream served over streamable HTTP, a proxy in this process, and a client of it."""
     async with await anyio.open_process([sys.executable, UPSTREAM, "http"]) as upstream:
         assert upstream.stdout is not None
         with anyio.fail_after(STARTUP_SECONDS):
@@ -646,11 +646,19 @@ async def test_a_streamable_http_upstream_is_proxied_and_its_loss_is_a_transient
         server = build_proxy(url)
         await check_upstream(server, url, seconds=STARTUP_SECONDS)
         async with Client(server._mcp_server, mode=mode) as client:  # type: ignore[arg-type]
-            ok = await client.call_tool("echo", {"text": "over http"})
-            failed = await client.call_tool("fail", {"message": "upstream timed out"})
-            upstream.terminate()
-            await upstream.wait()
-            lost = await client.call_tool("echo", {"text": "anyone there?"})
+            yield upstream, client
+
+
+@pytest.mark.anyio
+async def test_a_streamable_http_upstream_is_proxied_and_its_loss_is_a_transient_not_executed_failure(
+    mode: str,
+) -> None:
+    async with http_upstream_behind_a_proxy(mode) as (upstream, client):
+        ok = await client.call_tool("echo", {"text": "over http"})
+        failed = await client.call_tool("fail", {"message": "upstream timed out"})
+        upstream.terminate()
+        await upstream.wait()
+        lost = await client.call_tool("echo", {"text": "anyone there?"})
     assert ok.structured_content == {"result": "over http"}
     assert check_error(wire(failed), None)["code"] == "UPSTREAM_TIMEOUT"
     outcome = read_result(lost)
@@ -665,16 +673,9 @@ async def test_a_streamable_http_upstream_is_proxied_and_its_loss_is_a_transient
 async def test_an_http_upstream_that_dies_in_the_middle_of_a_write_is_transient_with_an_unknown_outcome(
     mode: str,
 ) -> None:
-    async with await anyio.open_process([sys.executable, UPSTREAM, "http"]) as upstream:
-        assert upstream.stdout is not None
-        with anyio.fail_after(STARTUP_SECONDS):
-            port = int((await upstream.stdout.receive()).decode().split()[0])
-        url = f"http://127.0.0.1:{port}/mcp"
-        server = build_proxy(url)
-        await check_upstream(server, url, seconds=STARTUP_SECONDS)
-        async with Client(server._mcp_server, mode=mode) as client:  # type: ignore[arg-type]
-            with anyio.fail_after(30):
-                died = await client.call_tool("crash", {})
+    async with http_upstream_behind_a_proxy(mode) as (upstream, client):
+        with anyio.fail_after(30):
+            died = await client.call_tool("crash", {})
         await upstream.wait()
     outcome = read_result(died)
     assert (outcome.category, outcome.execution_state, outcome.is_retryable) == (
