@@ -39,9 +39,10 @@ from mcp_types import CONNECTION_CLOSED, CallToolResult, InputRequiredResult, Te
 from mcp_errors.check._args import CallArguments, ToolArguments
 from mcp_errors.check._judge import Verdict, judge_call
 from mcp_errors.check._patterns import CutShortError, OutOfTimeError, time_limit
-from mcp_errors.check._probes import ArgumentHints, Probe, invalid_probes, valid_arguments, waits_seconds
+from mcp_errors.check._probes import Probe, invalid_probes
 from mcp_errors.check._report import CallRecord, CheckReport, clip, shown_arguments
 from mcp_errors.check._rules import Family, Finding
+from mcp_errors.check._values import ArgumentHints, valid_arguments, waits_seconds
 from mcp_errors.check._wire import call_tool, list_tools_leniently
 
 __all__ = ["CheckOptions", "Target", "check_server"]
