@@ -94,6 +94,13 @@ def read(path: str) -> Probe:
         ),
         # A root the server listed (list_allowed_directories) or the --args file named.
         ("EISDIR: illegal operation on a directory, read '/srv/notes/drafts'", read("drafts"), ("/srv/notes",)),
+        # The place to look, named in prose (no "allowed"), with what to do next.
+        ("Note 'ideas' does not exist under /srv/notes. Call list_folder to see the notes.", read("ideas"), ()),
+        ("No report was found in '/data/reports/2024'; list the folder to see what it holds.", read("q3"), ()),
+        # URL routes are addresses of an API, not files.
+        ("GET /api/v2/dags failed: connection refused; try again later.", read("dags"), ()),
+        ("Order /v1/orders/ord-123 was not found; check the order id.", read("ord-123"), ()),
+        ("The endpoint /internal/jobs/run answered 502; try again later.", read("run"), ()),
     ],
 )
 def test_a_path_in_the_servers_own_domain_is_information(text: str, probe: Probe, domain: tuple[str, ...]) -> None:
@@ -113,6 +120,14 @@ def test_a_path_in_the_servers_own_domain_is_information(text: str, probe: Probe
         ),
         # Named next to an allowed root, but not under it.
         ("Path outside the allowed directories: /srv/notes. Config: /home/bob/.config/app.toml", read("q"), ()),
+        # Named as a place to look, but a place no caller could know.
+        ("Note 'ideas' does not exist under /home/alice/notes. Call list_folder first.", read("ideas"), ()),
+        ("Lookup failed in /srv/app/handlers.py; try again later.", read("q"), ()),
+        ("Lookup failed in /opt/app/node_modules/db/index; try again later.", read("q"), ()),
+        # A path nobody named as a place.
+        ("Could not load /srv/app/config/settings.toml: permission denied.", read("q"), ()),
+        # A route beside a leak: the route is information, the installed package is not.
+        ("GET /api/v2/dags failed in /usr/lib/python3/site-packages/requests/api.py", read("dags"), ()),
     ],
 )
 def test_a_path_the_caller_could_not_know_is_a_leak(text: str, probe: Probe, domain: tuple[str, ...]) -> None:

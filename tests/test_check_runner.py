@@ -46,10 +46,12 @@ def assert_well_formed(report: CheckReport) -> None:
     document = report.to_json()
     assert set(document) == {"server", "findings", "summary"}
     for finding in document["findings"]:
-        assert set(finding) == {"rule", "severity", "family", "tool", "message"}
+        assert set(finding) == {"rule", "severity", "family", "tool", "tools", "call", "message"}
         assert finding["rule"] in RULES
         assert finding["severity"] == RULES[finding["rule"]].severity.value
         assert finding["tool"] is None or finding["tool"] in report.tools_checked
+        assert set(finding["tools"]) <= set(report.tools_checked)
+        assert not (finding["tool"] and finding["tools"])
         assert isinstance(finding["message"], str)
         assert finding["message"]
     assert document["summary"]["passed"] is not report.failed
