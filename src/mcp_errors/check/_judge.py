@@ -84,26 +84,8 @@ _MISSING: Final = re.compile(
 _MISSING_ADDRESS: Final = re.compile(r"\b(?:404|410|ENOENT)\b")
 # An argument that addresses one thing (a URL, a file, a note), not a query or a record's key.
 _ADDRESS_WORDS: Final = frozenset(
-    {
-        "url",
-        "uri",
-        "link",
-        "href",
-        "path",
-        "file",
-        "filename",
-        "filepath",
-        "folder",
-        "directory",
-        "dir",
-        "note",
-        "page",
-        "document",
-        "doc",
-        "resource",
-        "repo",
-        "repository",
-    }
+    {"url", "uri", "link", "href", "path", "file", "filename", "filepath", "folder", "directory", "dir"}
+    | {"note", "page", "document", "doc", "resource", "repo", "repository", "name", "title"}
 )
 _URL: Final = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 # The whole answer being one of these (any case, blank around it) says nothing; `0` is a value.

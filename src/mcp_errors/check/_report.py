@@ -16,14 +16,27 @@ from rich.text import Text
 from mcp_errors._sanitize import MAX_MESSAGE_CHARS, REDACTED, encodable, has_secret, is_secret_name
 from mcp_errors.check._rules import RULES, Family, Finding, Severity
 
-__all__ = ["CallRecord", "CheckReport", "clip", "load_baseline", "printable", "resolve_rules", "shown_arguments"]
+__all__ = [
+    "BASELINE_FINGERPRINT",
+    "CHECK_NOT_DONE",
+    "CallRecord",
+    "CheckReport",
+    "clip",
+    "finding_identity",
+    "load_baseline",
+    "printable",
+    "resolve_rules",
+    "shown_arguments",
+]
 
 _SHOWN_ITEMS: Final = 10
 """The most items of one list or object argument the report shows."""
 
-# The rules that say the check itself did not happen (the server never answered, crashed or
-# hung, or the run stopped): no baseline, --select or --ignore can turn that into a pass.
-_CHECK_NOT_DONE: Final = frozenset({"ME015", "ME016", "ME017"})
+CHECK_NOT_DONE: Final = frozenset({"ME015", "ME016", "ME017"})
+"""The rules that say the check itself did not happen (the server never answered, crashed or
+hung, or the run stopped): no baseline, --select or --ignore can turn that into a pass."""
+BASELINE_FINGERPRINT: Final = "mcpErrorsFinding/v1"
+"""The `partialFingerprints` key of a SARIF result: its `finding_identity`, as JSON."""
 
 _FAMILY_TITLES: Final = {
     Family.ANY_SERVER: "What any agent needs from any MCP server (MCP spec, SEP-1303, usability)",
@@ -173,7 +186,7 @@ class CheckReport:
         kept = [
             finding
             for finding in self.findings
-            if finding.rule in _CHECK_NOT_DONE
+            if finding.rule in CHECK_NOT_DONE
             or (
                 (select is None or finding.rule in select)
                 and finding.rule not in ignore
@@ -348,8 +361,16 @@ def resolve_rules(values: Iterable[str]) -> set[str]:
     return out
 
 
+def finding_identity(finding: Finding) -> list[Any]:
+    """What a baseline knows a finding by: `[rule, tool]`, and for one cause shared by several
+    tools also their names (`[rule, null, [tools]]`); never the message, which may be reworded."""
+    identity: list[Any] = [finding.rule, finding.tool]
+    return [*identity, list(finding.tools)] if finding.tools else identity
+
+
 def load_baseline(path: Path) -> set[tuple[str, str | None]]:
-    """Known failures from a file written with `--format json` (or a bare list of findings).
+    """Known failures from a report written with `--format json` or `--format sarif` (or a bare
+    list of findings).
 
     A baselined finding is matched by rule and tool, not by message, so it stays matched when
     a message's detail changes.
@@ -358,13 +379,36 @@ def load_baseline(path: Path) -> set[tuple[str, str | None]]:
         ValueError: When the file is not such a JSON document.
     """
     data = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(data, dict) and "runs" in data:
+        return _sarif_baseline(data["runs"])
     items = data.get("findings") if isinstance(data, dict) else data
     if not isinstance(items, list):
-        raise ValueError("a baseline is a `--format json` report or a list of findings")
+        raise ValueError("a baseline is a `--format json` or `--format sarif` report, or a list of findings")
     baseline: set[tuple[str, str | None]] = set()
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("rule"), str):
             raise ValueError("every baseline finding needs a `rule`")
         tool = item.get("tool")
         baseline.add((item["rule"], tool if isinstance(tool, str) else None))
+    return baseline
+
+
+def _sarif_baseline(runs: object) -> set[tuple[str, str | None]]:
+    if not isinstance(runs, list):
+        raise ValueError("a SARIF baseline needs a list of `runs`")
+    baseline: set[tuple[str, str | None]] = set()
+    for run in runs:
+        results = run.get("results", []) if isinstance(run, dict) else None
+        if not isinstance(results, list):
+            raise ValueError("every SARIF run needs a list of `results`")
+        for result in results:
+            fingerprints = result.get("partialFingerprints") if isinstance(result, dict) else None
+            identity = fingerprints.get(BASELINE_FINGERPRINT) if isinstance(fingerprints, dict) else None
+            try:
+                rule, tool = json.loads(identity)[:2] if isinstance(identity, str) else (None, None)
+            except (ValueError, TypeError):
+                rule, tool = None, None
+            if not isinstance(rule, str):
+                raise ValueError(f"a SARIF baseline result needs the {BASELINE_FINGERPRINT!r} fingerprint")
+            baseline.add((rule, tool if isinstance(tool, str) else None))
     return baseline

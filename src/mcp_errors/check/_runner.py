@@ -13,16 +13,14 @@ errors that name them are not taken for leaks.
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import json
-import logging
 import os
 import re
 import shlex
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AsyncExitStack, contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import IO, Any, Final, Literal
 
@@ -42,6 +40,7 @@ from mcp_errors.check._patterns import CutShortError, OutOfTimeError, time_limit
 from mcp_errors.check._probes import Probe, invalid_probes
 from mcp_errors.check._report import CallRecord, CheckReport, clip, shown_arguments
 from mcp_errors.check._rules import Family, Finding
+from mcp_errors.check._stdout import StdoutNoise, catch_stdout_noise
 from mcp_errors.check._values import ArgumentHints, valid_arguments, waits_seconds
 from mcp_errors.check._wire import Listing, call_tool, list_tools_leniently
 
@@ -219,7 +218,7 @@ async def _check(target: Target, run: _Run) -> None:
         if isinstance(target, StdioServerParameters):
             # The server's stderr is kept aside (not shown), to quote its last line in a finding.
             errlog = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115
-            stdout_noise = stack.enter_context(_catch_stdout_noise())
+            stdout_noise = stack.enter_context(catch_stdout_noise())
             stack.callback(_report_stdout_noise, run, stdout_noise)
             server = stdio_client(target, errlog=errlog)
         else:
@@ -540,65 +539,10 @@ def _closed(exc: BaseException) -> bool:
     return isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
 
 
-class _StdoutNoise(logging.Filter):
-    """Counts the stdout lines the SDK's stdio client could not parse, and keeps its traceback
-    for them off the checker's output.
-
-    The logger is shared; a record counts for the run whose server sent the line, known by
-    the context the stdio client's reader task inherited from that run.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lines = 0
-        self.first: str | None = None
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if _current_noise.get() is not self or not record.getMessage().startswith("Failed to parse JSONRPC message"):
-            return True
-        self.lines += 1
-        if self.first is None and record.exc_info is not None:
-            self.first = _unparsed_line(record.exc_info[1])
-        return False
-
-
-@contextmanager
-def _catch_stdout_noise() -> Iterator[_StdoutNoise]:
-    stdio_logger = logging.getLogger("mcp.client.stdio")
-    noise = _StdoutNoise()
-    stdio_logger.addFilter(noise)
-    token = _current_noise.set(noise)
-    try:
-        yield noise
-    finally:
-        _current_noise.reset(token)
-        stdio_logger.removeFilter(noise)
-
-
-_current_noise: Final[contextvars.ContextVar[_StdoutNoise | None]] = contextvars.ContextVar(
-    "mcp_errors_check_stdout_noise", default=None
-)
-
-
-def _unparsed_line(exc: BaseException | None) -> str | None:
-    errors = getattr(exc, "errors", None)
-    try:
-        first = errors()[0] if callable(errors) else None
-    except (IndexError, TypeError):
-        return None
-    value = first.get("input") if isinstance(first, dict) else None
-    return value if isinstance(value, str) else None
-
-
-def _report_stdout_noise(run: _Run, noise: _StdoutNoise) -> None:
-    if noise.lines:
-        example = f", the first: {noise.first[:_STDERR_TAIL]!r}" if noise.first else ""
-        count = (
-            "1 line on stdout was not an MCP message"
-            if noise.lines == 1
-            else f"{noise.lines} lines on stdout were not MCP messages"
-        )
-        run.add("ME021", None, f"{count}{example}")
+def _report_stdout_noise(run: _Run, noise: StdoutNoise) -> None:
+    said = noise.describe(_STDERR_TAIL)
+    if said is not None:
+        run.add("ME021", None, said)
 
 
 def _cut_off(run: _Run, tool: Tool) -> bool:
