@@ -358,8 +358,9 @@ def test_a_tool_that_declares_a_write_ran_no_query_so_no_empty_result_rule_appli
 
 def test_the_frameworks_raw_report_has_one_shape_whatever_the_tool_and_field() -> None:
     def report(name: str, field: str, value: str) -> CallToolResult:
+        function = name.removeprefix("git_")  # mcp-server-git registers `status` as `git_status`
         return plain(
-            f"Error executing tool {name}: 1 validation error for {name}Arguments\n{field}\n  Field required "
+            f"Error executing tool {name}: 1 validation error for {function}Arguments\n{field}\n  Field required "
             f"[type=missing, input_value={value}, input_type=dict]\n    For further information visit "
             "https://errors.pydantic.dev/2.14/v/missing"
         )

@@ -130,7 +130,8 @@ _RAW_DUMPS: Final = (
     (re.compile(r'"code":\s*"invalid_(?:type|union|enum_value|string|literal)"'), "a raw zod issue list"),
 )
 RAW_DUMP_ADVICE: Final = "say in words what is wrong and how to fix it"
-_NUMBER: Final = re.compile(r"\d+")
+# A word no prose has: camelCase, snake_case or with digits (`statusArguments`, `git_log`, `128`).
+_IDENTIFIER: Final = re.compile(r"\b\w*(?:[a-z][A-Z]|[_\d])\w*")
 _QUOTED_VALUE: Final = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"")
 _PLURAL_ERRORS: Final = re.compile(r"\berrors\b")
 # Words that tell an agent what kind of failure it met or whether resending can work.
@@ -273,9 +274,10 @@ def _judge_error_text(probe: Probe, result: CallToolResult) -> Iterator[Verdict]
 def raw_dump(tool_name: str, result: CallToolResult) -> tuple[str, str] | None:
     """The kind of raw dump an error's text is (ME024) and the shape of its first line, or `None`.
 
-    The shape is the first line with the tool's own name, numbers and quoted values taken out:
-    MCPServer answers bad arguments on every tool with `Error executing tool <name>: 1 validation
-    error for <name>Arguments`, one shape, so one cause (the framework's), however many tools.
+    The shape is the first line with the tool's own name, identifiers (`statusArguments`,
+    `git_status`), numbers and quoted values taken out: MCPServer answers bad arguments on every
+    tool with `Error executing tool <name>: 1 validation error for <function>Arguments`, one
+    shape, so one cause (the framework's), however many tools.
     """
     text = _first_text(result)
     kind = _raw_dump_kind(text)
@@ -284,7 +286,7 @@ def raw_dump(tool_name: str, result: CallToolResult) -> tuple[str, str] | None:
     first_line = text.lstrip().split("\n", 1)[0][:_FIRST_LINE_CHARS]
     if tool_name:
         first_line = first_line.replace(tool_name, "<tool>")
-    shape = _QUOTED_VALUE.sub("''", _NUMBER.sub("0", first_line.lower()))
+    shape = _QUOTED_VALUE.sub("''", _IDENTIFIER.sub("<id>", first_line)).lower()
     return kind, " ".join(_PLURAL_ERRORS.sub("error", shape).split())
 
 

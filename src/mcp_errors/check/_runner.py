@@ -645,8 +645,8 @@ def _shared_dump(kind: str, by_tool: Mapping[str, tuple[str, int, str | None]]) 
         f" and {len(tools) - _SHOWN_TOOLS} more" if len(tools) > _SHOWN_TOOLS else ""
     )
     message = (
-        f"{len(tools)} tools answer with the same {kind} ({calls} calls; first: {call} of {first_tool}), one cause"
-        f" in the server's or its framework's error handling: {RAW_DUMP_ADVICE}. Tools: {shown}"
+        f"{len(tools)} tools answer with {kind} of one shape ({calls} calls; first: {call} of {first_tool}):"
+        f" one cause, in the server's or its framework's error handling: {RAW_DUMP_ADVICE}. Tools: {shown}"
     )
     return Finding("ME024", None, message, tools=tuple(tools), call=call)
 
