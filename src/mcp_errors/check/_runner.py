@@ -50,9 +50,9 @@ Target = str | Sequence[str] | StdioServerParameters | Server[Any] | MCPServer
 """A streamable HTTP URL, a command line, stdio parameters, or an in-process server."""
 
 CONNECT_SECONDS: Final = 30.0
-"""The default deadline for start-up, handshake and listing. Real start-ups are slow: a server
-behind `uv run` behind `mcp-errors proxy` took 5-10 s to list its tools on a loaded 2-core
-machine (docs/check-real-servers.md, "Deadlines"); a server that never answers costs 30 s."""
+"""The default deadline for start-up, handshake and listing, longer than a call's: a server
+behind `uv run` and `mcp-errors proxy` on a loaded machine takes longer than the call timeout
+to list its tools (`benchmarks/check.py --startup`; figures in docs/rules.md, "Deadlines")."""
 _TEARDOWN_GRACE: Final = 5.0
 _STDERR_TAIL: Final = 300
 # jsonschema quotes the whole schema in some errors; the start says what is wrong.
