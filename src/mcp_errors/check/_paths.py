@@ -79,8 +79,8 @@ def mask_known_paths(text: str, known: Collection[str]) -> str:
     relatives = [_trimmed(path) for path in known if path and not _is_absolute(path) and path not in (".", "..")]
     prefixes += _allowed_places(text)
     prefixes += [path for path in _places_to_look(text) if not _is_unknowable(path)]
-    prefixes = [_normal(prefix) for prefix in prefixes if prefix]
-    relatives = [_normal(relative).lstrip("./") for relative in relatives]
+    prefixes = list(dict.fromkeys(_normal(prefix) for prefix in prefixes if prefix))
+    relatives = list(dict.fromkeys(_normal(relative).lstrip("./") for relative in relatives))
 
     def masked(token: re.Match[str]) -> str:
         path = _trimmed(token.group(0))
