@@ -1,16 +1,23 @@
-"""Wall time of `mcp-errors check` on a generated 20-tool server (target: under 10 s).
+"""Wall time of `mcp-errors check` on a generated 20-tool server (target: under 10 s), and how
+long a real server takes to start and list its tools (what the start-up deadline must fit).
 
 The server is generated as a Python file (MCPServer + install) whose 20 tools mix the
 constraints the probes exercise: patterns, enums, ranges, lengths, several required
 arguments, output schemas. It is checked over stdio, as CI would, and in process, to
 separate the checker's own cost from starting a Python server; runs are interleaved and
 each figure is the median. Run: `uv run python benchmarks/check.py [--runs 5]`.
+
+`--startup` instead times, from spawn to the answer of the first `tools/list`, the command
+after `--` (by default `uv run mcp-errors proxy -- uv run mcp-server-time`, the start-up that
+once failed a default check), and prints the machine's load average beside it:
+`uv run --extra proxy python benchmarks/check.py --startup --runs 5`.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import statistics
 import sys
 import tempfile
@@ -21,6 +28,7 @@ from types import ModuleType
 import anyio
 from jsonschema.validators import validator_for
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from mcp_errors.check import CheckOptions, CheckReport, check_server
 
@@ -119,10 +127,37 @@ def metaschema_seconds(schemas: list[dict[str, object]], runs: int) -> list[floa
     return seconds
 
 
+PROXIED_TIME_SERVER = ["uv", "run", "mcp-errors", "proxy", "--", "uv", "run", "mcp-server-time"]
+
+
+async def first_listing_seconds(command: list[str]) -> float:
+    """Seconds from spawning `command` to the answer of its first `tools/list`."""
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ), cwd=os.getcwd())
+    started = time.perf_counter()
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as stderr:  # kept off the benchmark's output
+        async with Client(stdio_client(params, errlog=stderr), cache=None) as client:
+            await client.list_tools()
+            return time.perf_counter() - started
+
+
+def startup(command: list[str], runs: int) -> None:
+    load_before = os.getloadavg()[0]
+    seconds = [anyio.run(first_listing_seconds, command) for _ in range(runs)]
+    load_after = os.getloadavg()[0]
+    print(f"start-up to first tools/list of {' '.join(command)!r}, {runs} runs")
+    print(f"median {statistics.median(seconds):.2f} s  (min {min(seconds):.2f}, max {max(seconds):.2f})")
+    print(f"load average (1 min) on {os.cpu_count()} cores: {load_before:.2f} before, {load_after:.2f} after")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--startup", action="store_true", help="time a server's start-up instead")
+    parser.add_argument("command", nargs="*", help="with --startup: the server command (after --)")
     args = parser.parse_args()
+    if args.startup:
+        startup(args.command or PROXIED_TIME_SERVER, args.runs)
+        return
     logging.disable(logging.INFO)  # the generated tools log every rejected call
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -22,6 +22,7 @@ DEFECTS = [sys.executable, str(FIXTURES / "defects_server.py")]
 PLAIN_DEFECTS = [sys.executable, str(FIXTURES / "plain_defects_server.py")]
 GOOD = [sys.executable, str(FIXTURES / "good_server.py")]
 SLOW_START = ["--connect-timeout", "60"]
+FINDING_KEYS = {"rule", "severity", "family", "tool", "tools", "call", "message"}
 
 runner = CliRunner()
 
@@ -46,7 +47,7 @@ def test_error_findings_make_the_check_exit_non_zero() -> None:
 
     assert code == 1
     assert {"ME001", "ME002", "ME006"} <= {finding["rule"] for finding in report["findings"]}
-    assert all(set(finding) == {"rule", "severity", "family", "tool", "message"} for finding in report["findings"])
+    assert all(set(finding) == FINDING_KEYS for finding in report["findings"])
 
 
 def test_a_tool_schema_the_checker_cannot_use_fails_the_check() -> None:

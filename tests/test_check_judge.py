@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from mcp_types import CallToolResult, TextContent, Tool
+from mcp_types import CallToolResult, TextContent, Tool, ToolAnnotations
 
-from mcp_errors.check._judge import judge_call
+from mcp_errors.check._judge import judge_call, raw_dump, reads_as_failure
 from mcp_errors.check._probes import Probe
 
 TOOL = Tool(name="connect", input_schema={"type": "object", "properties": {"api_key": {"type": "string"}}})
@@ -94,6 +94,13 @@ def read(path: str) -> Probe:
         ),
         # A root the server listed (list_allowed_directories) or the --args file named.
         ("EISDIR: illegal operation on a directory, read '/srv/notes/drafts'", read("drafts"), ("/srv/notes",)),
+        # The place to look, named in prose (no "allowed"), with what to do next.
+        ("Note 'ideas' does not exist under /srv/notes. Call list_folder to see the notes.", read("ideas"), ()),
+        ("No report was found in '/data/reports/2024'; list the folder to see what it holds.", read("q3"), ()),
+        # URL routes are addresses of an API, not files.
+        ("GET /api/v2/dags failed: connection refused; try again later.", read("dags"), ()),
+        ("Order /v1/orders/ord-123 was not found; check the order id.", read("ord-123"), ()),
+        ("The endpoint /internal/jobs/run answered 502; try again later.", read("run"), ()),
     ],
 )
 def test_a_path_in_the_servers_own_domain_is_information(text: str, probe: Probe, domain: tuple[str, ...]) -> None:
@@ -113,6 +120,14 @@ def test_a_path_in_the_servers_own_domain_is_information(text: str, probe: Probe
         ),
         # Named next to an allowed root, but not under it.
         ("Path outside the allowed directories: /srv/notes. Config: /home/bob/.config/app.toml", read("q"), ()),
+        # Named as a place to look, but a place no caller could know.
+        ("Note 'ideas' does not exist under /home/alice/notes. Call list_folder first.", read("ideas"), ()),
+        ("Lookup failed in /srv/app/handlers.py; try again later.", read("q"), ()),
+        ("Lookup failed in /opt/app/node_modules/db/index; try again later.", read("q"), ()),
+        # A path nobody named as a place.
+        ("Could not load /srv/app/config/settings.toml: permission denied.", read("q"), ()),
+        # A route beside a leak: the route is information, the installed package is not.
+        ("GET /api/v2/dags failed in /usr/lib/python3/site-packages/requests/api.py", read("dags"), ()),
     ],
 )
 def test_a_path_the_caller_could_not_know_is_a_leak(text: str, probe: Probe, domain: tuple[str, ...]) -> None:
@@ -254,3 +269,108 @@ def test_without_an_envelope_the_contract_finding_says_what_the_agent_loses() ->
 
     assert verdicts["ME002"].startswith("probe 'required api_key missing': ")
     assert "no category and no retry verdict" in verdicts["ME002"]
+
+
+@pytest.mark.parametrize(
+    ("text", "structured"),
+    [
+        ('{"error": "Connection refused: the Airflow API at http://localhost:8080 is not answering."}', None),
+        ('  {"error": {"code": 502, "message": "upstream down"}, "data": null}', None),
+        ('{"status": "failed", "reason": "the export job was cancelled"}', None),
+        ('{"ok": false, "detail": "quota exceeded"}', None),
+        ("Done.", {"error": "quota exceeded"}),
+        ("Done.", {"errors": [{"message": "rate limited"}]}),
+    ],
+)
+def test_a_success_whose_json_reports_a_failure_reads_as_one(text: str, structured: dict[str, Any] | None) -> None:
+    result = plain(text, is_error=False, structured=structured)
+
+    assert reads_as_failure(result) is not None
+    assert rules(result) == {"ME022"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"error": null, "dags": ["daily_sales"]}',
+        '{"error": "", "count": 3}',
+        '{"data": {"orders": []}, "errors": [{"message": "one field failed"}]}',  # GraphQL's partial result
+        '{"status": "success", "rows": 2}',
+        '{"error": "unclosed',  # not JSON: judged as text
+    ],
+)
+def test_a_success_whose_json_reports_no_failure_reads_as_a_success(text: str) -> None:
+    assert reads_as_failure(plain(text, is_error=False)) is None
+
+
+def valid(**arguments: str) -> Probe:
+    return Probe("valid", dict(arguments))
+
+
+def empty(**arguments: str) -> Probe:
+    return Probe("empty", dict(arguments), source="--args")
+
+
+def tool(name: str, *, read_only: bool | None = True) -> Tool:
+    annotations = ToolAnnotations(read_only_hint=read_only) if read_only is not None else None
+    return Tool(name=name, input_schema={"type": "object"}, annotations=annotations)
+
+
+@pytest.mark.parametrize(
+    ("text", "probe", "called"),
+    [
+        # A missing resource the caller addressed stays an error.
+        ("404 Not Found: nothing is published there; check the URL.", valid(url="https://example.com/x"), "fetch"),
+        ("Note 'ideas' does not exist under /srv/notes. Call list_folder first.", valid(name="ideas"), "read_note"),
+        ("ENOENT: no such file or directory, open '/srv/notes/x.md'", empty(path="x.md"), "read_file"),
+        ("Folder 'archive' not found; list the root to see its folders.", empty(folder="archive"), "list_folder"),
+    ],
+)
+def test_a_missing_resource_the_caller_named_is_an_error_not_an_empty_result(
+    text: str, probe: Probe, called: str
+) -> None:
+    assert "ME012" not in rules(plain(text), probe, tool=tool(called))
+
+
+@pytest.mark.parametrize(
+    ("text", "probe"),
+    [
+        # A query or listing that ran and matched nothing, answered as an error.
+        ("No notes match 'milk'.", valid(query="milk")),
+        ("Order not found", valid(order_id="#99999")),  # a lookup by key that matched nothing
+        (None, valid(query="milk")),  # no content at all
+        ("The search could not complete.", empty(query="zzz")),  # --args says it matches nothing
+        ("No files found in the folder.", valid(path="/srv/notes/empty")),  # a listing of nothing
+    ],
+)
+def test_a_query_that_matched_nothing_answered_as_an_error_is_flagged(text: str | None, probe: Probe) -> None:
+    result = plain(text) if text is not None else CallToolResult(content=[], is_error=True)
+
+    assert "ME012" in rules(result, probe, tool=tool("search"))
+
+
+def test_a_tool_that_declares_a_write_ran_no_query_so_no_empty_result_rule_applies() -> None:
+    writer = tool("archive_note", read_only=False)
+
+    assert "ME012" not in rules(plain("Note not found"), valid(name="ideas"), tool=writer)
+    assert "ME013" not in rules(plain("", is_error=False), valid(name="ideas"), tool=writer)
+
+
+def test_the_frameworks_raw_report_has_one_shape_whatever_the_tool_and_field() -> None:
+    def report(name: str, field: str, value: str) -> CallToolResult:
+        function = name.removeprefix("git_")  # mcp-server-git registers `status` as `git_status`
+        return plain(
+            f"Error executing tool {name}: 1 validation error for {function}Arguments\n{field}\n  Field required "
+            f"[type=missing, input_value={value}, input_type=dict]\n    For further information visit "
+            "https://errors.pydantic.dev/2.14/v/missing"
+        )
+
+    first = raw_dump("git_status", report("git_status", "repo_path", "{}"))
+    second = raw_dump("git_log", report("git_log", "max_count", "{'repo_path': '/srv/repo'}"))
+    own = raw_dump("git_log", plain("git log failed: Command '['git', 'log']' returned non-zero exit status 128"))
+
+    assert first is not None
+    assert first == second
+    assert own is not None
+    assert own[0] != first[0]
+    assert raw_dump("git_log", plain("The log is empty; make a first commit.")) is None

@@ -11,6 +11,7 @@ from mcp_errors.check._patterns import (
     NotBoundedError,
     OutOfTimeError,
     SlowPatternError,
+    example_matching,
     search,
     time_limit,
     validator_for_schema,
@@ -90,3 +91,19 @@ def test_a_remote_ref_is_never_fetched() -> None:
 
     with pytest.raises(Exception, match=r"example\.invalid"):
         validator.is_valid({})
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r"^#\d{5}$", r"^[A-Z]{3}-\d{2,4}$", r"^(?:foo|bar)_[a-z]+$", r"^[^@]+@[^@]+$", r"^#[^a-z\s]\d{4}$"],
+)
+def test_an_example_is_a_string_the_pattern_matches(pattern: str) -> None:
+    example = example_matching(pattern)
+
+    assert example is not None
+    assert search(pattern, example)
+
+
+@pytest.mark.parametrize("pattern", [r"^(ab)\1$", "(unclosed", r"^(?=a)b$"])
+def test_no_example_is_made_up_for_a_pattern_the_builder_cannot_satisfy(pattern: str) -> None:
+    assert example_matching(pattern) is None

@@ -19,13 +19,19 @@ from pydantic import Field
 
 from mcp_errors import BusinessRuleError, install
 from mcp_errors.check import RULES, CallArguments, CheckOptions, CheckReport, Family, ToolArguments, check_server
+from mcp_errors.check._args import parse_call_arguments
+from mcp_errors.check._runner import CONNECT_SECONDS
+from mcp_errors.check._wire import MAX_PAGES
 from servers import CHECK_SERVERS_DIR
 from servers.check import (
     defects_server,
     domain_paths_server,
+    endless_listing_server,
+    framework_dumps_server,
     good_server,
     misbehaving_server,
     plain_defects_server,
+    roles_server,
     unusable_schema_server,
 )
 
@@ -46,10 +52,12 @@ def assert_well_formed(report: CheckReport) -> None:
     document = report.to_json()
     assert set(document) == {"server", "findings", "summary"}
     for finding in document["findings"]:
-        assert set(finding) == {"rule", "severity", "family", "tool", "message"}
+        assert set(finding) == {"rule", "severity", "family", "tool", "tools", "call", "message"}
         assert finding["rule"] in RULES
         assert finding["severity"] == RULES[finding["rule"]].severity.value
         assert finding["tool"] is None or finding["tool"] in report.tools_checked
+        assert set(finding["tools"]) <= set(report.tools_checked)
+        assert not (finding["tool"] and finding["tools"])
         assert isinstance(finding["message"], str)
         assert finding["message"]
     assert document["summary"]["passed"] is not report.failed
@@ -165,6 +173,95 @@ async def test_paths_in_the_servers_own_domain_are_information_and_real_leaks_ar
     leaks = {finding.tool: finding.message for finding in report.findings}
     assert "/home/alice/src/orders/handlers.py" in leaks["leak_source_path"]
     assert "stack trace" in leaks["leak_traceback_in_root"]
+
+
+@pytest.mark.anyio
+async def test_paths_numbers_and_empty_answers_are_judged_by_their_role_not_their_words(
+    tmp_path: Path, mode: Literal["auto", "legacy"]
+) -> None:
+    """No false alarm (a root named in prose, URL routes, a missing note, page or folder the caller
+    named), no miss (a home folder or source file, a search answered with an error, a failure
+    marked a success)."""
+    arguments = parse_call_arguments(roles_server.arguments())
+    options = CheckOptions(mode=mode, contract=False, arguments=arguments)
+
+    with anyio.fail_after(30):
+        report = await check_server(roles_server.build_server(tmp_path), options)
+
+    found = rules_by_tool(report)
+    assert {tool: found.get(tool, set()) for tool in roles_server.EXPECTED} == roles_server.EXPECTED
+    assert None not in found
+    assert report.roots == []  # the root was known only from the errors that name it
+    assert_well_formed(report)
+
+
+@pytest.mark.anyio
+async def test_a_success_that_reports_a_failure_is_not_counted_as_a_valid_call_that_succeeded(tmp_path: Path) -> None:
+    arguments = parse_call_arguments(roles_server.arguments())
+
+    with anyio.fail_after(30):
+        report = await check_server(roles_server.build_server(tmp_path), CheckOptions(arguments=arguments))
+
+    record = report.valid_calls["list_dags"]
+    assert not record.succeeded
+    assert record.outcome == "failure marked as success"
+    assert "Connection refused" in (record.note or "")
+    assert report.valid_calls["search_notes"].succeeded
+
+
+@pytest.mark.anyio
+async def test_the_frameworks_raw_text_on_every_tool_is_one_finding_and_a_tools_own_stays_its_own(
+    mode: Literal["auto", "legacy"],
+) -> None:
+    options = CheckOptions(call_valid=True, mode=mode, contract=False)
+
+    with anyio.fail_after(30):
+        report = await check_server(framework_dumps_server.build_server(), options)
+
+    dumps = [finding for finding in report.findings if finding.rule == "ME024"]
+    shared = [finding for finding in dumps if finding.tool is None]
+    assert len(shared) == 1
+    assert shared[0].tools == tuple(sorted(framework_dumps_server.SHARED))
+    assert all(tool in shared[0].message for tool in framework_dumps_server.SHARED)
+    assert (shared[0].call or "").startswith("probe ")
+    # The tool's own dump (on its valid call) is reported for that tool alone.
+    assert [finding.tool for finding in dumps if finding.tool is not None] == [framework_dumps_server.OWN_DUMP]
+    assert_well_formed(report)
+
+
+@pytest.mark.anyio
+async def test_a_listing_that_never_ends_is_cut_and_the_report_says_so() -> None:
+    with anyio.fail_after(60):
+        report = await check_server(endless_listing_server.build_server())
+
+    assert rules_by_tool(report) == {None: {"ME017"}}
+    assert f"cut after {MAX_PAGES} pages" in report.findings[0].message
+    assert len(report.tools_checked) == MAX_PAGES
+    assert not report.listing_complete
+    assert report.to_json()["summary"]["listing"] == {"pages": MAX_PAGES, "complete": False}
+    assert report.failed
+
+
+@pytest.mark.anyio
+async def test_a_listing_that_ends_is_complete() -> None:
+    with anyio.fail_after(30):
+        report = await check_server(good_server.build_server())
+
+    assert report.to_json()["summary"]["listing"] == {"pages": 1, "complete": True}
+
+
+@pytest.mark.anyio
+async def test_a_server_that_starts_slower_than_the_call_timeout_is_checked_by_default() -> None:
+    """The start-up deadline is not the call timeout: a real start-up (uv, a proxy, a loaded
+    machine) takes longer than a call may."""
+    options = CheckOptions(call_valid=True, timeout=1.0)
+    assert options.timeout < misbehaving_server.SLOW_START_SECONDS
+
+    with anyio.fail_after(CONNECT_SECONDS + 30):
+        report = await check_server(misbehaving("slow-start"), options)
+
+    assert report.findings == []
+    assert report.tools_checked == ["lookup", "echo"]
 
 
 @pytest.mark.anyio
@@ -569,6 +666,7 @@ async def test_a_server_that_never_answers_the_handshake_ends_in_a_finding() -> 
 
     assert rules_by_tool(report) == {None: {"ME015"}}
     assert report.tools_checked == []
+    assert "raise --connect-timeout" in report.findings[0].message
 
 
 @pytest.mark.anyio

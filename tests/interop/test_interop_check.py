@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
 from interop.peers import INTEROP_DIR, NODE_MODULES
@@ -48,12 +49,55 @@ def made_and_succeeded(report: dict[str, Any]) -> dict[str, str]:
     return {tool: call["outcome"] for tool, call in report["summary"]["validCalls"].items()}
 
 
+def shared_cause(report: dict[str, Any], rule: str) -> list[str]:
+    """The tools one finding for the whole server covers (one cause, e.g. the framework's text)."""
+    (finding,) = [finding for finding in report["findings"] if finding["rule"] == rule and finding["tool"] is None]
+    tools: list[str] = finding["tools"]
+    return tools
+
+
 def test_mcp_server_time() -> None:
     report = check("--args", str(ARGS_DIR / "time.toml"), "--", sys.executable, "-m", "mcp_server_time")
 
     tools = ["convert_time", "get_current_time"]
-    assert found(report) == each("ME002", tools) | each("ME024", tools)
+    # MCPServer's pydantic report on a missing argument: one cause, one finding for both tools.
+    assert found(report) == each("ME002", tools) | {("ME024", None)}
+    assert shared_cause(report, "ME024") == tools
     assert made_and_succeeded(report) == dict.fromkeys(tools, "succeeded")
+
+
+def test_mcp_server_time_as_sarif_for_code_scanning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = tmp_path / "time.toml"
+    calls.write_text((ARGS_DIR / "time.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+
+    result = runner.invoke(
+        app,
+        [
+            "check",
+            "--format",
+            "sarif",
+            "--connect-timeout",
+            "60",
+            "--args",
+            "time.toml",
+            "--",
+            sys.executable,
+            "-m",
+            "mcp_server_time",
+        ],
+    )
+
+    log = json.loads(result.stdout)
+    schema = json.loads((INTEROP_DIR.parent / "sarif" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    assert list(Draft202012Validator(schema).iter_errors(log)) == []
+    results = log["runs"][0]["results"]
+    assert {(r["ruleId"], r["properties"].get("tool")) for r in results} == {
+        ("ME002", "convert_time"),
+        ("ME002", "get_current_time"),
+        ("ME024", None),
+    }
+    assert all(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "time.toml" for r in results)
 
 
 def git(repository: Path, *args: str) -> str:
@@ -103,9 +147,8 @@ def test_mcp_server_git(repository: Path, tmp_path: Path) -> None:
     report = check("--args", str(args), "--", sys.executable, "-m", "mcp_server_git", "--repository", repo)
 
     checked = report["summary"]["validCalls"]
-    assert found(report) == (
-        each("ME002", list(checked)) | each("ME024", list(checked)) | each("ME013", ["git_branch"])
-    )
+    assert found(report) == each("ME002", list(checked)) | {("ME024", None)} | each("ME013", ["git_branch"])
+    assert shared_cause(report, "ME024") == sorted(checked)
     assert made_and_succeeded(report) == dict.fromkeys(checked, "succeeded")
     assert report["summary"]["toolsSkipped"] == {
         "git_reset": "annotated destructiveHint: pass --allow-destructive to call it"

@@ -14,6 +14,7 @@ __all__ = ["check"]
 class OutputFormat(enum.StrEnum):
     RICH = "rich"
     JSON = "json"
+    SARIF = "sarif"
 
 
 class Protocol(enum.StrEnum):
@@ -68,13 +69,35 @@ def check(
             help="off: only the rules any MCP server must pass (spec, SEP-1303, usability), not this project's.",
         ),
     ] = Contract.ON,
-    output_format: Annotated[OutputFormat, typer.Option("--format", help="Report format.")] = OutputFormat.RICH,
+    output_format: Annotated[
+        OutputFormat,
+        typer.Option("--format", help="Report format: rich text, JSON, or SARIF 2.1.0 (GitHub code scanning)."),
+    ] = OutputFormat.RICH,
+    sarif_location: Annotated[
+        Path | None,
+        typer.Option(
+            "--sarif-location",
+            help="With --format sarif: the file (in this checkout) results are attached to, since code scanning"
+            " drops results without a file.",
+            dir_okay=False,
+            exists=True,
+            show_default="the --args file, else a file the server command runs",
+        ),
+    ] = None,
+    rules_uri: Annotated[
+        str | None,
+        typer.Option(
+            "--rules-uri",
+            help="With --format sarif: the absolute URI of docs/rules.md that rules link to (<uri>#me010).",
+            show_default="this project's docs/rules.md",
+        ),
+    ] = None,
     baseline: Annotated[
         Path | None,
         typer.Option(
             "--baseline",
-            help="A `--format json` report of known failures to leave out (never: the server did not start,"
-            " crashed, or the run stopped).",
+            help="A `--format json` or `--format sarif` report of known failures to leave out (never: the server"
+            " did not start, crashed, or the run stopped).",
             dir_okay=False,
             show_default="none",
         ),
@@ -94,7 +117,7 @@ def check(
             "--connect-timeout",
             min=0.1,
             help="Seconds to start the server and list its tools.",
-            show_default="the --timeout value",
+            show_default="30, or --timeout when longer",
         ),
     ] = None,
     total_timeout: Annotated[
@@ -138,6 +161,13 @@ def check(
 
     is_url = len(target) == 1 and target[0].startswith(("http://", "https://"))
     server: Target = target[0] if is_url else list(target)
+    anchor: Path | None = None
+    if output_format is OutputFormat.SARIF:
+        from mcp_errors.check._sarif import choose_anchor
+
+        if sarif_location is not None and choose_anchor(explicit=sarif_location) is None:
+            raise typer.BadParameter("must be a file inside the working directory", param_hint="--sarif-location")
+        anchor = choose_anchor(explicit=sarif_location, arguments=arguments, command=[] if is_url else list(target))
     options = CheckOptions(
         call_valid=call_valid,
         allow_destructive=allow_destructive,
@@ -155,6 +185,18 @@ def check(
             import json
 
             typer.echo(json.dumps(report.to_json(), indent=2))
+        elif output_format is OutputFormat.SARIF:
+            import json
+
+            from mcp_errors.check._sarif import RULES_DOC_URI, to_sarif
+
+            if anchor is None:
+                typer.echo(
+                    "warning: the SARIF results have no file location, and GitHub code scanning drops such results:"
+                    " pass --sarif-location FILE (a file in this checkout, e.g. your --args file)",
+                    err=True,
+                )
+            typer.echo(json.dumps(to_sarif(report, rules_uri=rules_uri or RULES_DOC_URI, anchor=anchor), indent=2))
         else:
             report.render(Console())
         if report.failed:

@@ -12,6 +12,7 @@ raises a `CutShortError` rather than hang on a backtracking pattern.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any, Final
@@ -24,9 +25,10 @@ from mcp_errors._shared.contract import ENVELOPE_SCHEMA, REQUIRED_FIELDS
 from mcp_errors._shared.error_text import read_error_text
 from mcp_errors._shared.sanitize import find_leaks
 from mcp_errors._shared.tool_failure import TOOL_FAILURE_META
+from mcp_errors.check._paths import argument_paths, mask_known_paths
 from mcp_errors.check._probes import Probe, schema_validator
 
-__all__ = ["Verdict", "judge_call"]
+__all__ = ["RAW_DUMP_ADVICE", "Verdict", "judge_call", "raw_dump", "reads_as_failure"]
 
 Verdict = tuple[str, str]
 
@@ -70,16 +72,31 @@ _GENERIC: Final = frozenset(
 _GENERIC_PREFIX: Final = re.compile(r"^error executing tool\b")
 _MIN_DESCRIPTION_WORDS: Final = 4
 _EMPTY_WORDS: Final = re.compile(
-    r"\b(no (results?|matches|records?|items?|rows?|entries|data)\b|not found|nothing (was )?found|"
-    r"(0|zero) (results?|matches|records?|items?|rows?)|no match|empty result|returned nothing|matched nothing|"
-    r"found nothing)",
+    r"\b(no (results?|matches|records?|items?|rows?|entries|data|hits)\b|not found|nothing (was )?found|"
+    r"(0|zero) (results?|matches|records?|items?|rows?|hits)|no match|empty result|returned nothing|matched nothing|"
+    r"found nothing|no \w+ (?:match(?:es|ed)?|found)\b)",
     re.IGNORECASE,
 )
+# A thing the caller named is not there: "404 Not Found", "ENOENT", "Note 'x' does not exist".
+_MISSING: Final = re.compile(
+    r"\b(?:not found|does not exist|doesn't exist|no such|(?:could|can)(?:not|n't) find|cannot find|unknown)\b",
+    re.IGNORECASE,
+)
+_MISSING_ADDRESS: Final = re.compile(r"\b(?:404|410|ENOENT)\b")
+# An argument that addresses one thing (a URL, a file, a note), not a query or a record's key.
+_ADDRESS_WORDS: Final = frozenset(
+    {"url", "uri", "link", "href", "path", "file", "filename", "filepath", "folder", "directory", "dir"}
+    | {"note", "page", "document", "doc", "resource", "repo", "repository", "name", "title"}
+)
+_URL: Final = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 # The whole answer being one of these (any case, blank around it) says nothing; `0` is a value.
 _TRIVIAL_TEXT: Final = frozenset({"", "[]", "{}", "null", "none", '""', "''"})
 _TEXT_CHARS: Final = 20_000
 """Server text is judged on its start: enough for any message, bounded for a hostile one."""
 _FIRST_LINE_CHARS: Final = 200
+_JSON_CHARS: Final = 200_000
+"""A success's text is read as a JSON object only up to this size."""
+_FAILED_STATUSES: Final = frozenset({"error", "failed", "failure", "fail"})
 
 # A success whose first line reads as a failure: "Error: ...", "sqlite3.OperationalError: ...",
 # "Failed to ...", GitPython's "Cmd('git') failed ...", a Python traceback.
@@ -113,6 +130,11 @@ _RAW_DUMPS: Final = (
     ),
     (re.compile(r'"code":\s*"invalid_(?:type|union|enum_value|string|literal)"'), "a raw zod issue list"),
 )
+RAW_DUMP_ADVICE: Final = "say in words what is wrong and how to fix it"
+# A word no prose has: camelCase, snake_case or with digits (`statusArguments`, `git_log`, `128`).
+_IDENTIFIER: Final = re.compile(r"\b\w*(?:[a-z][A-Z]|[_\d])\w*")
+_QUOTED_VALUE: Final = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"")
+_PLURAL_ERRORS: Final = re.compile(r"\berrors\b")
 # Words that tell an agent what kind of failure it met or whether resending can work.
 _RECOVERY_HINT: Final = re.compile(
     r"\b(?:retry|retryable|retriable|try again|later|temporar\w*|transient|timed out|time ?out|unavailable"
@@ -127,15 +149,6 @@ _RECOVERY_HINT: Final = re.compile(
 _SIGNAL_KEYS: Final = frozenset(
     {"isRetryable", "retryable", "retriable", "is_retryable", "errorCategory", "category", "errorType", "code"}
 )
-# A path-like token: `/srv/x`, `C:\\Users\\x`, `C:/x`. No nested repetition: linear in the text.
-_PATH_TOKEN: Final = re.compile(r"(?<![\w.])(?:[A-Za-z]:)?[/\\][^\s'\"`,;()<>\[\]{}]*")
-# "outside the allowed repository '/srv/repo'", "allowed directories: /srv/data".
-_ALLOWED_PLACE: Final = re.compile(
-    r"\ballowed\s+(?:directories|directory|dirs|roots?|repositor(?:y|ies)|paths?|folders?|locations?)\b",
-    re.IGNORECASE,
-)
-_SENTENCE_CHARS: Final = 300
-_MASK: Final = "[path]"
 
 
 def judge_call(
@@ -162,7 +175,7 @@ def judge_call(
         return [("ME018", f"{probe.label}: failed with JSON-RPC error {outcome.code}; the model never sees it")]
     if outcome.is_error:
         verdicts = judge_error_result(tool, probe, outcome, domain=domain)
-        if not _declared_write(tool) and (probe.kind == "empty" or (probe.kind == "valid" and _says_empty(outcome))):
+        if _empty_result_as_error(tool, probe, outcome):
             verdicts.append(
                 (
                     "ME012",
@@ -171,13 +184,13 @@ def judge_call(
                 )
             )
         return verdicts
-    disguised = _disguised_failure(outcome)
+    disguised = reads_as_failure(outcome)
     if disguised is not None:
         return [("ME022", f"{probe.label}: marked a success (isError false) but reads as a failure: {disguised}")]
     verdicts = _judge_output(tool, probe, outcome)
     if probe.is_invalid:
         return [("ME005", f"{probe.label}: accepted and run instead of rejected"), *verdicts]
-    return verdicts + _judge_success(probe, outcome)
+    return verdicts + ([] if _declared_write(tool) else _judge_success(probe, outcome))
 
 
 def _judge_output(tool: Tool, probe: Probe, result: CallToolResult) -> list[Verdict]:
@@ -197,7 +210,7 @@ def judge_error_result(
 ) -> list[Verdict]:
     """The rules every `isError` result must pass, plus the probe-specific ones."""
     verdicts: list[Verdict] = []
-    leak = _find_leak(result, [*domain, *_argument_paths(probe)])
+    leak = _find_leak(result, [*domain, *argument_paths(probe.arguments)])
     if leak is not None:
         verdicts.append(("ME010", f"{probe.label}: error text contains {leak}"))
     verdicts.extend(_judge_error_text(probe, result))
@@ -246,10 +259,9 @@ def _judge_error_text(probe: Probe, result: CallToolResult) -> Iterator[Verdict]
         shown = repr(_clip(text, 60)) if text.strip() else "no text at all"
         yield "ME023", f"{probe.label}: the error says only {shown}: say what went wrong and what to do next"
         return
-    for pattern, kind in _RAW_DUMPS:
-        if pattern.search(text[:_TEXT_CHARS]):
-            yield "ME024", f"{probe.label}: the error text is {kind}: say in words what is wrong and how to fix it"
-            break
+    kind = _raw_dump_kind(text)
+    if kind is not None:
+        yield "ME024", f"{probe.label}: the error text is {kind}: {RAW_DUMP_ADVICE}"
     if not _has_recovery_signal(probe, result, text):
         yield (
             "ME025",
@@ -257,6 +269,32 @@ def _judge_error_text(probe: Probe, result: CallToolResult) -> Iterator[Verdict]
             " toolFailure metadata) and its text says neither what kind of failure it is nor whether resending"
             " can work; an agent can only guess",
         )
+
+
+def raw_dump(tool_name: str, result: CallToolResult) -> tuple[str, str] | None:
+    """The kind of raw dump an error's text is (ME024) and the shape of its first line, or `None`.
+
+    The shape is the first line with the tool's own name, identifiers (`statusArguments`,
+    `git_status`), numbers and quoted values taken out: MCPServer answers bad arguments on every
+    tool with `Error executing tool <name>: 1 validation error for <function>Arguments`, one
+    shape, so one cause (the framework's), however many tools.
+    """
+    text = _first_text(result)
+    kind = _raw_dump_kind(text)
+    if kind is None:
+        return None
+    first_line = text.lstrip().split("\n", 1)[0][:_FIRST_LINE_CHARS]
+    if tool_name:
+        first_line = first_line.replace(tool_name, "<tool>")
+    shape = _QUOTED_VALUE.sub("''", _IDENTIFIER.sub("<id>", first_line)).lower()
+    return kind, " ".join(_PLURAL_ERRORS.sub("error", shape).split())
+
+
+def _raw_dump_kind(text: str) -> str | None:
+    for pattern, kind in _RAW_DUMPS:
+        if pattern.search(text[:_TEXT_CHARS]):
+            return kind
+    return None
 
 
 def _judge_description(
@@ -331,21 +369,52 @@ def _judge_success(probe: Probe, result: CallToolResult) -> list[Verdict]:
     ]
 
 
-def _disguised_failure(result: CallToolResult) -> str | None:
-    """What makes a success read as a failure, or `None`."""
+def reads_as_failure(result: CallToolResult) -> str | None:
+    """What makes a result marked a success read as a failure, or `None` when it reads as one.
+
+    The one place that decides it, for ME022 and for whether a valid call "succeeded": a first
+    text line that starts like an error, a first text block that is a JSON object reporting an
+    error (`{"error": "connection refused"}`), or a `structuredContent` that does.
+    """
     text = _first_text(result).lstrip()
     first_line = text[:_FIRST_LINE_CHARS].split("\n", 1)[0]
     label = _FAILURE_LABEL.match(first_line)
     if _DISGUISED.match(first_line) or (label is not None and _PROSE.match(first_line, label.end())):
         return f"its text starts {_clip(first_line, 80)!r}"
-    structured = result.structured_content
-    if isinstance(structured, Mapping):
-        error = structured.get("error")
-        if (isinstance(error, str) and error.strip()) or (isinstance(error, Mapping) and error):
-            return f"its structuredContent carries error {_clip(str(error), 80)!r}"
-        for flag in ("success", "ok"):
-            if structured.get(flag) is False:
-                return f"its structuredContent says {flag}: false"
+    if text.startswith("{"):
+        said = _object_reports_error(_json_object(result))
+        if said is not None:
+            return f"its text is a JSON object whose {said}"
+    said = _object_reports_error(result.structured_content)
+    return None if said is None else f"its structuredContent's {said}"
+
+
+def _json_object(result: CallToolResult) -> object:
+    first = next((block.text for block in result.content if isinstance(block, TextContent)), "")
+    if len(first) > _JSON_CHARS:
+        return None  # parsed only when whole: json.loads is linear, but a cut object is no object
+    try:
+        return json.loads(first)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _object_reports_error(value: object) -> str | None:
+    """`error 'connection refused'`, `success: false`, `status 'failed'`: what says it failed."""
+    if not isinstance(value, Mapping):
+        return None
+    for key in ("error", "errors"):
+        error = value.get(key)
+        if (isinstance(error, str) and error.strip()) or (isinstance(error, Mapping | list) and error):
+            if key == "errors" and any(value.get(data) for data in ("data", "result", "results", "items")):
+                continue  # GraphQL's partial result: data beside the errors of some fields
+            return f"{key} is {_clip(json.dumps(error, ensure_ascii=False, default=str), 80)}"
+    for flag in ("success", "ok"):
+        if value.get(flag) is False:
+            return f"{flag} is false"
+    status = value.get("status")
+    if isinstance(status, str) and status.strip().lower() in _FAILED_STATUSES:
+        return f"status is {status!r}"
     return None
 
 
@@ -355,74 +424,60 @@ def _declared_write(tool: Tool) -> bool:
     return tool.annotations is not None and tool.annotations.read_only_hint is False
 
 
-def _says_empty(result: CallToolResult) -> bool:
-    texts = [block.text for block in result.content if isinstance(block, TextContent)]
+def _empty_result_as_error(tool: Tool, probe: Probe, result: CallToolResult) -> bool:
+    """Whether an error answered a query or listing that ran and matched nothing (ME012).
+
+    An `empty` call from `--args` is such a query whatever the error says; a valid call is when
+    its error says so ("no results", "not found", or no text at all). Neither is when the error
+    says that the one thing the caller addressed (a URL, a file, a note) is not there: that is
+    a missing resource, and an error. A tool that declares a write ran no query at all.
+    """
+    if _declared_write(tool) or probe.kind not in ("valid", "empty"):
+        return False
+    texts = [block.text[:_TEXT_CHARS] for block in result.content if isinstance(block, TextContent)]
     structured = result.structured_content
     if isinstance(structured, Mapping) and isinstance(structured.get("description"), str):
-        texts.append(structured["description"])
-    if not texts:
-        return True
-    return any(_EMPTY_WORDS.search(text) for text in texts)
+        texts.append(structured["description"][:_TEXT_CHARS])
+    if _names_missing_resource(probe, texts):
+        return False
+    return probe.kind == "empty" or not texts or any(_EMPTY_WORDS.search(text) for text in texts)
+
+
+def _names_missing_resource(probe: Probe, texts: list[str]) -> bool:
+    addressed = [
+        value
+        for name, value in probe.arguments.items()
+        if isinstance(value, str) and value and (_addresses(name) or _URL.match(value) or "/" in value)
+    ]
+    if not addressed:
+        return False
+    for text in texts:
+        if _MISSING_ADDRESS.search(text):
+            return True
+        if _MISSING.search(text):
+            lowered = text.lower()
+            if any(_last_part(value).lower() in lowered for value in addressed):
+                return True
+    return False
+
+
+def _addresses(name: str) -> bool:
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower().replace("-", "_").split("_")
+    return bool(words) and words[-1] in _ADDRESS_WORDS
+
+
+def _last_part(value: str) -> str:
+    """`https://x.org/a/page` -> `page`, `/srv/notes/x.md` -> `x.md`: what a message may quote."""
+    part = value.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1]
+    return part if len(part) >= 2 else value
 
 
 def _find_leak(result: CallToolResult, domain: Collection[str]) -> str | None:
     for text in _texts(result):
-        leaks = find_leaks(_mask_domain(text[:_TEXT_CHARS], domain))
+        leaks = find_leaks(mask_known_paths(text[:_TEXT_CHARS], domain))
         if leaks:
             return _clip(leaks[0], 60)
     return None
-
-
-def _mask_domain(text: str, domain: Collection[str]) -> str:
-    """`text` with the paths of the server's own domain masked: the caller's own path arguments
-    (also as the server resolved a relative one), the roots the checker knows, and the places
-    the text itself names as allowed. What is left for the leak finder is what the caller could
-    not know: source files, installed packages, home folders."""
-    prefixes = [_trimmed(path) for path in domain if _is_absolute(path)]
-    relatives = [_trimmed(path) for path in domain if path and not _is_absolute(path) and path not in (".", "..")]
-    for allowed in _ALLOWED_PLACE.finditer(text):
-        sentence = re.split(r"\n|\. ", text[allowed.end() : allowed.end() + _SENTENCE_CHARS], maxsplit=1)[0]
-        prefixes += [_trimmed(token.group(0)) for token in _PATH_TOKEN.finditer(sentence)]
-    prefixes = [prefix for prefix in prefixes if prefix]
-    if not prefixes and not relatives:
-        return text
-
-    def masked(token: re.Match[str]) -> str:
-        path = _trimmed(token.group(0))
-        normal = path.replace("\\", "/")
-        # pydantic shortens a long value it quotes back: `/tmp/pytes...t_git0/repo`.
-        head, shortened, tail = normal.partition("...")
-        for prefix in prefixes:
-            root = prefix.replace("\\", "/")
-            if normal == root or normal.startswith(root.rstrip("/") + "/"):
-                return _MASK
-            if shortened and head and root.startswith(head) and root.endswith(tail):
-                return _MASK
-        if any(normal.endswith("/" + relative.replace("\\", "/").lstrip("./")) for relative in relatives):
-            return _MASK
-        return token.group(0)
-
-    return _PATH_TOKEN.sub(masked, text)
-
-
-def _trimmed(path: str) -> str:
-    return path.strip().strip("'\"`").rstrip(".:,;")
-
-
-def _is_absolute(path: str) -> bool:
-    return path.startswith(("/", "\\")) or bool(re.match(r"[A-Za-z]:[/\\]", path))
-
-
-def _argument_paths(probe: Probe) -> list[str]:
-    """The call's own string arguments that look like paths, top level and in lists."""
-    found: list[str] = []
-    for value in probe.arguments.values():
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, str) and ("/" in item or "\\" in item or _is_absolute(item)):
-                found.append(item)
-            elif isinstance(item, str) and 3 <= len(item) <= 255 and " " not in item:
-                found.append(item)  # a relative name the server may resolve: `notes.txt`
-    return found
 
 
 def _first_text(result: CallToolResult) -> str:

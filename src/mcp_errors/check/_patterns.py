@@ -6,12 +6,17 @@ be interrupted, not even by the check's deadline. The checker therefore never ma
 server's pattern with `re`: it uses `regex` (a well-kept drop-in whose matcher takes a
 timeout), and validates with jsonschema validators whose pattern keywords go through it.
 Every match is bounded by `MATCH_SECONDS` and by the deadline set with `time_limit`.
+
+The checker also needs strings a pattern accepts (a valid call's values): `example_matching`
+builds one from the pattern's parse tree, and confirms it through the same bounded matcher.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -23,12 +28,18 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import extend, validator_for
 from referencing import Registry
 
+with warnings.catch_warnings():
+    # `re._parser` is the same module without a stub; `sre_parse` only warns that it moved.
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import sre_parse
+
 __all__ = [
     "MATCH_SECONDS",
     "CutShortError",
     "NotBoundedError",
     "OutOfTimeError",
     "SlowPatternError",
+    "example_matching",
     "search",
     "time_limit",
     "validator_for_schema",
@@ -184,3 +195,100 @@ def validator_for_schema(schema: Mapping[str, Any]) -> Validator:
     """
     base: type[Validator] = validator_for(schema, default=Draft202012Validator)
     return _bounded(base)(schema, registry=Registry())
+
+
+def example_matching(pattern: str) -> str | None:
+    """A short string `pattern` matches (`^#\\d{5}$` -> `#11111`), or `None` when none is found.
+
+    Built from the pattern's parse tree: the first branch, the fewest repetitions (at least
+    one), the first member of a class; then checked with `search`.
+
+    Raises:
+        CutShortError: Checking the example took too long (a backtracking pattern).
+    """
+    try:
+        parsed = sre_parse.parse(pattern)
+    except (re.error, RecursionError):
+        return None
+    try:
+        text = _emit(list(parsed.data), 0)
+    except (ValueError, IndexError, RecursionError):
+        return None
+    return text if search(pattern, text) else None
+
+
+_MAX_NESTING: Final = 20
+
+
+def _emit(items: list[tuple[Any, Any]], depth: int) -> str:
+    if depth > _MAX_NESTING:
+        raise ValueError("pattern too deep")
+    out: list[str] = []
+    for op, arg in items:
+        name = str(op)
+        if name == "LITERAL":
+            out.append(chr(arg))
+        elif name == "NOT_LITERAL":  # `[^@]`
+            out.append(next(c for c in _CANDIDATES if ord(c) != arg))
+        elif name == "ANY":
+            out.append("a")
+        elif name == "IN":
+            out.append(_from_class(arg))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            low, high, sub = arg
+            count = max(low, min(1, high))
+            out.extend(_emit(list(sub), depth + 1) for _ in range(count))
+        elif name == "SUBPATTERN":
+            out.append(_emit(list(arg[-1]), depth + 1))
+        elif name == "BRANCH":
+            out.append(_emit(list(arg[1][0]), depth + 1))
+        elif name in ("AT", "ASSERT", "ASSERT_NOT", "GROUPREF"):
+            continue
+        elif name == "CATEGORY":
+            out.append(_CATEGORY_CHARS.get(str(arg), "a"))
+        else:
+            raise ValueError(f"unsupported regex node {name}")
+    return "".join(out)
+
+
+def _from_class(items: list[tuple[Any, Any]]) -> str:
+    if any(str(op) == "NEGATE" for op, _ in items):
+        members = [item for item in items if str(item[0]) != "NEGATE"]
+        return next(c for c in _CANDIDATES if not _in_class(members, c))
+    op, arg = items[0]
+    name = str(op)
+    if name == "LITERAL":
+        return chr(arg)
+    if name == "RANGE":
+        return chr(arg[0])
+    if name == "CATEGORY":
+        return _CATEGORY_CHARS.get(str(arg), "a")
+    raise ValueError(f"unsupported class node {name}")
+
+
+def _in_class(items: list[tuple[Any, Any]], char: str) -> bool:
+    for op, arg in items:
+        name = str(op)
+        if name == "LITERAL" and ord(char) == arg:
+            return True
+        if name == "RANGE" and arg[0] <= ord(char) <= arg[1]:
+            return True
+        if name == "CATEGORY" and re.fullmatch(_CATEGORY_PATTERNS.get(str(arg), "(?!)"), char):
+            return True
+    return False
+
+
+# Characters tried, in order, where a pattern says "anything but ...".
+_CANDIDATES: Final = "aZ0_-x .@#~"
+_CATEGORY_PATTERNS: Final = {
+    "CATEGORY_DIGIT": r"\d",
+    "CATEGORY_NOT_DIGIT": r"\D",
+    "CATEGORY_WORD": r"\w",
+    "CATEGORY_NOT_WORD": r"\W",
+    "CATEGORY_SPACE": r"\s",
+    "CATEGORY_NOT_SPACE": r"\S",
+}
+# One character each category stands for in a generated value.
+_CATEGORY_CHARS: Final = {
+    name: next(char for char in "a1- " if re.fullmatch(pattern, char)) for name, pattern in _CATEGORY_PATTERNS.items()
+}

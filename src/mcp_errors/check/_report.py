@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -15,14 +16,27 @@ from rich.text import Text
 from mcp_errors._shared.sanitize import MAX_MESSAGE_CHARS, REDACTED, encodable, has_secret, is_secret_name
 from mcp_errors.check._rules import RULES, Family, Finding, Severity
 
-__all__ = ["CallRecord", "CheckReport", "clip", "load_baseline", "resolve_rules", "shown_arguments"]
+__all__ = [
+    "BASELINE_FINGERPRINT",
+    "CHECK_NOT_DONE",
+    "CallRecord",
+    "CheckReport",
+    "clip",
+    "finding_identity",
+    "load_baseline",
+    "printable",
+    "resolve_rules",
+    "shown_arguments",
+]
 
 _SHOWN_ITEMS: Final = 10
 """The most items of one list or object argument the report shows."""
 
-# The rules that say the check itself did not happen (the server never answered, crashed or
-# hung, or the run stopped): no baseline, --select or --ignore can turn that into a pass.
-_CHECK_NOT_DONE: Final = frozenset({"ME015", "ME016", "ME017"})
+CHECK_NOT_DONE: Final = frozenset({"ME015", "ME016", "ME017"})
+"""The rules that say the check itself did not happen (the server never answered, crashed or
+hung, or the run stopped): no baseline, --select or --ignore can turn that into a pass."""
+BASELINE_FINGERPRINT: Final = "mcpErrorsFinding/v1"
+"""The `partialFingerprints` key of a SARIF result: its `finding_identity`, as JSON."""
 
 _FAMILY_TITLES: Final = {
     Family.ANY_SERVER: "What any agent needs from any MCP server (MCP spec, SEP-1303, usability)",
@@ -35,7 +49,8 @@ class CallRecord:
     """What became of one tool's valid call (or empty-result call)."""
 
     outcome: str
-    """`succeeded`, `error result`, `JSON-RPC error`, `timed out`, `asked for client input` or `not made`."""
+    """`succeeded`, `failure marked as success` (isError false, but the answer reports a failure),
+    `error result`, `JSON-RPC error`, `timed out`, `asked for client input` or `not made`."""
     arguments: str | None = None
     """Where the arguments came from: `--args` or `generated from the inputSchema`."""
     note: str | None = None
@@ -140,6 +155,11 @@ class CheckReport:
     """Tools named in `--args` that the server does not list."""
     contract: bool = True
     """Whether the contract's rules were applied (`--contract on`)."""
+    listing_pages: int = 0
+    """How many pages of `tools/list` were read."""
+    listing_complete: bool = True
+    """`False` when the server still offered a next page after the last one read (then an ME017
+    finding says so): tools on later pages were not checked."""
 
     @property
     def failed(self) -> bool:
@@ -166,11 +186,11 @@ class CheckReport:
         kept = [
             finding
             for finding in self.findings
-            if finding.rule in _CHECK_NOT_DONE
+            if finding.rule in CHECK_NOT_DONE
             or (
                 (select is None or finding.rule in select)
                 and finding.rule not in ignore
-                and (finding.rule, finding.tool) not in baseline
+                and not _baselined(finding, baseline)
             )
         ]
         return replace(self, findings=kept, suppressed=self.suppressed + len(self.findings) - len(kept))
@@ -192,12 +212,14 @@ class CheckReport:
             "roots": list(self.roots),
             "unusedArguments": list(self.unused_arguments),
             "contract": self.contract,
+            "listing": {"pages": self.listing_pages, "complete": self.listing_complete},
             "calls": self.calls,
             "durationSeconds": self.duration_seconds,
         }
 
     def to_json(self) -> dict[str, Any]:
-        """`{"server": ..., "findings": [{"rule", "severity", "family", "tool", "message"}], "summary": ...}`."""
+        """`{"server": ..., "findings": [{"rule", "severity", "family", "tool", "tools", "call", "message"}],
+        "summary": ...}`."""
         return {
             "server": dict(self.server),
             "findings": [finding.to_json() for finding in self.findings],
@@ -208,7 +230,8 @@ class CheckReport:
         """Print the report: one section per rule family, grouped by tool, then per-tool calls."""
         name = self.server.get("name") or self.server.get("target") or "server"
         version = self.server.get("version")
-        console.print(Text.assemble(("mcp-errors check ", "bold"), (f"{name} {version or ''}".strip(), "cyan")))
+        title = printable(f"{name} {version or ''}".strip())
+        console.print(Text.assemble(("mcp-errors check ", "bold"), (title, "cyan")))
         families = [Family.ANY_SERVER, Family.CONTRACT] if self.contract else [Family.ANY_SERVER]
         for family in families:
             console.print(Text(_FAMILY_TITLES[family], style="bold underline"))
@@ -234,7 +257,7 @@ class CheckReport:
             found = by_tool.get(tool, [])
             if tool is None and not found:
                 continue
-            title = "server" if tool is None else tool
+            title = "server" if tool is None else printable(tool)
             if not found:
                 console.print(Text.assemble(("  ✓ ", "green"), (title, "bold")))
                 continue
@@ -246,42 +269,76 @@ class CheckReport:
                     Text(finding.rule, style="bold"),
                     Text(finding.severity.value, style=style),
                     Text(RULES[finding.rule].name, style="dim"),
-                    Text(finding.message),
+                    Text(printable(finding.message)),
                 )
             console.print(table)
 
     def _render_calls(self, console: Console) -> None:
         lines: list[Text] = []
         for tool, reason in self.tools_skipped.items():
-            lines.append(Text.assemble(("  - ", "dim"), (tool, "bold"), (f" skipped: {reason}", "dim")))
+            lines.append(_line(tool, f" skipped: {reason}", "dim"))
         for tool, record in self.valid_calls.items():
-            style = "green" if record.succeeded else "yellow"
-            lines.append(
-                Text.assemble(("  - ", "dim"), (tool, "bold"), (" valid call: ", "dim"), (record.describe(), style))
-            )
+            lines.append(_line(tool, " valid call: ", "green" if record.succeeded else "yellow", record.describe()))
         for tool, record in self.empty_calls.items():
             style = "green" if record.succeeded else "yellow"
-            lines.append(
-                Text.assemble(
-                    ("  - ", "dim"), (tool, "bold"), (" empty-result call: ", "dim"), (record.describe(), style)
-                )
-            )
+            lines.append(_line(tool, " empty-result call: ", style, record.describe()))
         for tool in self.tools_unchecked:
-            lines.append(Text.assemble(("  - ", "dim"), (tool, "bold"), (" not checked: the run stopped", "dim")))
+            lines.append(_line(tool, " not checked: the run stopped", "dim"))
+        if not self.listing_complete:
+            lines.append(Text(f"  the tool listing was cut after {self.listing_pages} pages", style="yellow"))
         if self.roots:
-            lines.append(Text(f"  roots taken as the server's own domain: {', '.join(self.roots)}", style="dim"))
+            roots = printable(", ".join(self.roots))
+            lines.append(Text(f"  roots taken as the server's own domain: {roots}", style="dim"))
         if self.unused_arguments:
-            unused = ", ".join(self.unused_arguments)
+            unused = printable(", ".join(self.unused_arguments))
             lines.append(Text(f"  --args names tools the server does not list: {unused}", style="yellow"))
         if self.changes:
             lines.append(Text("  calls that may have changed data (their tools do not declare readOnlyHint: true):"))
             for change in self.changes:
                 arguments = json.dumps(change["arguments"], ensure_ascii=False)
-                lines.append(Text(f"    {change['tool']} ({change['call']}) {arguments}", style="dim"))
+                lines.append(Text(printable(f"    {change['tool']} ({change['call']}) {arguments}"), style="dim"))
         if lines:
             console.print(Text("Calls", style="bold underline"))
             for line in lines:
                 console.print(line)
+
+
+def _line(tool: str, label: str, style: str, detail: str = "") -> Text:
+    """`  - <tool><label><detail>`: one line of the calls section, server text escaped."""
+    return Text.assemble(
+        ("  - ", "dim"),
+        (printable(tool), "bold"),
+        (printable(label), "dim" if detail else style),
+        (printable(detail), style),
+    )
+
+
+# What a terminal would act on instead of showing: C0 and C1 controls (ESC starts ANSI and OSC
+# sequences: clear screen, window title, hyperlinks), DEL, and the invisible characters that
+# hide or reorder text a human reads (zero-width, bidi overrides).
+_UNPRINTABLE: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def printable(text: str) -> str:
+    """`text` as a terminal shows it and acts on nothing: each control or invisible character
+    written as its escape (`\\x1b`, `\\u202e`), lone surrogates replaced.
+
+    Rich markup needs no escaping here: the report prints `Text` objects, never markup strings.
+    """
+    return _UNPRINTABLE.sub(_escaped, encodable(text))
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def _baselined(finding: Finding, baseline: Collection[tuple[str, str | None]]) -> bool:
+    """A finding is known when its (rule, tool) is in the baseline; a finding for one cause shared
+    by several tools also when every one of those tools is (a baseline written before grouping)."""
+    if (finding.rule, finding.tool) in baseline:
+        return True
+    return bool(finding.tools) and all((finding.rule, tool) in baseline for tool in finding.tools)
 
 
 def resolve_rules(values: Iterable[str]) -> set[str]:
@@ -304,8 +361,16 @@ def resolve_rules(values: Iterable[str]) -> set[str]:
     return out
 
 
+def finding_identity(finding: Finding) -> list[Any]:
+    """What a baseline knows a finding by: `[rule, tool]`, and for one cause shared by several
+    tools also their names (`[rule, null, [tools]]`); never the message, which may be reworded."""
+    identity: list[Any] = [finding.rule, finding.tool]
+    return [*identity, list(finding.tools)] if finding.tools else identity
+
+
 def load_baseline(path: Path) -> set[tuple[str, str | None]]:
-    """Known failures from a file written with `--format json` (or a bare list of findings).
+    """Known failures from a report written with `--format json` or `--format sarif` (or a bare
+    list of findings).
 
     A baselined finding is matched by rule and tool, not by message, so it stays matched when
     a message's detail changes.
@@ -314,13 +379,36 @@ def load_baseline(path: Path) -> set[tuple[str, str | None]]:
         ValueError: When the file is not such a JSON document.
     """
     data = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(data, dict) and "runs" in data:
+        return _sarif_baseline(data["runs"])
     items = data.get("findings") if isinstance(data, dict) else data
     if not isinstance(items, list):
-        raise ValueError("a baseline is a `--format json` report or a list of findings")
+        raise ValueError("a baseline is a `--format json` or `--format sarif` report, or a list of findings")
     baseline: set[tuple[str, str | None]] = set()
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("rule"), str):
             raise ValueError("every baseline finding needs a `rule`")
         tool = item.get("tool")
         baseline.add((item["rule"], tool if isinstance(tool, str) else None))
+    return baseline
+
+
+def _sarif_baseline(runs: object) -> set[tuple[str, str | None]]:
+    if not isinstance(runs, list):
+        raise ValueError("a SARIF baseline needs a list of `runs`")
+    baseline: set[tuple[str, str | None]] = set()
+    for run in runs:
+        results = run.get("results", []) if isinstance(run, dict) else None
+        if not isinstance(results, list):
+            raise ValueError("every SARIF run needs a list of `results`")
+        for result in results:
+            fingerprints = result.get("partialFingerprints") if isinstance(result, dict) else None
+            identity = fingerprints.get(BASELINE_FINGERPRINT) if isinstance(fingerprints, dict) else None
+            try:
+                rule, tool = json.loads(identity)[:2] if isinstance(identity, str) else (None, None)
+            except (ValueError, TypeError):
+                rule, tool = None, None
+            if not isinstance(rule, str):
+                raise ValueError(f"a SARIF baseline result needs the {BASELINE_FINGERPRINT!r} fingerprint")
+            baseline.add((rule, tool if isinstance(tool, str) else None))
     return baseline

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 __all__ = ["RULES", "Family", "Finding", "Rule", "Severity"]
 
@@ -250,11 +250,17 @@ RULES: Final[dict[str, Rule]] = {rule.id: rule for rule in _ALL}
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One failed rule, for one tool (or for the whole server when `tool` is `None`)."""
+    """One failed rule, for one tool, for the whole server (`tool` is `None`), or for one cause
+    that several tools share (`tool` is `None`, `tools` names them)."""
 
     rule: str
     tool: str | None
     message: str
+    tools: tuple[str, ...] = ()
+    """The tools a finding about one shared cause covers (a framework's raw validation text on
+    every tool); empty for a finding about one tool or about the server itself."""
+    call: str | None = None
+    """The call that showed it first (`probe 'required url missing'`, `valid call`), when one did."""
 
     @property
     def severity(self) -> Severity:
@@ -264,11 +270,13 @@ class Finding:
     def family(self) -> Family:
         return RULES[self.rule].family
 
-    def to_json(self) -> dict[str, str | None]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "rule": self.rule,
             "severity": self.severity.value,
             "family": self.family.value,
             "tool": self.tool,
+            "tools": list(self.tools),
+            "call": self.call,
             "message": self.message,
         }

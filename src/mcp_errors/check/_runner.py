@@ -13,16 +13,14 @@ errors that name them are not taken for leaks.
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import json
-import logging
 import os
 import re
 import shlex
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AsyncExitStack, contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import IO, Any, Final, Literal
 
@@ -37,18 +35,24 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, CallToolResult, InputRequiredResult, TextContent, Tool
 
 from mcp_errors.check._args import CallArguments, ToolArguments
-from mcp_errors.check._judge import Verdict, judge_call
+from mcp_errors.check._judge import RAW_DUMP_ADVICE, Verdict, judge_call, raw_dump, reads_as_failure
 from mcp_errors.check._patterns import CutShortError, OutOfTimeError, time_limit
-from mcp_errors.check._probes import ArgumentHints, Probe, invalid_probes, valid_arguments, waits_seconds
+from mcp_errors.check._probes import Probe, invalid_probes
 from mcp_errors.check._report import CallRecord, CheckReport, clip, shown_arguments
 from mcp_errors.check._rules import Family, Finding
-from mcp_errors.check._wire import call_tool, list_tools_leniently
+from mcp_errors.check._stdout import StdoutNoise, catch_stdout_noise
+from mcp_errors.check._values import ArgumentHints, valid_arguments, waits_seconds
+from mcp_errors.check._wire import Listing, call_tool, list_tools_leniently
 
-__all__ = ["CheckOptions", "Target", "check_server"]
+__all__ = ["CONNECT_SECONDS", "CheckOptions", "Target", "check_server"]
 
 Target = str | Sequence[str] | StdioServerParameters | Server[Any] | MCPServer
 """A streamable HTTP URL, a command line, stdio parameters, or an in-process server."""
 
+CONNECT_SECONDS: Final = 30.0
+"""The default deadline for start-up, handshake and listing, longer than a call's: a server
+behind `uv run` and `mcp-errors proxy` on a loaded machine takes longer than the call timeout
+to list its tools (`benchmarks/check.py --startup`; figures in docs/rules.md, "Deadlines")."""
 _TEARDOWN_GRACE: Final = 5.0
 _STDERR_TAIL: Final = 300
 # jsonschema quotes the whole schema in some errors; the start says what is wrong.
@@ -66,7 +70,8 @@ class CheckOptions:
     timeout: float = 10.0
     """Seconds for each `tools/call`."""
     connect_timeout: float | None = None
-    """Seconds to start the server, complete the handshake and list tools (`timeout` when `None`)."""
+    """Seconds to start the server, complete the handshake and list tools (when `None`:
+    `CONNECT_SECONDS`, or `timeout` when that is longer)."""
     total_timeout: float = 120.0
     """Seconds for the whole run; what is left unchecked then becomes a finding."""
     mode: Literal["auto", "legacy"] = "auto"
@@ -83,7 +88,9 @@ class CheckOptions:
 class _Run:
     options: CheckOptions
     deadline: float
-    findings: dict[tuple[str, str | None], tuple[str, int]] = field(default_factory=dict)
+    findings: dict[tuple[str, str | None], tuple[str, int, str | None]] = field(default_factory=dict)
+    dumps: dict[tuple[str, str], dict[str, tuple[str, int, str | None]]] = field(default_factory=dict)
+    """ME024 by (kind of dump, shape of its first line), then by tool: one cause may cover many tools."""
     checked: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     calls: int = 0
@@ -96,11 +103,36 @@ class _Run:
     empty_calls: dict[str, CallRecord] = field(default_factory=dict)
     changes: list[dict[str, Any]] = field(default_factory=list)
     unused_arguments: list[str] = field(default_factory=list)
+    listing_pages: int = 0
+    listing_cut: bool = False
 
-    def add(self, rule: str, tool: str | None, message: str) -> None:
+    def add(self, rule: str, tool: str | None, message: str, call: str | None = None) -> None:
         key = (rule, tool)
-        first, count = self.findings.get(key, (message, 0))
-        self.findings[key] = (first, count + 1)
+        first, count, first_call = self.findings.get(key, (message, 0, call))
+        self.findings[key] = (first, count + 1, first_call)
+
+    def add_dump(self, dump: tuple[str, str], tool: str, message: str, call: str) -> None:
+        """Record an ME024 verdict under the shape of its text, to group tools that share it."""
+        by_tool = self.dumps.setdefault(dump, {})
+        first, count, first_call = by_tool.get(tool, (message, 0, call))
+        by_tool[tool] = (first, count + 1, first_call)
+
+    def collect_findings(self) -> list[Finding]:
+        """The findings, each reported once per tool and rule (with how many more calls hit
+        it), and a raw dump that several tools share reported once, for all of them."""
+        found = dict(self.findings)
+        shared: list[Finding] = []
+        for (kind, _), by_tool in self.dumps.items():
+            if len(by_tool) < _SHARED_CAUSE_TOOLS:
+                for tool, (message, count, call) in by_tool.items():
+                    first, total, first_call = found.get(("ME024", tool), (message, 0, call))
+                    found[("ME024", tool)] = (first, total + count, first_call)
+                continue
+            shared.append(_shared_dump(kind, by_tool))
+        findings = [
+            Finding(rule, tool, _counted(text, count), call=call) for (rule, tool), (text, count, call) in found.items()
+        ]
+        return findings + shared
 
     def mark_unreached(self, tools: Sequence[Tool]) -> None:
         """Record as unchecked every tool the run stopped before judging."""
@@ -149,7 +181,7 @@ async def check_server(target: Target, options: CheckOptions | None = None) -> C
         await _check(target, run)
     if hard_stop.cancelled_caught or run.stopped:
         run.add("ME017", None, f"the run stopped at the total timeout of {options.total_timeout:g}s")
-    findings = [Finding(rule, tool, _counted(text, count)) for (rule, tool), (text, count) in run.findings.items()]
+    findings = run.collect_findings()
     if not options.contract:
         findings = [finding for finding in findings if finding.family is Family.ANY_SERVER]
     findings.sort(key=lambda f: (f.tool or "", f.rule))
@@ -168,6 +200,8 @@ async def check_server(target: Target, options: CheckOptions | None = None) -> C
         roots=run.roots,
         unused_arguments=run.unused_arguments,
         contract=options.contract,
+        listing_pages=run.listing_pages,
+        listing_complete=not run.listing_cut,
     )
 
 
@@ -184,7 +218,7 @@ async def _check(target: Target, run: _Run) -> None:
         if isinstance(target, StdioServerParameters):
             # The server's stderr is kept aside (not shown), to quote its last line in a finding.
             errlog = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115
-            stdout_noise = stack.enter_context(_catch_stdout_noise())
+            stdout_noise = stack.enter_context(catch_stdout_noise())
             stack.callback(_report_stdout_noise, run, stdout_noise)
             server = stdio_client(target, errlog=errlog)
         else:
@@ -192,7 +226,9 @@ async def _check(target: Target, run: _Run) -> None:
         client = Client(server, mode=options.mode, cache=None)
         # The scope wraps the whole `async with client` so that the client's task groups
         # nest inside it; its deadline is the handshake's until tools are listed.
-        connect_timeout = options.connect_timeout if options.connect_timeout is not None else options.timeout
+        connect_timeout = (
+            options.connect_timeout if options.connect_timeout is not None else max(CONNECT_SECONDS, options.timeout)
+        )
         connect_budget = min(connect_timeout, max(run.remaining(), 0.01))
         scope = anyio.CancelScope(deadline=anyio.current_time() + connect_budget)
         connected = False
@@ -201,7 +237,8 @@ async def _check(target: Target, run: _Run) -> None:
         try:
             with scope:
                 async with client:
-                    tools, malformed = await list_tools_leniently(client)
+                    listing = await list_tools_leniently(client)
+                    tools, malformed = listing.tools, listing.malformed
                     connected = True
                     scope.deadline = run.deadline + _TEARDOWN_GRACE
                     if client.server_info is not None:
@@ -209,6 +246,7 @@ async def _check(target: Target, run: _Run) -> None:
                     for name, problem in malformed.items():
                         run.checked.append(name)
                         run.add("ME020", name, f"the listing's entry for this tool is not a valid Tool: {problem}")
+                    _note_listing(run, listing)
                     listed = {tool.name for tool in tools} | set(malformed)
                     run.unused_arguments = [name for name in options.arguments.tools if name not in listed]
                     await _learn_roots(client, tools, run)
@@ -236,7 +274,12 @@ async def _check(target: Target, run: _Run) -> None:
             if connected or connect_budget < connect_timeout:
                 run.stopped = True
             else:
-                run.add("ME015", None, f"no handshake and tools/list within {connect_timeout:g}s{_tail(errlog)}")
+                run.add(
+                    "ME015",
+                    None,
+                    f"no handshake and tools/list within {connect_timeout:g}s: if the server only starts slowly,"
+                    f" raise --connect-timeout{_tail(errlog)}",
+                )
 
 
 async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | None) -> bool:
@@ -290,6 +333,7 @@ async def _call_probes(
             return _cut_off(run, tool)
         budget = min(options.timeout, remaining)
         judge: Callable[[], list[Verdict]]
+        answered: CallToolResult | None = None
         run.calls += 1  # every call sent counts, answered or not
         try:
             with anyio.fail_after(budget):
@@ -313,36 +357,47 @@ async def _call_probes(
                         tool.name,
                         f"{probe.label}: no answer within {options.timeout:g}s, and since then the server answers"
                         f" nothing, not even tools/list: this call hung the server{_tail(errlog)}",
+                        probe.label,
                     )
                     return False
                 run.stopped = True  # the run's time ran out while asking
-            run.add("ME014", tool.name, f"{probe.label}: no answer within {options.timeout:g}s")
+            run.add("ME014", tool.name, f"{probe.label}: no answer within {options.timeout:g}s", probe.label)
             # One hung call says enough about this tool; keep the budget for the others.
             return not run.stopped
         except MCPError as exc:
             # -32000 is also a common code for a server's own errors: only a server that no
             # longer answers at all has really gone.
             if exc.code == CONNECTION_CLOSED and not await _still_answers(client, options.timeout):
-                run.add("ME016", tool.name, f"connection closed during {probe.label}{_tail(errlog)}")
+                run.add("ME016", tool.name, f"connection closed during {probe.label}{_tail(errlog)}", probe.label)
                 return False
             _record(run, tool, probe, "JSON-RPC error")
             judge = functools.partial(judge_call, tool, probe, exc, domain=run.roots)
         except Exception as exc:
-            run.add("ME016", tool.name, f"{probe.label}: {_describe(exc)}{_tail(errlog)}")
+            run.add("ME016", tool.name, f"{probe.label}: {_describe(exc)}{_tail(errlog)}", probe.label)
             return False
         else:
             if isinstance(outcome, InputRequiredResult):
                 _record(run, tool, probe, "asked for client input", "the checker answers no elicitation or sampling")
                 continue
-            _record(run, tool, probe, "error result" if outcome.is_error else "succeeded")
+            if outcome.is_error:
+                _record(run, tool, probe, "error result")
+            else:
+                # A success that reports a failure ({"error": "connection refused"}) did not succeed.
+                failure = reads_as_failure(outcome)
+                _record(run, tool, probe, "succeeded" if failure is None else "failure marked as success", failure)
             if not outcome.is_error:
                 _note_change(run, tool, probe)
+            answered = outcome
             judge = functools.partial(judge_call, tool, probe, outcome, domain=run.roots)
         verdicts = _judge(run, tool, judge)
         if verdicts is None:
             return True
         for rule, message in verdicts:
-            run.add(rule, tool.name, message)
+            dump = raw_dump(tool.name, answered) if rule == "ME024" and answered is not None else None
+            if dump is not None:
+                run.add_dump(dump, tool.name, message, probe.label)
+            else:
+                run.add(rule, tool.name, message, probe.label)
     return True
 
 
@@ -484,65 +539,10 @@ def _closed(exc: BaseException) -> bool:
     return isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
 
 
-class _StdoutNoise(logging.Filter):
-    """Counts the stdout lines the SDK's stdio client could not parse, and keeps its traceback
-    for them off the checker's output.
-
-    The logger is shared; a record counts for the run whose server sent the line, known by
-    the context the stdio client's reader task inherited from that run.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lines = 0
-        self.first: str | None = None
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if _current_noise.get() is not self or not record.getMessage().startswith("Failed to parse JSONRPC message"):
-            return True
-        self.lines += 1
-        if self.first is None and record.exc_info is not None:
-            self.first = _unparsed_line(record.exc_info[1])
-        return False
-
-
-@contextmanager
-def _catch_stdout_noise() -> Iterator[_StdoutNoise]:
-    stdio_logger = logging.getLogger("mcp.client.stdio")
-    noise = _StdoutNoise()
-    stdio_logger.addFilter(noise)
-    token = _current_noise.set(noise)
-    try:
-        yield noise
-    finally:
-        _current_noise.reset(token)
-        stdio_logger.removeFilter(noise)
-
-
-_current_noise: Final[contextvars.ContextVar[_StdoutNoise | None]] = contextvars.ContextVar(
-    "mcp_errors_check_stdout_noise", default=None
-)
-
-
-def _unparsed_line(exc: BaseException | None) -> str | None:
-    errors = getattr(exc, "errors", None)
-    try:
-        first = errors()[0] if callable(errors) else None
-    except (IndexError, TypeError):
-        return None
-    value = first.get("input") if isinstance(first, dict) else None
-    return value if isinstance(value, str) else None
-
-
-def _report_stdout_noise(run: _Run, noise: _StdoutNoise) -> None:
-    if noise.lines:
-        example = f", the first: {noise.first[:_STDERR_TAIL]!r}" if noise.first else ""
-        count = (
-            "1 line on stdout was not an MCP message"
-            if noise.lines == 1
-            else f"{noise.lines} lines on stdout were not MCP messages"
-        )
-        run.add("ME021", None, f"{count}{example}")
+def _report_stdout_noise(run: _Run, noise: StdoutNoise) -> None:
+    said = noise.describe(_STDERR_TAIL)
+    if said is not None:
+        run.add("ME021", None, said)
 
 
 def _cut_off(run: _Run, tool: Tool) -> bool:
@@ -617,6 +617,38 @@ def _tail(errlog: IO[str] | None) -> str:
         return ""
     last = lines[-1]
     return f" (last server stderr line: {last[-_STDERR_TAIL:]})"
+
+
+def _note_listing(run: _Run, listing: Listing) -> None:
+    run.listing_pages = listing.pages
+    run.listing_cut = listing.cut
+    if listing.cut:
+        run.add(
+            "ME017",
+            None,
+            f"the tool listing was cut after {listing.pages} pages ({len(listing.tools)} tools): the server still"
+            " offered a next page, so the tools on later pages were neither listed nor checked",
+        )
+
+
+_SHARED_CAUSE_TOOLS: Final = 2
+"""A raw dump of one shape on this many tools or more is one cause, reported once."""
+_SHOWN_TOOLS: Final = 10
+
+
+def _shared_dump(kind: str, by_tool: Mapping[str, tuple[str, int, str | None]]) -> Finding:
+    tools = sorted(by_tool)
+    calls = sum(count for _, count, _ in by_tool.values())
+    first_tool = next(iter(by_tool))
+    _, _, call = by_tool[first_tool]
+    shown = ", ".join(tools[:_SHOWN_TOOLS]) + (
+        f" and {len(tools) - _SHOWN_TOOLS} more" if len(tools) > _SHOWN_TOOLS else ""
+    )
+    message = (
+        f"{len(tools)} tools answer with {kind} of one shape ({calls} calls; first: {call} of {first_tool}):"
+        f" one cause, in the server's or its framework's error handling: {RAW_DUMP_ADVICE}. Tools: {shown}"
+    )
+    return Finding("ME024", None, message, tools=tuple(tools), call=call)
 
 
 def _counted(message: str, count: int) -> str:

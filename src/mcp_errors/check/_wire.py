@@ -12,32 +12,44 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mcp import Client
 from mcp_types import CallToolRequest, CallToolRequestParams, CallToolResult, InputRequiredResult, Tool
 from pydantic import TypeAdapter, ValidationError
 
-from mcp_errors._client.adapter import list_all_tools
+__all__ = ["MAX_PAGES", "Listing", "call_tool", "list_tools_leniently"]
 
-__all__ = ["call_tool", "list_tools_leniently"]
-
-_MAX_PAGES: Final = 100
+MAX_PAGES: Final = 100
+"""The most pages of `tools/list` read: a server that keeps returning cursors cannot hold the check."""
 _PROBLEM_CHARS: Final = 160
 _CALL_RESULT: Final = TypeAdapter[CallToolResult | InputRequiredResult](CallToolResult | InputRequiredResult)
 
 
-async def list_tools_leniently(client: Client) -> tuple[list[Tool], dict[str, str]]:
-    """Every tool the server lists, and the entries that are not valid tools (name -> problem).
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """What `tools/list` gave, page after page."""
+
+    tools: list[Tool]
+    malformed: dict[str, str] = field(default_factory=dict[str, str])
+    """Entries that are not valid tools: name (or `tools[i]`) -> the problem."""
+    pages: int = 1
+    cut: bool = False
+    """The server still offered a next page after `MAX_PAGES`: its later tools were not read."""
+
+
+async def list_tools_leniently(client: Client) -> Listing:
+    """Every tool the server lists (up to `MAX_PAGES` pages), and the entries that are not valid tools.
 
     Raises:
         ValidationError: The listing is malformed and could not be read again as plain JSON.
     """
     try:
-        return await list_all_tools(client), {}
+        return await _typed_listing(client)
     except ValidationError as whole:
         try:
-            pages = await _raw_listing(client)
+            pages, cut = await _raw_listing(client)
         except (AttributeError, TypeError):
             raise whole from None  # the SDK's internals moved: say what the typed listing said
     tools: list[Tool] = []
@@ -51,16 +63,28 @@ async def list_tools_leniently(client: Client) -> tuple[list[Tool], dict[str, st
             where = ".".join(str(part) for part in first["loc"]) or "tool"
             label = name if isinstance(name, str) and name else f"tools[{index}]"
             malformed[label] = f"{where}: {first['msg']}"[:_PROBLEM_CHARS]
-    return tools, malformed
+    return Listing(tools, malformed, len(pages), cut)
 
 
-async def _raw_listing(client: Client) -> list[list[Any]]:
+async def _typed_listing(client: Client) -> Listing:
+    tools: list[Tool] = []
+    cursor: str | None = None
+    for page in range(1, MAX_PAGES + 1):
+        result = await client.list_tools(cursor=cursor)
+        tools.extend(result.tools)
+        cursor = result.next_cursor
+        if not cursor:
+            return Listing(tools, pages=page)
+    return Listing(tools, pages=MAX_PAGES, cut=True)
+
+
+async def _raw_listing(client: Client) -> tuple[list[list[Any]], bool]:
     # The same request `send_request` makes, without validating the result: `_stamp` adds
     # what the negotiated revision needs (headers, `_meta`), the dispatcher sends it.
     session: Any = client.session
     pages: list[list[Any]] = []
     cursor: str | None = None
-    for _ in range(_MAX_PAGES):
+    for _ in range(MAX_PAGES):
         data: dict[str, Any] = {"method": "tools/list", "params": {"cursor": cursor} if cursor else None}
         opts: dict[str, Any] = {}
         session._stamp(data, opts)
@@ -69,8 +93,8 @@ async def _raw_listing(client: Client) -> list[list[Any]]:
         pages.append(tools if isinstance(tools, list) else [])
         cursor = raw.get("nextCursor") if isinstance(raw, dict) else None
         if not isinstance(cursor, str) or not cursor:
-            break
-    return pages
+            return pages, False
+    return pages, True
 
 
 async def call_tool(client: Client, name: str, arguments: dict[str, Any]) -> CallToolResult | InputRequiredResult:

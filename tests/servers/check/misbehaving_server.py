@@ -5,6 +5,8 @@
 an async tool), so the server answers nothing after it; the other tool is fine.
 `python misbehaving_server.py crash`: the process exits in the middle of a tool call.
 `python misbehaving_server.py silent`: reads stdin and never answers, not even the handshake.
+`python misbehaving_server.py slow-start`: starts serving only after `SLOW_START_SECONDS`, then
+behaves (a server behind `uv run` and a proxy on a loaded machine).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from mcp.server.mcpserver import MCPServer
 
 from mcp_errors import install
 
+SLOW_START_SECONDS = 3.0
+
 
 def build_server(behaviour: str) -> MCPServer:
     server = install(MCPServer(f"misbehaving-{behaviour}"))
@@ -29,6 +33,8 @@ def build_server(behaviour: str) -> MCPServer:
             sys.stderr.write("fatal: lookup backend gone\n")
             sys.stderr.flush()
             os._exit(3)
+        if behaviour == "slow-start":
+            return f"No customer matches {customer_email}; the lookup ran and found nothing."
         if behaviour == "block":
             time.sleep(3600)  # noqa: ASYNC251 - the defect this server exists to have
         await anyio.sleep_forever()
@@ -48,6 +54,8 @@ def main() -> None:
         for _ in sys.stdin:
             pass
         return
+    if behaviour == "slow-start":
+        time.sleep(SLOW_START_SECONDS)
     build_server(behaviour).run()
 
 
