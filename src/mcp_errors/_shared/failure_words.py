@@ -208,7 +208,7 @@ def judge_success(text: str, structured: object = None, *, read_only: bool = Fal
     if judged is not None:
         return Judgment(
             kind=judged.kind,
-            evidence=f"{how}: {judged.evidence}",
+            evidence=how,
             retry_after_seconds=judged.retry_after_seconds,
             execution_state=judged.execution_state,
         )
@@ -383,7 +383,8 @@ _NUMBER: Final = re.compile(r"([0-9]{1,9}(?:\.[0-9]{1,6})?)([a-z]{0,12})")
 # -- successes that lead with a failure ----------------------------------------------------
 
 _FIRST_LINE_CHARS: Final = 200
-_JSON_TEXT_CHARS: Final = 65_536
+_JSON_TEXT_CHARS: Final = 200_000
+"""A success's text is read as a JSON object only up to this size."""
 
 # A first line that is a failure: "Error: ...", "sqlite3.OperationalError: ...", "Failed to
 # ...", GitPython's "Cmd('git') failed ...", "fatal: ...", a Python traceback.
@@ -411,51 +412,77 @@ def _leading_failure(text: str, structured: object) -> tuple[str, str] | None:
     """How a success gives away that it failed, and the failure's words; `None` for a success."""
     found = _failure_in_object(structured)
     if found is not None:
-        return found
+        return f"its structuredContent has {found[0]}{_quoted(found[1])}", found[1]
     stripped = text.lstrip()
     if stripped.startswith("{") and len(stripped) <= _JSON_TEXT_CHARS:
+        # Read only when whole (json.loads is linear; a cut object is no object).
         try:
             data = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
         found = _failure_in_object(data)
         if found is not None:
-            return found
+            return f"its text is a JSON object where {found[0]}{_quoted(found[1])}", found[1]
     first_line = stripped[:_FIRST_LINE_CHARS].split("\n", 1)[0]
     label = _FAILURE_LABEL.match(first_line)
     if _LEADS_WITH_FAILURE.match(first_line) or (label is not None and _PROSE.match(first_line, label.end())):
-        return f"its text starts {first_line[:80]!r}", stripped[:MAX_JUDGED_CHARS]
+        shown = first_line[:80] + ("…" if len(first_line) > 80 else "")
+        return f"its text starts {shown!r}", stripped[:MAX_JUDGED_CHARS]
     return None
 
 
+def _quoted(words: str) -> str:
+    shown = " ".join(words.split())
+    if not shown:
+        return ""
+    return f": {shown[:80] + ('…' if len(shown) > 80 else '')!r}"
+
+
 def _failure_in_object(value: object, depth: int = 0) -> tuple[str, str] | None:
+    """How a JSON object reports that it failed (`error`, `errors`, `ok: false`, `status: "failed"`), and its words."""
     if isinstance(value, str) and depth and value.lstrip().startswith("{") and len(value) <= _JSON_TEXT_CHARS:
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
     if not isinstance(value, Mapping):
         return None
     if value.keys() == {"result"} and depth == 0:
         # The SDKs wrap a tool's return value that is no object as `{"result": value}`.
         return _failure_in_object(value["result"], depth + 1)
-    error = value.get("error")
-    if isinstance(error, str) and error.strip():
-        return "a top-level 'error'", error
-    if isinstance(error, Mapping) and error:
-        said = error.get("message") or error.get("detail") or error.get("reason") or error.get("code")
-        return "a top-level 'error' object", said if isinstance(said, str) else json.dumps(error, default=str)[:500]
+    for key in ("error", "errors"):
+        error = value.get(key)
+        if not ((isinstance(error, str) and error.strip()) or (isinstance(error, Mapping | list) and error)):
+            continue
+        if key == "errors" and any(value.get(data) for data in ("data", "result", "results", "items")):
+            continue  # GraphQL's partial result: data beside the errors of some fields
+        return f"a top-level {key!r}", _words_of(error)
     for flag in ("success", "ok"):
         if value.get(flag) is False:
-            said = value.get("message") or value.get("detail") or value.get("reason")
-            return f"'{flag}': false", said if isinstance(said, str) else ""
-    errors = value.get("errors")
-    if isinstance(errors, list) and errors and value.get("data", None) is None and "data" in value:
-        # GraphQL: errors and no data is a failed request (errors beside data is a partial answer).
-        first = errors[0]
-        said = first.get("message") if isinstance(first, Mapping) else first
-        return "'errors' and no 'data'", said if isinstance(said, str) else ""
+            return f"{flag!r} is false", _words_of(value.get("message") or value.get("detail") or value.get("reason"))
+    status = value.get("status")
+    if isinstance(status, str) and status.strip().lower() in _FAILED_STATUSES:
+        return f"'status' is {status!r}", _words_of(value.get("message") or value.get("detail") or value.get("reason"))
     return None
+
+
+_FAILED_STATUSES: Final = frozenset({"error", "failed", "failure", "fail"})
+
+
+def _words_of(value: object) -> str:
+    """A reported error's words: its message where it has one, else the whole of it as JSON (capped)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value:
+        return _words_of(value[0])
+    if isinstance(value, Mapping):
+        for key in ("message", "detail", "reason", "error", "code", "title"):
+            if isinstance(value.get(key), str | Mapping):
+                return _words_of(value[key])
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)[:MAX_JUDGED_CHARS]
+    except (ValueError, RecursionError):
+        return ""
 
 
 # What the SDKs put before a tool's own words: MCPServer's "Error executing tool x: ",

@@ -12,7 +12,6 @@ raises a `CutShortError` rather than hang on a backtracking pattern.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any, Final
@@ -23,6 +22,7 @@ from mcp_types import CallToolResult, TextContent, Tool
 
 from mcp_errors._shared.contract import ENVELOPE_SCHEMA, REQUIRED_FIELDS
 from mcp_errors._shared.error_text import read_error_text
+from mcp_errors._shared.failure_words import judge_failure, judge_success, strip_sdk_wrappers
 from mcp_errors._shared.sanitize import find_leaks
 from mcp_errors._shared.tool_failure import TOOL_FAILURE_META
 from mcp_errors.check._paths import argument_paths, mask_known_paths
@@ -94,33 +94,10 @@ _TRIVIAL_TEXT: Final = frozenset({"", "[]", "{}", "null", "none", '""', "''"})
 _TEXT_CHARS: Final = 20_000
 """Server text is judged on its start: enough for any message, bounded for a hostile one."""
 _FIRST_LINE_CHARS: Final = 200
-_JSON_CHARS: Final = 200_000
-"""A success's text is read as a JSON object only up to this size."""
-_FAILED_STATUSES: Final = frozenset({"error", "failed", "failure", "fail"})
 
-# A success whose first line reads as a failure: "Error: ...", "sqlite3.OperationalError: ...",
-# "Failed to ...", GitPython's "Cmd('git') failed ...", a Python traceback.
-_DISGUISED: Final = re.compile(
-    r"(?:error|exception|fatal)\s*[:!\-–—]"
-    r"|[\w.]*(?:error|exception)\s*:"
-    r"|failed to\s"
-    r"|cmd\('[^']*'\) failed"
-    r"|traceback \(most recent call last\)",
-    re.IGNORECASE,
-)
-# ... or a label ending in error or failed ("Database error: near ...", "Request failed: ..."),
-# but only when prose follows it: after "Standard error:" or "Jobs failed:" a value is data.
-_FAILURE_LABEL: Final = re.compile(r"\w[\w .'\"()-]{0,40}\s(?:error|exception|failed)\s*[:!\-–—]\s*", re.IGNORECASE)
-# Prose: a word that is not a value ("none", "n/a"), or a code with its words ("503 Service
-# Unavailable"); not a number ("0.051", "0 of 12", "±3%").
-_PROSE: Final = re.compile(
-    r"(?!(?:none|nil|null|zero|n/?a)\s*(?:[.;,)]|$))[^\W\d_]|(?-i:\d+\s+[A-Z][a-z])", re.IGNORECASE
-)
-# Wrappers around the real message, removed before judging whether the message is generic.
-_WRAPPER: Final = re.compile(
-    r"^\s*(?:error executing tool \S+?(?::|$)|mcp error -?\d+:|(?:error|exception|failure)\s*[:\-–—])\s*",
-    re.IGNORECASE,
-)
+# A bare label before the real message ("Error: ", "Failure - "), removed (after the SDKs'
+# wrappers, `strip_sdk_wrappers`) before judging whether the message is generic.
+_BARE_LABEL: Final = re.compile(r"^\s{0,8}(?:error|exception|failure)\s{0,3}[:\-–—]\s{0,8}", re.IGNORECASE)
 _MIN_TEXT_WORDS: Final = 3
 _RAW_DUMPS: Final = (
     (re.compile(r"errors\.pydantic\.dev|\[type=\w+, input_value="), "a raw pydantic validation report"),
@@ -372,50 +349,13 @@ def _judge_success(probe: Probe, result: CallToolResult) -> list[Verdict]:
 def reads_as_failure(result: CallToolResult) -> str | None:
     """What makes a result marked a success read as a failure, or `None` when it reads as one.
 
-    The one place that decides it, for ME022 and for whether a valid call "succeeded": a first
-    text line that starts like an error, a first text block that is a JSON object reporting an
-    error (`{"error": "connection refused"}`), or a `structuredContent` that does.
+    For ME022 and for whether a valid call "succeeded": the shared judge of failures disguised
+    as successes (`_shared/failure_words.py`), the one `mcp-errors proxy --disguised-failures`
+    uses: a text that leads with an error label, a JSON object or `structuredContent` that
+    reports an error.
     """
-    text = _first_text(result).lstrip()
-    first_line = text[:_FIRST_LINE_CHARS].split("\n", 1)[0]
-    label = _FAILURE_LABEL.match(first_line)
-    if _DISGUISED.match(first_line) or (label is not None and _PROSE.match(first_line, label.end())):
-        return f"its text starts {_clip(first_line, 80)!r}"
-    if text.startswith("{"):
-        said = _object_reports_error(_json_object(result))
-        if said is not None:
-            return f"its text is a JSON object whose {said}"
-    said = _object_reports_error(result.structured_content)
-    return None if said is None else f"its structuredContent's {said}"
-
-
-def _json_object(result: CallToolResult) -> object:
-    first = next((block.text for block in result.content if isinstance(block, TextContent)), "")
-    if len(first) > _JSON_CHARS:
-        return None  # parsed only when whole: json.loads is linear, but a cut object is no object
-    try:
-        return json.loads(first)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _object_reports_error(value: object) -> str | None:
-    """`error 'connection refused'`, `success: false`, `status 'failed'`: what says it failed."""
-    if not isinstance(value, Mapping):
-        return None
-    for key in ("error", "errors"):
-        error = value.get(key)
-        if (isinstance(error, str) and error.strip()) or (isinstance(error, Mapping | list) and error):
-            if key == "errors" and any(value.get(data) for data in ("data", "result", "results", "items")):
-                continue  # GraphQL's partial result: data beside the errors of some fields
-            return f"{key} is {_clip(json.dumps(error, ensure_ascii=False, default=str), 80)}"
-    for flag in ("success", "ok"):
-        if value.get(flag) is False:
-            return f"{flag} is false"
-    status = value.get("status")
-    if isinstance(status, str) and status.strip().lower() in _FAILED_STATUSES:
-        return f"status is {status!r}"
-    return None
+    judged = judge_success(_first_text(result), result.structured_content)
+    return None if judged is None else judged.evidence
 
 
 def _declared_write(tool: Tool) -> bool:
@@ -487,9 +427,9 @@ def _first_text(result: CallToolResult) -> str:
 
 def _unwrapped(text: str) -> str | None:
     """The message inside the wrappers SDKs put around it, or `None` when it is generic."""
-    core = text
+    core = strip_sdk_wrappers(text)
     for _ in range(3):
-        core = _WRAPPER.sub("", core, count=1)
+        core = _BARE_LABEL.sub("", core, count=1)
     norm = _normalize(core)
     if not norm or norm in _GENERIC or len(norm.split()) < _MIN_TEXT_WORDS:
         return None
@@ -502,7 +442,8 @@ def _has_recovery_signal(probe: Probe, result: CallToolResult, text: str) -> boo
         return True
     if isinstance(result.meta, Mapping) and TOOL_FAILURE_META in result.meta:
         return True
-    if _RECOVERY_HINT.search(text):
+    if _RECOVERY_HINT.search(text) or judge_failure(text) is not None:
+        # Words an agent can act on: the shared vocabulary names a kind of failure.
         return True
     # Naming the argument (or quoting the value) that is wrong says what to fix.
     lowered = text.lower()
