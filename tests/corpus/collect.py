@@ -216,6 +216,11 @@ PAGES = {
         "Check that PostgreSQL is running, then try again. A timeout instead means a firewall drops the packets.</p>"
         "</body></html>"
     ),
+    "postmortem": (
+        "<html><head><title>Postmortem: checkout errors</title></head><body><h1>Postmortem: checkout errors on 2 December</h1>"
+        "<p>Between 10:02 and 10:19 UTC, 4% of checkout requests failed with 502 Bad Gateway because a deploy exhausted "
+        "the database connection pool. Requests retried by clients succeeded.</p></body></html>"
+    ),
     "log": (
         "2026-12-03 10:00:01 INFO  worker started\n"
         "2026-12-03 10:00:02 ERROR payment-sync: upstream returned 503 Service Unavailable\n"
@@ -252,7 +257,7 @@ class StubHandler(http.server.BaseHTTPRequestHandler):
             self.connection.close()
             self.close_connection = True
         elif path.startswith("/page/") and path[6:] in PAGES:
-            self._send(200, PAGES[path[6:]], "text/html" if path.endswith("troubleshooting") else "text/plain")
+            self._send(200, PAGES[path[6:]], "text/plain" if path.endswith("/log") else "text/html")
         else:
             self._error(404)
 
@@ -432,6 +437,7 @@ def laboratory() -> Iterator[Lab]:
     with contextlib.ExitStack() as stack:
         try:
             lab.postgres = stack.enter_context(postgres_cluster(root))[0]
+            prepare_postgres(lab.postgres)
         except (OSError, subprocess.CalledProcessError) as exc:
             lab.postgres_why = f"{type(exc).__name__}: {exc}"
         try:
@@ -533,6 +539,8 @@ def sqlite_runs(lab: Lab) -> list[ServerRun]:
         # Successes whose data mention errors.
         Call("success: log rows with ERROR", read, {"query": "SELECT level, message FROM logs"}),
         Call("success: a column named error", read, {"query": "SELECT email, error FROM users"}),
+        Call("success: a count of failed jobs", read,
+             {"query": "SELECT count(*) AS failed_jobs FROM logs WHERE level = 'ERROR'"}),
         Call("success: describe a missing table", "describe_table", {"table_name": "nosuchtable"}),
     ]
     ro_folder = lab.root / "sqlite-ro"
@@ -626,6 +634,7 @@ def fetch_runs(lab: Lab) -> list[ServerRun]:
             Call("robots.txt disallows", fetch, {"url": f"{base}/private/report"}),
             Call("robots.txt answers 403", fetch, {"url": f"{lab.stub_robots_forbidden.base}/page/log"}),
             Call("success: a page about connection refused", fetch, {"url": f"{base}/page/troubleshooting"}),
+            Call("success: a postmortem about 502 errors", fetch, {"url": f"{base}/page/postmortem"}),
             Call("success: a log with ERROR lines", fetch, {"url": f"{base}/page/log", "raw": True}),
         ], note="--allow-private-ips: the stub HTTP server is on 127.0.0.1"),  # fmt: skip
         ServerRun("mcp-server-fetch:no-robots", uvx_version(FETCH), no_robots, [
@@ -773,6 +782,10 @@ def memory_runs(lab: Lab) -> list[ServerRun]:
             Call("unknown tool", "forget_everything", {}),
             Call("success: search for timeout", "search_nodes", {"query": "timeout"}),
             Call("success: search that finds nothing", "search_nodes", {"query": "kubernetes"}),
+            Call("success: create an entity about errors", "create_entities",
+                 {"entities": [{"name": "error-budget", "entityType": "slo",
+                                "observations": ["Error rate: 0.3% over 30 days", "Failed requests are mostly timeouts"]}]}),
+            Call("success: search for error", "search_nodes", {"query": "error"}),
         ], env={"MEMORY_FILE_PATH": str(good)}),  # fmt: skip
         ServerRun("server-memory:missing-folder", package, node("server-memory"), [
             Call("write to a memory file whose folder is missing", "create_entities",
@@ -798,6 +811,39 @@ def thinking_runs(lab: Lab) -> list[ServerRun]:
     ]
 
 
+SUCCESS_FILES = {
+    "api-response.json": '{"data": {"orderId": "A-1001", "status": "shipped"}, "errors": []}\n',
+    "result.json": '{"error": null, "result": 42}\n',
+    "health.json": '{"status": "ok", "failed_checks": 0, "checks": {"db": "ok", "cache": "ok"}}\n',
+    "traceback.txt": (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/sync.py", line 41, in <module>\n'
+        "    main()\n"
+        '  File "/srv/app/sync.py", line 37, in main\n'
+        "    raise TimeoutError('upstream timed out after 30 s')\n"
+        "TimeoutError: upstream timed out after 30 s\n"
+    ),
+    "error-report.csv": "date,errors,warnings\n2026-12-01,0,3\n2026-12-02,2,1\n",
+    "lint.txt": "No errors found. 0 warnings.\n",
+    "stats.txt": "Mean: 4.21\nStandard error: 0.051\nN: 120\n",
+    "jobs.txt": "Jobs failed: 0 of 12; all 12 succeeded.\n",
+    "issues.txt": "0 issues matching 'timeout'\n",
+    "error-codes.md": (
+        "# Error codes\n\n| code | meaning |\n|---|---|\n"
+        "| E1001 | Connection refused by the payment gateway |\n| E1002 | Timeout waiting for the ledger |\n"
+    ),
+    "incident.md": "Incident 4512 resolved: the 502 Bad Gateway errors stopped after the load balancer restart.\n",
+    "retry-policy.md": "Retries: on a timeout or a 503, wait 2 s and try again; never retry a 400 validation error.\n",
+    "test-report.txt": "collected 48 items\n\n48 passed, 0 failed, 0 errors in 3.12s\n",
+    "deploy.log": (
+        "[deploy] started\n[deploy] step 3/5 failed: connection refused (attempt 1)\n"
+        "[deploy] step 3/5 ok (attempt 2)\n[deploy] done: 5/5 steps succeeded\n"
+    ),
+    "faq.md": "Q: What does 'permission denied' mean?\nA: The account lacks access to the folder; ask an administrator.\n",
+    "summary.json": '{"errors": [], "warnings": [], "summary": "0 errors, 0 warnings"}\n',
+}
+
+
 def filesystem_runs(lab: Lab) -> list[ServerRun]:
     root = lab.root / "fsroot"
     (root / "docs").mkdir(parents=True)
@@ -805,6 +851,11 @@ def filesystem_runs(lab: Lab) -> list[ServerRun]:
     (root / "notes.md").write_text("# Notes\nThe deploy failed twice last week; both were timeouts.\n")
     (root / "docs" / "a.md").write_text("a")
     (root / "docs" / "b.md").write_text("b")
+    # Files whose content mentions errors: reading them succeeds, and must stay a success.
+    data = root / "data"
+    data.mkdir()
+    for name, content in SUCCESS_FILES.items():
+        (data / name).write_text(content)
     r = str(root)
     return [
         ServerRun("server-filesystem", npm_version("server-filesystem"), node("server-filesystem", r), [
@@ -821,6 +872,9 @@ def filesystem_runs(lab: Lab) -> list[ServerRun]:
             Call("success: a log with ERROR lines", "read_text_file", {"path": f"{r}/app.log"}),
             Call("success: a note about failures", "read_text_file", {"path": f"{r}/notes.md"}),
             Call("success: search that finds nothing", "search_files", {"path": r, "pattern": "timeout*.txt"}),
+            *[Call(f"success: read data/{name}", "read_text_file", {"path": f"{r}/data/{name}"}) for name in SUCCESS_FILES],
+            Call("success: files named after errors", "search_files", {"path": r, "pattern": "*error*"}),
+            Call("success: a listing with error files", "list_directory", {"path": f"{r}/data"}),
         ]),  # fmt: skip
     ]
 
@@ -1274,7 +1328,6 @@ def postgres_captures(lab: Lab) -> list[dict[str, Any]]:
         except psycopg.Error as exc:
             out.append(pg_error(label, exc))
 
-    prepare_postgres(url)
     with psycopg.connect(url, autocommit=True) as db:
         db.execute("CREATE TABLE accounts (id int PRIMARY KEY, balance numeric CHECK (balance >= 0), "
                    "email varchar(20) UNIQUE, owner int REFERENCES orders(id))")  # fmt: skip
@@ -1447,7 +1500,8 @@ def redis_captures(lab: Lab) -> list[dict[str, Any]]:
     """Raw replies as redis-cli prints them, and what redis-py raises."""
     if lab.redis_port is None:
         return [{"source": "Redis", "label": "Redis", "no_capture": lab.redis_why}]
-    version = subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout.split()[2]
+    # "Redis server v=7.0.15 sha=..." -> "7.0.15"
+    version = subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout.split()[2].removeprefix("v=")
     out: list[dict[str, Any]] = []
 
     def cli(label: str, port: int, *args: str, password: str | None = None) -> None:
@@ -1689,6 +1743,31 @@ def node_captures(lab: Lab) -> list[dict[str, Any]]:
     return [{"source": f"Node {version}", **entry} for entry in out]
 
 
+def cli_successes(lab: Lab) -> list[dict[str, Any]]:
+    """Successful command runs whose output mentions errors, as a shell or code-runner tool returns it."""
+    work = lab.root / "cli"
+    work.mkdir()
+    (work / "clean.py").write_text("def retry_on_timeout(attempts: int) -> int:\n    return attempts\n")
+    (work / "test_errors.py").write_text(
+        "def test_timeout_error_is_retried():\n    assert True\n\n\ndef test_connection_refused_is_transient():\n    assert True\n"
+    )
+    (work / "app.log").write_text(PAGES["log"])
+    repo = lab.root / "repo"
+    commands = [
+        ("mypy on a clean file", [sys.executable, "-m", "mypy", "--no-incremental", "clean.py"]),
+        ("pytest of tests named after errors", [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_errors.py"]),
+        ("grep ERROR lines", ["grep", "ERROR", "app.log"]),
+        ("git log --grep timeout", ["git", "-C", str(repo), "log", "--oneline", "--grep", "timeout"]),
+    ]
+    out = []
+    for label, command in commands:
+        done = subprocess.run(command, cwd=work, capture_output=True, text=True, check=False, timeout=120)
+        out.append({"label": label, "command": " ".join(Path(part).name if part == sys.executable else part
+                                                          for part in command),
+                    "exit": done.returncode, "stdout": done.stdout.strip()})  # fmt: skip
+    return [{"source": "command-line tools run here", **entry} for entry in out]
+
+
 # --- the run ---------------------------------------------------------------------------------------
 
 SERVER_GROUPS: dict[str, Callable[[Lab], list[ServerRun]]] = {
@@ -1719,6 +1798,7 @@ LIBRARY_GROUPS: dict[str, Callable[[Lab], list[dict[str, Any]]]] = {
     "mariadb-cli": mariadb_captures,
     "node": node_captures,
     "nginx": nginx_captures,
+    "cli-successes": cli_successes,
 }
 
 
