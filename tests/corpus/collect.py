@@ -31,7 +31,6 @@ import importlib.metadata
 import json
 import os
 import platform
-import resource
 import shutil
 import signal
 import socket
@@ -44,6 +43,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -144,7 +144,7 @@ async def drive(run: ServerRun) -> dict[str, Any]:
                     out["started"] = True
                     for call in run.calls:
                         calls.append(await make_call(client, call))
-        except Exception as exc:  # noqa: BLE001 - a server that cannot start is a result
+        except Exception as exc:
             out.setdefault("started", False)
             out["failure"] = f"{type(exc).__name__}: {exc}"[:500]
         if not out["started"] or "failure" in out:
@@ -217,8 +217,10 @@ PAGES = {
         "</body></html>"
     ),
     "postmortem": (
-        "<html><head><title>Postmortem: checkout errors</title></head><body><h1>Postmortem: checkout errors on 2 December</h1>"
-        "<p>Between 10:02 and 10:19 UTC, 4% of checkout requests failed with 502 Bad Gateway because a deploy exhausted "
+        "<html><head><title>Postmortem: checkout errors</title></head><body>"
+        "<h1>Postmortem: checkout errors on 2 December</h1>"
+        "<p>Between 10:02 and 10:19 UTC, 4% of checkout requests failed with 502 Bad Gateway "
+        "because a deploy exhausted "
         "the database connection pool. Requests retried by clients succeeded.</p></body></html>"
     ),
     "log": (
@@ -232,10 +234,10 @@ PAGES = {
 class StubHandler(http.server.BaseHTTPRequestHandler):
     server: Stub
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the stub's requests are not news."""
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
         if path == "/robots.txt":
             if self.server.robots_status != 200:
@@ -261,9 +263,9 @@ class StubHandler(http.server.BaseHTTPRequestHandler):
         else:
             self._error(404)
 
-    do_POST = do_GET
-    do_PATCH = do_GET
-    do_DELETE = do_GET
+    do_POST = do_GET  # noqa: N815 - http.server's names
+    do_PATCH = do_GET  # noqa: N815
+    do_DELETE = do_GET  # noqa: N815
 
     def _error(self, status: int) -> None:
         if status in (429, 503):
@@ -310,21 +312,23 @@ def in_netns(command: list[str], *, resolver: bool) -> list[str]:
     resolv.write_text("nameserver 127.0.0.1\noptions attempts:1 timeout:1\n")
     script = "ip link set lo up 2>/dev/null; "
     if resolver:
-        script += f"mount --bind {resolv} /etc/resolv.conf && ({sys.executable} {NXDNS} >/dev/null 2>&1 &) && sleep 0.5; "
+        script += (
+            f"mount --bind {resolv} /etc/resolv.conf && ({sys.executable} {NXDNS} >/dev/null 2>&1 &) && sleep 0.5; "
+        )
     script += 'exec "$@"'
     return ["unshare", "-n", "-m", "sh", "-c", script, "sh", *command]
 
 
 def readonly_mount(folder: Path, command: list[str]) -> list[str]:
     """`command` run in a new mount namespace where `folder` is mounted read-only."""
-    script = f"mount --bind {folder} {folder} && mount -o remount,ro,bind {folder} {folder} && exec \"$@\""
+    script = f'mount --bind {folder} {folder} && mount -o remount,ro,bind {folder} {folder} && exec "$@"'
     return ["unshare", "-m", "sh", "-c", script, "sh", *command]
 
 
 # --- real database servers, started here --------------------------------------------------------
 
 sys.path.insert(0, str(HERE.parent))
-from services import free_port, postgres_bindir, stop, wait_for_port  # noqa: E402
+from services import free_port, postgres_bindir, stop, wait_for_port  # type: ignore[import-not-found]  # noqa: E402
 
 PG_PASSWORD = "corpus-secret"
 
@@ -366,15 +370,50 @@ def postgres_cluster(root: Path) -> Iterator[tuple[str, Path, Path]]:
     # Eight slots, so that "too many clients" can be reached with a handful of connections.
     options = f"-h 127.0.0.1 -p {port} -k {folder} -c max_connections=8 -c superuser_reserved_connections=0"
     options += " -c fsync=off -c lc_messages=C"
-    subprocess.run([*as_postgres, str(bindir / "initdb"), "-D", str(data), "-A", "scram-sha-256", "-U", "postgres",
-                    f"--pwfile={pwfile}", "-E", "UTF8", "--no-sync", "--locale=C"], **run)  # fmt: skip
-    subprocess.run([*as_postgres, str(bindir / "pg_ctl"), "-D", str(data), "-o", options,
-                    "-l", str(folder / "server.log"), "-w", "-t", "60", "start"], **run)  # fmt: skip
+    subprocess.run(
+        [
+            *as_postgres,
+            str(bindir / "initdb"),
+            "-D",
+            str(data),
+            "-A",
+            "scram-sha-256",
+            "-U",
+            "postgres",
+            f"--pwfile={pwfile}",
+            "-E",
+            "UTF8",
+            "--no-sync",
+            "--locale=C",
+        ],
+        **run,
+    )
+    subprocess.run(
+        [
+            *as_postgres,
+            str(bindir / "pg_ctl"),
+            "-D",
+            str(data),
+            "-o",
+            options,
+            "-l",
+            str(folder / "server.log"),
+            "-w",
+            "-t",
+            "60",
+            "start",
+        ],
+        **run,
+    )
     try:
         yield f"postgresql://postgres:{PG_PASSWORD}@127.0.0.1:{port}/postgres", bindir, data
     finally:
-        subprocess.run([*as_postgres, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
-                       check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        subprocess.run(
+            [*as_postgres, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+            check=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
 
 def start_redis(lab: Lab, *extra: str) -> int:
@@ -384,13 +423,26 @@ def start_redis(lab: Lab, *extra: str) -> int:
     port = free_port()
     folder = tempfile.mkdtemp(prefix="corpus-redis-", dir=lab.root)
     process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", folder, *extra],
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            folder,
+            *extra,
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     lab.processes.append(process)
     wait_for_port(port, process=process)
-    return port
+    return int(port)
 
 
 MARIADB_PASSWORD = "corpus-secret"
@@ -402,8 +454,18 @@ def start_mariadb(lab: Lab) -> int:
             raise FileNotFoundError(f"{binary} (apt-get install mariadb-server)")
     folder = lab.root / "mariadb"
     folder.mkdir()
-    subprocess.run(["mariadb-install-db", f"--datadir={folder / 'data'}", "--user=root", "--auth-root-authentication-method=normal",
-                    "--skip-test-db"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    subprocess.run(
+        [
+            "mariadb-install-db",
+            f"--datadir={folder / 'data'}",
+            "--user=root",
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     init = folder / "init.sql"
     init.write_text(
         f"ALTER USER 'root'@'localhost' IDENTIFIED BY '{MARIADB_PASSWORD}';\n"
@@ -418,14 +480,26 @@ def start_mariadb(lab: Lab) -> int:
     )
     port = free_port()
     process = subprocess.Popen(
-        ["mariadbd", f"--datadir={folder / 'data'}", "--user=root", f"--port={port}", "--bind-address=127.0.0.1",
-         f"--socket={folder / 'sock'}", f"--init-file={init}", "--max-connections=5", "--innodb-lock-wait-timeout=1",
-         "--skip-log-bin", "--innodb-buffer-pool-size=16M", f"--pid-file={folder / 'pid'}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            "mariadbd",
+            f"--datadir={folder / 'data'}",
+            "--user=root",
+            f"--port={port}",
+            "--bind-address=127.0.0.1",
+            f"--socket={folder / 'sock'}",
+            f"--init-file={init}",
+            "--max-connections=5",
+            "--innodb-lock-wait-timeout=1",
+            "--skip-log-bin",
+            "--innodb-buffer-pool-size=16M",
+            f"--pid-file={folder / 'pid'}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     lab.processes.append(process)
     wait_for_port(port, process=process, timeout=60)
-    return port
+    return int(port)
 
 
 @contextlib.contextmanager
@@ -530,28 +604,51 @@ def sqlite_runs(lab: Lab) -> list[ServerRun]:
         Call("SELECT through write_query", write, {"query": "SELECT 1"}),
         Call("not a CREATE TABLE", create, {"query": "DROP TABLE users"}),
         Call("missing query argument", read, {}),
-        Call("wrong type in a typed column", write, {"query": "INSERT INTO users (id, email) VALUES ('x', 'c@example.com')"}),
-        Call("database locked by another connection", write,
-             {"query": "UPDATE users SET error = NULL WHERE id = 2"}, before=lock.take, after=lock.release),  # fmt: skip
-        Call("database file replaced by garbage", read, {"query": "SELECT * FROM users"},
-             before=garbage.apply, after=garbage.undo),  # fmt: skip
+        Call(
+            "wrong type in a typed column",
+            write,
+            {"query": "INSERT INTO users (id, email) VALUES ('x', 'c@example.com')"},
+        ),
+        Call(
+            "database locked by another connection",
+            write,
+            {"query": "UPDATE users SET error = NULL WHERE id = 2"},
+            before=lock.take,
+            after=lock.release,
+        ),
+        Call(
+            "database file replaced by garbage",
+            read,
+            {"query": "SELECT * FROM users"},
+            before=garbage.apply,
+            after=garbage.undo,
+        ),
         Call("database folder gone", read, {"query": "SELECT * FROM users"}, before=gone.apply, after=gone.undo),
         # Successes whose data mention errors.
         Call("success: log rows with ERROR", read, {"query": "SELECT level, message FROM logs"}),
         Call("success: a column named error", read, {"query": "SELECT email, error FROM users"}),
-        Call("success: a count of failed jobs", read,
-             {"query": "SELECT count(*) AS failed_jobs FROM logs WHERE level = 'ERROR'"}),
+        Call(
+            "success: a count of failed jobs",
+            read,
+            {"query": "SELECT count(*) AS failed_jobs FROM logs WHERE level = 'ERROR'"},
+        ),
         Call("success: describe a missing table", "describe_table", {"table_name": "nosuchtable"}),
     ]
     ro_folder = lab.root / "sqlite-ro"
     make_sqlite(ro_folder / "app.db")
     return [
-        ServerRun("mcp-server-sqlite", uvx_version(SQLITE), uvx(SQLITE, "mcp-server-sqlite", "--db-path", str(db)), calls),
+        ServerRun(
+            "mcp-server-sqlite", uvx_version(SQLITE), uvx(SQLITE, "mcp-server-sqlite", "--db-path", str(db)), calls
+        ),
         ServerRun(
             "mcp-server-sqlite:read-only-mount",
             uvx_version(SQLITE),
             readonly_mount(ro_folder, uvx(SQLITE, "mcp-server-sqlite", "--db-path", str(ro_folder / "app.db"))),
-            [Call("write on a read-only mount", write, {"query": "INSERT INTO users (email) VALUES ('c@example.com')"})],
+            [
+                Call(
+                    "write on a read-only mount", write, {"query": "INSERT INTO users (email) VALUES ('c@example.com')"}
+                )
+            ],
             note="the database folder is mounted read-only in a private mount namespace (root ignores file modes)",
         ),
     ]
@@ -565,9 +662,13 @@ class HeldDuckDB:
         self.process: subprocess.Popen[bytes] | None = None
 
     def take(self) -> None:
-        code = f"import duckdb, sys, time; c = duckdb.connect({str(self.path)!r}); print('ready', flush=True); time.sleep(60)"
+        code = (
+            f"import duckdb, time; c = duckdb.connect({str(self.path)!r}); print('ready', flush=True); time.sleep(60)"
+        )
         # Its own session: uvx runs python as a child, and both must go at `release`.
-        self.process = subprocess.Popen(uvx(DUCKDB, "python", "-c", code), stdout=subprocess.PIPE, start_new_session=True)
+        self.process = subprocess.Popen(
+            uvx(DUCKDB, "python", "-c", code), stdout=subprocess.PIPE, start_new_session=True
+        )
         assert self.process.stdout is not None
         self.process.stdout.readline()
 
@@ -582,11 +683,17 @@ def duckdb_runs(lab: Lab) -> list[ServerRun]:
     folder.mkdir()
     db = folder / "app.duckdb"
     subprocess.run(
-        uvx(DUCKDB, "python", "-c", f"import duckdb; c = duckdb.connect({str(db)!r}); "
-            "c.execute(\"CREATE TABLE orders (id INTEGER PRIMARY KEY, status VARCHAR NOT NULL, error VARCHAR)\"); "
-            "c.execute(\"INSERT INTO orders VALUES (1, 'shipped', NULL), (2, 'failed', 'card declined')\")"),
-        check=True, capture_output=True,
-    )  # fmt: skip
+        uvx(
+            DUCKDB,
+            "python",
+            "-c",
+            f"import duckdb; c = duckdb.connect({str(db)!r}); "
+            'c.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, status VARCHAR NOT NULL, error VARCHAR)"); '
+            "c.execute(\"INSERT INTO orders VALUES (1, 'shipped', NULL), (2, 'failed', 'card declined')\")",
+        ),
+        check=True,
+        capture_output=True,
+    )
     held = HeldDuckDB(db)
     q = "query"
     calls = [
@@ -596,11 +703,19 @@ def duckdb_runs(lab: Lab) -> list[ServerRun]:
         Call("bad cast", q, {"query": "SELECT 'abc'::INTEGER"}),
         Call("duplicate primary key", q, {"query": "INSERT INTO orders VALUES (1, 'open', NULL)"}),
         Call("null in NOT NULL column", q, {"query": "INSERT INTO orders VALUES (3, NULL, NULL)"}),
-        Call("database held by another process", q, {"query": "SELECT * FROM orders"}, before=held.take, after=held.release),
+        Call(
+            "database held by another process",
+            q,
+            {"query": "SELECT * FROM orders"},
+            before=held.take,
+            after=held.release,
+        ),
         Call("success: rows with error words", q, {"query": "SELECT id, status, error FROM orders"}),
     ]
     return [
-        ServerRun("mcp-server-duckdb", uvx_version(DUCKDB), uvx(DUCKDB, "mcp-server-duckdb", "--db-path", str(db)), calls),
+        ServerRun(
+            "mcp-server-duckdb", uvx_version(DUCKDB), uvx(DUCKDB, "mcp-server-duckdb", "--db-path", str(db)), calls
+        ),
         ServerRun(
             "mcp-server-duckdb:readonly",
             uvx_version(DUCKDB),
@@ -617,32 +732,49 @@ def fetch_runs(lab: Lab) -> list[ServerRun]:
     private = [*command, "--allow-private-ips"]
     no_robots = [*private, "--ignore-robots-txt"]
     return [
-        ServerRun("mcp-server-fetch", uvx_version(FETCH), command, [
-            Call("loopback refused by default", fetch, {"url": f"{base}/page/troubleshooting"}),
-            Call("not a URL", fetch, {"url": "not a url"}),
-            Call("max_length out of range", fetch, {"url": f"{base}/", "max_length": -5}),
-        ]),  # fmt: skip
-        ServerRun("mcp-server-fetch:private", uvx_version(FETCH), private, [
-            Call("closed port (robots.txt first)", fetch, {"url": closed}),
-            Call("404", fetch, {"url": f"{base}/status/404"}),
-            Call("410", fetch, {"url": f"{base}/status/410"}),
-            Call("500", fetch, {"url": f"{base}/status/500"}),
-            Call("502", fetch, {"url": f"{base}/status/502"}),
-            Call("503", fetch, {"url": f"{base}/status/503"}),
-            Call("429", fetch, {"url": f"{base}/status/429"}),
-            Call("401", fetch, {"url": f"{base}/status/401"}),
-            Call("robots.txt disallows", fetch, {"url": f"{base}/private/report"}),
-            Call("robots.txt answers 403", fetch, {"url": f"{lab.stub_robots_forbidden.base}/page/log"}),
-            Call("success: a page about connection refused", fetch, {"url": f"{base}/page/troubleshooting"}),
-            Call("success: a postmortem about 502 errors", fetch, {"url": f"{base}/page/postmortem"}),
-            Call("success: a log with ERROR lines", fetch, {"url": f"{base}/page/log", "raw": True}),
-        ], note="--allow-private-ips: the stub HTTP server is on 127.0.0.1"),  # fmt: skip
-        ServerRun("mcp-server-fetch:no-robots", uvx_version(FETCH), no_robots, [
-            Call("closed port", fetch, {"url": closed}),
-            Call("connection closed without an answer", fetch, {"url": f"{base}/close"}),
-            Call("connection reset", fetch, {"url": f"{base}/reset"}),
-            Call("no answer in 30 s", fetch, {"url": f"{base}/hang"}),
-        ], note="--allow-private-ips --ignore-robots-txt"),  # fmt: skip
+        ServerRun(
+            "mcp-server-fetch",
+            uvx_version(FETCH),
+            command,
+            [
+                Call("loopback refused by default", fetch, {"url": f"{base}/page/troubleshooting"}),
+                Call("not a URL", fetch, {"url": "not a url"}),
+                Call("max_length out of range", fetch, {"url": f"{base}/", "max_length": -5}),
+            ],
+        ),
+        ServerRun(
+            "mcp-server-fetch:private",
+            uvx_version(FETCH),
+            private,
+            [
+                Call("closed port (robots.txt first)", fetch, {"url": closed}),
+                Call("404", fetch, {"url": f"{base}/status/404"}),
+                Call("410", fetch, {"url": f"{base}/status/410"}),
+                Call("500", fetch, {"url": f"{base}/status/500"}),
+                Call("502", fetch, {"url": f"{base}/status/502"}),
+                Call("503", fetch, {"url": f"{base}/status/503"}),
+                Call("429", fetch, {"url": f"{base}/status/429"}),
+                Call("401", fetch, {"url": f"{base}/status/401"}),
+                Call("robots.txt disallows", fetch, {"url": f"{base}/private/report"}),
+                Call("robots.txt answers 403", fetch, {"url": f"{lab.stub_robots_forbidden.base}/page/log"}),
+                Call("success: a page about connection refused", fetch, {"url": f"{base}/page/troubleshooting"}),
+                Call("success: a postmortem about 502 errors", fetch, {"url": f"{base}/page/postmortem"}),
+                Call("success: a log with ERROR lines", fetch, {"url": f"{base}/page/log", "raw": True}),
+            ],
+            note="--allow-private-ips: the stub HTTP server is on 127.0.0.1",
+        ),
+        ServerRun(
+            "mcp-server-fetch:no-robots",
+            uvx_version(FETCH),
+            no_robots,
+            [
+                Call("closed port", fetch, {"url": closed}),
+                Call("connection closed without an answer", fetch, {"url": f"{base}/close"}),
+                Call("connection reset", fetch, {"url": f"{base}/reset"}),
+                Call("no answer in 30 s", fetch, {"url": f"{base}/hang"}),
+            ],
+            note="--allow-private-ips --ignore-robots-txt",
+        ),
         ServerRun(
             "mcp-server-fetch:nxdomain",
             uvx_version(FETCH),
@@ -662,13 +794,25 @@ def fetch_runs(lab: Lab) -> list[ServerRun]:
 
 def time_runs(lab: Lab) -> list[ServerRun]:
     return [
-        ServerRun("mcp-server-time", uvx_version(TIME), uvx(TIME, "mcp-server-time", "--local-timezone", "UTC"), [
-            Call("unknown time zone", "get_current_time", {"timezone": "Mars/Olympus_Mons"}),
-            Call("bad time", "convert_time", {"source_timezone": "UTC", "time": "25:99", "target_timezone": "Europe/Paris"}),
-            Call("unknown target zone", "convert_time",
-                 {"source_timezone": "UTC", "time": "10:00", "target_timezone": "Europe/Atlantis"}),
-            Call("missing argument", "get_current_time", {}),
-        ]),  # fmt: skip
+        ServerRun(
+            "mcp-server-time",
+            uvx_version(TIME),
+            uvx(TIME, "mcp-server-time", "--local-timezone", "UTC"),
+            [
+                Call("unknown time zone", "get_current_time", {"timezone": "Mars/Olympus_Mons"}),
+                Call(
+                    "bad time",
+                    "convert_time",
+                    {"source_timezone": "UTC", "time": "25:99", "target_timezone": "Europe/Paris"},
+                ),
+                Call(
+                    "unknown target zone",
+                    "convert_time",
+                    {"source_timezone": "UTC", "time": "10:00", "target_timezone": "Europe/Atlantis"},
+                ),
+                Call("missing argument", "get_current_time", {}),
+            ],
+        ),
     ]
 
 
@@ -689,33 +833,47 @@ def git_runs(lab: Lab) -> list[ServerRun]:
     git(repo, "branch", "feature")
     r = str(repo)
     return [
-        ServerRun("mcp-server-git", uvx_version(GIT), uvx(GIT, "mcp-server-git"), [
-            Call("not a repository", "git_status", {"repo_path": str(lab.root)}),
-            Call("missing path", "git_status", {"repo_path": str(lab.root / "nowhere")}),
-            Call("unknown revision", "git_show", {"repo_path": r, "revision": "v9.9.9"}),
-            Call("pathspec matches nothing", "git_add", {"repo_path": r, "files": ["missing.txt"]}),
-            Call("branch exists", "git_create_branch", {"repo_path": r, "branch_name": "feature"}),
-            Call("checkout unknown branch", "git_checkout", {"repo_path": r, "branch_name": "does-not-exist"}),
-            Call("log of a repository without commits", "git_log", {"repo_path": str(empty)}),
-            Call("diff against unknown target", "git_diff", {"repo_path": r, "target": "nope"}),
-            Call("success: a log whose message says timeout and error", "git_log", {"repo_path": r}),
-            Call("success: show of a commit that raises TimeoutError", "git_show", {"repo_path": r, "revision": "HEAD"}),
-        ]),  # fmt: skip
+        ServerRun(
+            "mcp-server-git",
+            uvx_version(GIT),
+            uvx(GIT, "mcp-server-git"),
+            [
+                Call("not a repository", "git_status", {"repo_path": str(lab.root)}),
+                Call("missing path", "git_status", {"repo_path": str(lab.root / "nowhere")}),
+                Call("unknown revision", "git_show", {"repo_path": r, "revision": "v9.9.9"}),
+                Call("pathspec matches nothing", "git_add", {"repo_path": r, "files": ["missing.txt"]}),
+                Call("branch exists", "git_create_branch", {"repo_path": r, "branch_name": "feature"}),
+                Call("checkout unknown branch", "git_checkout", {"repo_path": r, "branch_name": "does-not-exist"}),
+                Call("log of a repository without commits", "git_log", {"repo_path": str(empty)}),
+                Call("diff against unknown target", "git_diff", {"repo_path": r, "target": "nope"}),
+                Call("success: a log whose message says timeout and error", "git_log", {"repo_path": r}),
+                Call(
+                    "success: show of a commit that raises TimeoutError",
+                    "git_show",
+                    {"repo_path": r, "revision": "HEAD"},
+                ),
+            ],
+        ),
     ]
 
 
 def calculator_runs(lab: Lab) -> list[ServerRun]:
     calc = "calculate"
     return [
-        ServerRun("mcp-server-calculator", uvx_version(CALCULATOR), uvx(CALCULATOR, "mcp-server-calculator"), [
-            Call("division by zero", calc, {"expression": "1/0"}),
-            Call("unknown identifier", calc, {"expression": "price * 2"}),
-            Call("syntax error", calc, {"expression": "2 +"}),
-            Call("math domain error", calc, {"expression": "sqrt(-1)"}),
-            Call("overflow", calc, {"expression": "10.0 ** 1000"}),
-            Call("unsupported operation", calc, {"expression": "[1, 2]"}),
-            Call("missing argument", calc, {}),
-        ]),  # fmt: skip
+        ServerRun(
+            "mcp-server-calculator",
+            uvx_version(CALCULATOR),
+            uvx(CALCULATOR, "mcp-server-calculator"),
+            [
+                Call("division by zero", calc, {"expression": "1/0"}),
+                Call("unknown identifier", calc, {"expression": "price * 2"}),
+                Call("syntax error", calc, {"expression": "2 +"}),
+                Call("math domain error", calc, {"expression": "sqrt(-1)"}),
+                Call("overflow", calc, {"expression": "10.0 ** 1000"}),
+                Call("unsupported operation", calc, {"expression": "[1, 2]"}),
+                Call("missing argument", calc, {}),
+            ],
+        ),
     ]
 
 
@@ -742,8 +900,15 @@ def airflow_runs(lab: Lab) -> list[ServerRun]:
 
     calls = []
     for status in (401, 403, 404, 409, 500, 503):
-        calls.append(Call(f"API answers {status}", "get_dag_details", {"dag_id": "daily_sales"},
-                          before=answer(status), after=answer(None)))  # fmt: skip
+        calls.append(
+            Call(
+                f"API answers {status}",
+                "get_dag_details",
+                {"dag_id": "daily_sales"},
+                before=answer(status),
+                after=answer(None),
+            )
+        )
     runs.append(
         ServerRun(
             "astro-airflow-mcp:stub",
@@ -766,35 +931,81 @@ def memory_runs(lab: Lab) -> list[ServerRun]:
     folder.mkdir()
     good = folder / "memory.jsonl"
     good.write_text(
-        json.dumps({"type": "entity", "name": "billing-job", "entityType": "service",
-                    "observations": ["Fixed the connection timeout in the nightly run", "No errors since the fix"]})
+        json.dumps(
+            {
+                "type": "entity",
+                "name": "billing-job",
+                "entityType": "service",
+                "observations": ["Fixed the connection timeout in the nightly run", "No errors since the fix"],
+            }
+        )
         + "\n"
-    )  # fmt: skip
+    )
     broken = folder / "broken.jsonl"
-    broken.write_text('{"type": "entity", "name": "a", "entityType": "x", "observations": []}\n{"type": "entity", "name": \n')
+    broken.write_text(
+        '{"type": "entity", "name": "a", "entityType": "x", "observations": []}\n{"type": "entity", "name": \n'
+    )
     package = npm_version("server-memory")
     return [
-        ServerRun("server-memory", package, node("server-memory"), [
-            Call("observation for a missing entity", "add_observations",
-                 {"observations": [{"entityName": "nobody", "contents": ["x"]}]}),
-            Call("entities of the wrong type", "create_entities", {"entities": "billing-job"}),
-            Call("missing argument", "open_nodes", {}),
-            Call("unknown tool", "forget_everything", {}),
-            Call("success: search for timeout", "search_nodes", {"query": "timeout"}),
-            Call("success: search that finds nothing", "search_nodes", {"query": "kubernetes"}),
-            Call("success: create an entity about errors", "create_entities",
-                 {"entities": [{"name": "error-budget", "entityType": "slo",
-                                "observations": ["Error rate: 0.3% over 30 days", "Failed requests are mostly timeouts"]}]}),
-            Call("success: search for error", "search_nodes", {"query": "error"}),
-        ], env={"MEMORY_FILE_PATH": str(good)}),  # fmt: skip
-        ServerRun("server-memory:missing-folder", package, node("server-memory"), [
-            Call("write to a memory file whose folder is missing", "create_entities",
-                 {"entities": [{"name": "a", "entityType": "x", "observations": []}]}),
-        ], env={"MEMORY_FILE_PATH": str(folder / "missing" / "memory.jsonl")},
-           note="MEMORY_FILE_PATH (the server's own storage) points into a folder that does not exist"),  # fmt: skip
-        ServerRun("server-memory:corrupt-file", package, node("server-memory"), [
-            Call("read a corrupt memory file", "read_graph", {}),
-        ], env={"MEMORY_FILE_PATH": str(broken)}, note="MEMORY_FILE_PATH holds a truncated JSON line"),  # fmt: skip
+        ServerRun(
+            "server-memory",
+            package,
+            node("server-memory"),
+            [
+                Call(
+                    "observation for a missing entity",
+                    "add_observations",
+                    {"observations": [{"entityName": "nobody", "contents": ["x"]}]},
+                ),
+                Call("entities of the wrong type", "create_entities", {"entities": "billing-job"}),
+                Call("missing argument", "open_nodes", {}),
+                Call("unknown tool", "forget_everything", {}),
+                Call("success: search for timeout", "search_nodes", {"query": "timeout"}),
+                Call("success: search that finds nothing", "search_nodes", {"query": "kubernetes"}),
+                Call(
+                    "success: create an entity about errors",
+                    "create_entities",
+                    {
+                        "entities": [
+                            {
+                                "name": "error-budget",
+                                "entityType": "slo",
+                                "observations": [
+                                    "Error rate: 0.3% over 30 days",
+                                    "Failed requests are mostly timeouts",
+                                ],
+                            }
+                        ]
+                    },
+                ),
+                Call("success: search for error", "search_nodes", {"query": "error"}),
+            ],
+            env={"MEMORY_FILE_PATH": str(good)},
+        ),
+        ServerRun(
+            "server-memory:missing-folder",
+            package,
+            node("server-memory"),
+            [
+                Call(
+                    "write to a memory file whose folder is missing",
+                    "create_entities",
+                    {"entities": [{"name": "a", "entityType": "x", "observations": []}]},
+                ),
+            ],
+            env={"MEMORY_FILE_PATH": str(folder / "missing" / "memory.jsonl")},
+            note="MEMORY_FILE_PATH (the server's own storage) points into a folder that does not exist",
+        ),
+        ServerRun(
+            "server-memory:corrupt-file",
+            package,
+            node("server-memory"),
+            [
+                Call("read a corrupt memory file", "read_graph", {}),
+            ],
+            env={"MEMORY_FILE_PATH": str(broken)},
+            note="MEMORY_FILE_PATH holds a truncated JSON line",
+        ),
     ]
 
 
@@ -802,12 +1013,17 @@ def thinking_runs(lab: Lab) -> list[ServerRun]:
     tool = "sequentialthinking"
     ok = {"thought": "First step", "nextThoughtNeeded": True, "thoughtNumber": 1, "totalThoughts": 3}
     return [
-        ServerRun("server-sequential-thinking", npm_version("server-sequential-thinking"),
-                  node("server-sequential-thinking"), [
-            Call("thoughtNumber below minimum", tool, {**ok, "thoughtNumber": 0}),
-            Call("missing fields", tool, {"thought": "only this"}),
-            Call("wrong type", tool, {**ok, "totalThoughts": "three"}),
-        ], env={"DISABLE_THOUGHT_LOGGING": "true"}),  # fmt: skip
+        ServerRun(
+            "server-sequential-thinking",
+            npm_version("server-sequential-thinking"),
+            node("server-sequential-thinking"),
+            [
+                Call("thoughtNumber below minimum", tool, {**ok, "thoughtNumber": 0}),
+                Call("missing fields", tool, {"thought": "only this"}),
+                Call("wrong type", tool, {**ok, "totalThoughts": "three"}),
+            ],
+            env={"DISABLE_THOUGHT_LOGGING": "true"},
+        ),
     ]
 
 
@@ -839,7 +1055,9 @@ SUCCESS_FILES = {
         "[deploy] started\n[deploy] step 3/5 failed: connection refused (attempt 1)\n"
         "[deploy] step 3/5 ok (attempt 2)\n[deploy] done: 5/5 steps succeeded\n"
     ),
-    "faq.md": "Q: What does 'permission denied' mean?\nA: The account lacks access to the folder; ask an administrator.\n",
+    "faq.md": (
+        "Q: What does 'permission denied' mean?\nA: The account lacks access to the folder; ask an administrator.\n"
+    ),
     "summary.json": '{"errors": [], "warnings": [], "summary": "0 errors, 0 warnings"}\n',
 }
 
@@ -858,24 +1076,39 @@ def filesystem_runs(lab: Lab) -> list[ServerRun]:
         (data / name).write_text(content)
     r = str(root)
     return [
-        ServerRun("server-filesystem", npm_version("server-filesystem"), node("server-filesystem", r), [
-            Call("outside the allowed directories", "read_text_file", {"path": "/etc/hostname"}),
-            Call("missing file", "read_text_file", {"path": f"{r}/missing.txt"}),
-            Call("a directory as a file", "read_text_file", {"path": f"{r}/docs"}),
-            Call("a file as a directory", "list_directory", {"path": f"{r}/app.log"}),
-            Call("edit text not found", "edit_file",
-                 {"path": f"{r}/notes.md", "edits": [{"oldText": "no such text", "newText": "x"}]}),
-            Call("move onto an existing file", "move_file", {"source": f"{r}/docs/a.md", "destination": f"{r}/docs/b.md"}),
-            Call("create a directory where a file is", "create_directory", {"path": f"{r}/app.log/sub"}),
-            Call("head and tail together", "read_text_file", {"path": f"{r}/app.log", "head": 1, "tail": 1}),
-            Call("missing argument", "read_text_file", {}),
-            Call("success: a log with ERROR lines", "read_text_file", {"path": f"{r}/app.log"}),
-            Call("success: a note about failures", "read_text_file", {"path": f"{r}/notes.md"}),
-            Call("success: search that finds nothing", "search_files", {"path": r, "pattern": "timeout*.txt"}),
-            *[Call(f"success: read data/{name}", "read_text_file", {"path": f"{r}/data/{name}"}) for name in SUCCESS_FILES],
-            Call("success: files named after errors", "search_files", {"path": r, "pattern": "*error*"}),
-            Call("success: a listing with error files", "list_directory", {"path": f"{r}/data"}),
-        ]),  # fmt: skip
+        ServerRun(
+            "server-filesystem",
+            npm_version("server-filesystem"),
+            node("server-filesystem", r),
+            [
+                Call("outside the allowed directories", "read_text_file", {"path": "/etc/hostname"}),
+                Call("missing file", "read_text_file", {"path": f"{r}/missing.txt"}),
+                Call("a directory as a file", "read_text_file", {"path": f"{r}/docs"}),
+                Call("a file as a directory", "list_directory", {"path": f"{r}/app.log"}),
+                Call(
+                    "edit text not found",
+                    "edit_file",
+                    {"path": f"{r}/notes.md", "edits": [{"oldText": "no such text", "newText": "x"}]},
+                ),
+                Call(
+                    "move onto an existing file",
+                    "move_file",
+                    {"source": f"{r}/docs/a.md", "destination": f"{r}/docs/b.md"},
+                ),
+                Call("create a directory where a file is", "create_directory", {"path": f"{r}/app.log/sub"}),
+                Call("head and tail together", "read_text_file", {"path": f"{r}/app.log", "head": 1, "tail": 1}),
+                Call("missing argument", "read_text_file", {}),
+                Call("success: a log with ERROR lines", "read_text_file", {"path": f"{r}/app.log"}),
+                Call("success: a note about failures", "read_text_file", {"path": f"{r}/notes.md"}),
+                Call("success: search that finds nothing", "search_files", {"path": r, "pattern": "timeout*.txt"}),
+                *[
+                    Call(f"success: read data/{name}", "read_text_file", {"path": f"{r}/data/{name}"})
+                    for name in SUCCESS_FILES
+                ],
+                Call("success: files named after errors", "search_files", {"path": r, "pattern": "*error*"}),
+                Call("success: a listing with error files", "list_directory", {"path": f"{r}/data"}),
+            ],
+        ),
     ]
 
 
@@ -883,18 +1116,28 @@ def everything_runs(lab: Lab) -> list[ServerRun]:
     base, closed = lab.stub.base, f"http://127.0.0.1:{closed_port()}/"
     gz = "gzip-file-as-resource"
     return [
-        ServerRun("server-everything", npm_version("server-everything"), node("server-everything", "stdio"), [
-            Call("wrong argument type", "get-sum", {"a": "one", "b": 2}),
-            Call("invalid resource id", "get-resource-reference", {"resourceType": "Text", "resourceId": -3}),
-            Call("fetch: closed port", gz, {"name": "a.gz", "data": closed}),
-            Call("fetch: connection closed", gz, {"name": "a.gz", "data": f"{base}/close"}),
-            Call("fetch: connection reset", gz, {"name": "a.gz", "data": f"{base}/reset"}),
-            Call("fetch: too slow", gz, {"name": "a.gz", "data": f"{base}/hang"}),
-            Call("fetch: domain not allowed", gz, {"name": "a.gz", "data": "https://files.example.org/a.txt"}),
-            Call("fetch: unsupported protocol", gz, {"name": "a.gz", "data": "ftp://files.example.org/a.txt"}),
-            Call("fetch: response too large", gz, {"name": "a.gz", "data": f"{base}/page/log"}),
-        ], env={"GZIP_MAX_FETCH_TIME_MILLIS": "2000", "GZIP_ALLOWED_DOMAINS": "127.0.0.1", "GZIP_MAX_FETCH_SIZE": "64"}),
-    ]  # fmt: skip
+        ServerRun(
+            "server-everything",
+            npm_version("server-everything"),
+            node("server-everything", "stdio"),
+            [
+                Call("wrong argument type", "get-sum", {"a": "one", "b": 2}),
+                Call("invalid resource id", "get-resource-reference", {"resourceType": "Text", "resourceId": -3}),
+                Call("fetch: closed port", gz, {"name": "a.gz", "data": closed}),
+                Call("fetch: connection closed", gz, {"name": "a.gz", "data": f"{base}/close"}),
+                Call("fetch: connection reset", gz, {"name": "a.gz", "data": f"{base}/reset"}),
+                Call("fetch: too slow", gz, {"name": "a.gz", "data": f"{base}/hang"}),
+                Call("fetch: domain not allowed", gz, {"name": "a.gz", "data": "https://files.example.org/a.txt"}),
+                Call("fetch: unsupported protocol", gz, {"name": "a.gz", "data": "ftp://files.example.org/a.txt"}),
+                Call("fetch: response too large", gz, {"name": "a.gz", "data": f"{base}/page/log"}),
+            ],
+            env={
+                "GZIP_MAX_FETCH_TIME_MILLIS": "2000",
+                "GZIP_ALLOWED_DOMAINS": "127.0.0.1",
+                "GZIP_MAX_FETCH_SIZE": "64",
+            },
+        ),
+    ]
 
 
 def prepare_postgres(url: str) -> None:
@@ -911,35 +1154,54 @@ def prepare_postgres(url: str) -> None:
 def postgres_runs(lab: Lab) -> list[ServerRun]:
     package = npm_version("server-postgres")
     runs = [
-        ServerRun("server-postgres:closed-port", package,
-                  node("server-postgres", f"postgresql://postgres@127.0.0.1:{closed_port()}/postgres"),
-                  [Call("nothing listening", "query", {"sql": "SELECT 1"})]),
-    ]  # fmt: skip
+        ServerRun(
+            "server-postgres:closed-port",
+            package,
+            node("server-postgres", f"postgresql://postgres@127.0.0.1:{closed_port()}/postgres"),
+            [Call("nothing listening", "query", {"sql": "SELECT 1"})],
+        ),
+    ]
     if lab.postgres is None:
         return runs
     port = lab.postgres.rsplit(":", 1)[1].split("/")[0]
     analyst = f"postgresql://analyst:analyst-secret@127.0.0.1:{port}/postgres"
     runs += [
-        ServerRun("server-postgres", package, node("server-postgres", lab.postgres), [
-            Call("syntax error", "query", {"sql": "SELEC * FROM orders"}),
-            Call("unknown table", "query", {"sql": "SELECT * FROM customers"}),
-            Call("unknown column", "query", {"sql": "SELECT statuz FROM orders"}),
-            Call("write in the read-only transaction", "query", {"sql": "DELETE FROM orders"}),
-            Call("division by zero", "query", {"sql": "SELECT 1/0"}),
-            Call("bad input syntax", "query", {"sql": "SELECT 'abc'::int"}),
-            Call("statement timeout", "query", {"sql": "SET LOCAL statement_timeout = 100; SELECT pg_sleep(2)"}),
-            Call("success: rows with an error column", "query", {"sql": "SELECT id, status, error FROM orders"}),
-        ]),
-        ServerRun("server-postgres:analyst", package, node("server-postgres", analyst), [
-            Call("table not granted", "query", {"sql": "SELECT * FROM salaries"}),
-        ]),
-        ServerRun("server-postgres:wrong-password", package,
-                  node("server-postgres", f"postgresql://postgres:wrong@127.0.0.1:{port}/postgres"),
-                  [Call("wrong password", "query", {"sql": "SELECT 1"})]),
-        ServerRun("server-postgres:missing-database", package,
-                  node("server-postgres", f"postgresql://postgres:{PG_PASSWORD}@127.0.0.1:{port}/inventory"),
-                  [Call("database does not exist", "query", {"sql": "SELECT 1"})]),
-    ]  # fmt: skip
+        ServerRun(
+            "server-postgres",
+            package,
+            node("server-postgres", lab.postgres),
+            [
+                Call("syntax error", "query", {"sql": "SELEC * FROM orders"}),
+                Call("unknown table", "query", {"sql": "SELECT * FROM customers"}),
+                Call("unknown column", "query", {"sql": "SELECT statuz FROM orders"}),
+                Call("write in the read-only transaction", "query", {"sql": "DELETE FROM orders"}),
+                Call("division by zero", "query", {"sql": "SELECT 1/0"}),
+                Call("bad input syntax", "query", {"sql": "SELECT 'abc'::int"}),
+                Call("statement timeout", "query", {"sql": "SET LOCAL statement_timeout = 100; SELECT pg_sleep(2)"}),
+                Call("success: rows with an error column", "query", {"sql": "SELECT id, status, error FROM orders"}),
+            ],
+        ),
+        ServerRun(
+            "server-postgres:analyst",
+            package,
+            node("server-postgres", analyst),
+            [
+                Call("table not granted", "query", {"sql": "SELECT * FROM salaries"}),
+            ],
+        ),
+        ServerRun(
+            "server-postgres:wrong-password",
+            package,
+            node("server-postgres", f"postgresql://postgres:wrong@127.0.0.1:{port}/postgres"),
+            [Call("wrong password", "query", {"sql": "SELECT 1"})],
+        ),
+        ServerRun(
+            "server-postgres:missing-database",
+            package,
+            node("server-postgres", f"postgresql://postgres:{PG_PASSWORD}@127.0.0.1:{port}/inventory"),
+            [Call("database does not exist", "query", {"sql": "SELECT 1"})],
+        ),
+    ]
     return runs
 
 
@@ -952,7 +1214,9 @@ class RedisConfig:
 
     def _cli(self, *args: str) -> str:
         auth = ["-a", self.password, "--no-auth-warning"] if self.password else []
-        done = subprocess.run(["redis-cli", "-p", str(self.port), *auth, *args], capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            ["redis-cli", "-p", str(self.port), *auth, *args], capture_output=True, text=True, check=True
+        )
         return done.stdout
 
     def apply(self) -> None:
@@ -967,41 +1231,83 @@ def redis_runs(lab: Lab) -> list[ServerRun]:
     node_package, py_package = npm_version("server-redis"), uvx_version(REDIS_MCP)
     closed = closed_port()
     runs = [
-        ServerRun("server-redis:closed-port", node_package, node("server-redis", f"redis://127.0.0.1:{closed}"),
-                  [Call("nothing listening", "get", {"key": "a"})]),
-        ServerRun("redis-mcp-server:closed-port", py_package,
-                  uvx(REDIS_MCP, "redis-mcp-server", "--url", f"redis://127.0.0.1:{closed}/0"),
-                  [Call("nothing listening: get", "get", {"key": "a"}),
-                   Call("nothing listening: set", "set", {"key": "a", "value": "1"})]),
-    ]  # fmt: skip
+        ServerRun(
+            "server-redis:closed-port",
+            node_package,
+            node("server-redis", f"redis://127.0.0.1:{closed}"),
+            [Call("nothing listening", "get", {"key": "a"})],
+        ),
+        ServerRun(
+            "redis-mcp-server:closed-port",
+            py_package,
+            uvx(REDIS_MCP, "redis-mcp-server", "--url", f"redis://127.0.0.1:{closed}/0"),
+            [
+                Call("nothing listening: get", "get", {"key": "a"}),
+                Call("nothing listening: set", "set", {"key": "a", "value": "1"}),
+            ],
+        ),
+    ]
     if lab.redis_port is None or lab.redis_auth_port is None or lab.redis_replica_port is None:
         return runs
     subprocess.run(["redis-cli", "-p", str(lab.redis_port), "RPUSH", "jobs", "a", "b"], check=True, capture_output=True)
-    subprocess.run(["redis-cli", "-p", str(lab.redis_port), "SET", "last_error", "connection refused"],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        ["redis-cli", "-p", str(lab.redis_port), "SET", "last_error", "connection refused"],
+        check=True,
+        capture_output=True,
+    )
     oom = RedisConfig(lab.redis_port, "maxmemory", "1")
-    for package, make in ((node_package, lambda p: node("server-redis", f"redis://127.0.0.1:{p}")),
-                          (py_package, lambda p: uvx(REDIS_MCP, "redis-mcp-server", "--url", f"redis://127.0.0.1:{p}/0"))):
+
+    def node_server(port: int) -> list[str]:
+        return node("server-redis", f"redis://127.0.0.1:{port}")
+
+    def python_server(port: int) -> list[str]:
+        return uvx(REDIS_MCP, "redis-mcp-server", "--url", f"redis://127.0.0.1:{port}/0")
+
+    makers: tuple[tuple[str, Callable[[int], list[str]]], ...] = (
+        (node_package, node_server),
+        (py_package, python_server),
+    )
+    for package, make in makers:
         name = "server-redis" if package is node_package else "redis-mcp-server"
         runs += [
-            ServerRun(name, package, make(lab.redis_port), [
-                Call("wrong type", "get", {"key": "jobs"}),
-                Call("over maxmemory", "set", {"key": "big", "value": "x" * 100}, before=oom.apply, after=oom.undo),
-                Call("success: a value that reads like an error", "get", {"key": "last_error"}),
-                Call("success: a missing key", "get", {"key": "nothing-here"}),
-            ]),
-            ServerRun(f"{name}:auth", package, make(lab.redis_auth_port), [
-                Call("no password given", "set", {"key": "a", "value": "1"}),
-            ], note="the server has requirepass; the URL has no password"),
-            ServerRun(f"{name}:replica", package, make(lab.redis_replica_port), [
-                Call("write to a replica", "set", {"key": "a", "value": "1"}),
-            ], note="the URL points at a read-only replica"),
-        ]  # fmt: skip
+            ServerRun(
+                name,
+                package,
+                make(lab.redis_port),
+                [
+                    Call("wrong type", "get", {"key": "jobs"}),
+                    Call("over maxmemory", "set", {"key": "big", "value": "x" * 100}, before=oom.apply, after=oom.undo),
+                    Call("success: a value that reads like an error", "get", {"key": "last_error"}),
+                    Call("success: a missing key", "get", {"key": "nothing-here"}),
+                ],
+            ),
+            ServerRun(
+                f"{name}:auth",
+                package,
+                make(lab.redis_auth_port),
+                [
+                    Call("no password given", "set", {"key": "a", "value": "1"}),
+                ],
+                note="the server has requirepass; the URL has no password",
+            ),
+            ServerRun(
+                f"{name}:replica",
+                package,
+                make(lab.redis_replica_port),
+                [
+                    Call("write to a replica", "set", {"key": "a", "value": "1"}),
+                ],
+                note="the URL points at a read-only replica",
+            ),
+        ]
     runs.append(
-        ServerRun("redis-mcp-server:wrong-password", py_package,
-                  uvx(REDIS_MCP, "redis-mcp-server", "--url", f"redis://:wrong@127.0.0.1:{lab.redis_auth_port}/0"),
-                  [Call("wrong password", "get", {"key": "a"})])
-    )  # fmt: skip
+        ServerRun(
+            "redis-mcp-server:wrong-password",
+            py_package,
+            uvx(REDIS_MCP, "redis-mcp-server", "--url", f"redis://:wrong@127.0.0.1:{lab.redis_auth_port}/0"),
+            [Call("wrong password", "get", {"key": "a"})],
+        )
+    )
     return runs
 
 
@@ -1010,35 +1316,75 @@ def mysql_runs(lab: Lab) -> list[ServerRun]:
     command = uvx(MYSQL_MCP, "mysql_mcp_server")
 
     def env(port: int, user: str = "root", password: str = MARIADB_PASSWORD) -> dict[str, str]:
-        return {"MYSQL_HOST": "127.0.0.1", "MYSQL_PORT": str(port), "MYSQL_USER": user,
-                "MYSQL_PASSWORD": password, "MYSQL_DATABASE": "shop"}  # fmt: skip
+        return {
+            "MYSQL_HOST": "127.0.0.1",
+            "MYSQL_PORT": str(port),
+            "MYSQL_USER": user,
+            "MYSQL_PASSWORD": password,
+            "MYSQL_DATABASE": "shop",
+        }
 
-    runs = [ServerRun("mysql-mcp-server:closed-port", package, command,
-                      [Call("nothing listening", "execute_sql", {"query": "SELECT 1"})], env=env(closed_port()))]  # fmt: skip
+    runs = [
+        ServerRun(
+            "mysql-mcp-server:closed-port",
+            package,
+            command,
+            [Call("nothing listening", "execute_sql", {"query": "SELECT 1"})],
+            env=env(closed_port()),
+        )
+    ]
     if lab.mariadb_port is None:
         return runs
     port = lab.mariadb_port
     lock = MariaDBLock(port)
     sql = "execute_sql"
     runs += [
-        ServerRun("mysql-mcp-server", package, command, [
-            Call("syntax error", sql, {"query": "SELEC * FROM orders"}),
-            Call("unknown table", sql, {"query": "SELECT * FROM customers"}),
-            Call("unknown column", sql, {"query": "SELECT statuz FROM orders"}),
-            Call("duplicate key", sql, {"query": "INSERT INTO orders VALUES (1, 'open')"}),
-            Call("null in NOT NULL column", sql, {"query": "INSERT INTO orders VALUES (3, NULL)"}),
-            Call("row locked by another transaction", sql, {"query": "UPDATE orders SET status = 'cancelled' WHERE id = 2"},
-                 before=lock.take, after=lock.release),
-            Call("unknown table in schema info", "get_schema_info", {"table_name": "customers"}),
-            Call("success: rows that mention failure", sql, {"query": "SELECT 'failed' AS status, 'timeout' AS reason"}),
-        ], env=env(port), note="MariaDB 10.11 from Debian, innodb_lock_wait_timeout=1"),
-        ServerRun("mysql-mcp-server:reader", package, command, [
-            Call("write without the privilege", sql, {"query": "DELETE FROM orders WHERE id = 2"}),
-        ], env=env(port, "reader", "reader-secret")),
-        ServerRun("mysql-mcp-server:wrong-password", package, command, [
-            Call("wrong password", sql, {"query": "SELECT 1"}),
-        ], env=env(port, "root", "wrong")),
-    ]  # fmt: skip
+        ServerRun(
+            "mysql-mcp-server",
+            package,
+            command,
+            [
+                Call("syntax error", sql, {"query": "SELEC * FROM orders"}),
+                Call("unknown table", sql, {"query": "SELECT * FROM customers"}),
+                Call("unknown column", sql, {"query": "SELECT statuz FROM orders"}),
+                Call("duplicate key", sql, {"query": "INSERT INTO orders VALUES (1, 'open')"}),
+                Call("null in NOT NULL column", sql, {"query": "INSERT INTO orders VALUES (3, NULL)"}),
+                Call(
+                    "row locked by another transaction",
+                    sql,
+                    {"query": "UPDATE orders SET status = 'cancelled' WHERE id = 2"},
+                    before=lock.take,
+                    after=lock.release,
+                ),
+                Call("unknown table in schema info", "get_schema_info", {"table_name": "customers"}),
+                Call(
+                    "success: rows that mention failure",
+                    sql,
+                    {"query": "SELECT 'failed' AS status, 'timeout' AS reason"},
+                ),
+            ],
+            env=env(port),
+            note="MariaDB 10.11 from Debian, innodb_lock_wait_timeout=1",
+        ),
+        ServerRun(
+            "mysql-mcp-server:reader",
+            package,
+            command,
+            [
+                Call("write without the privilege", sql, {"query": "DELETE FROM orders WHERE id = 2"}),
+            ],
+            env=env(port, "reader", "reader-secret"),
+        ),
+        ServerRun(
+            "mysql-mcp-server:wrong-password",
+            package,
+            command,
+            [
+                Call("wrong password", sql, {"query": "SELECT 1"}),
+            ],
+            env=env(port, "root", "wrong"),
+        ),
+    ]
     return runs
 
 
@@ -1051,10 +1397,23 @@ class MariaDBLock:
 
     def take(self) -> None:
         self.process = subprocess.Popen(
-            ["mariadb", "--unbuffered", "-h", "127.0.0.1", "-P", str(self.port), "-uroot", f"-p{MARIADB_PASSWORD}", "shop"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        assert self.process.stdin is not None and self.process.stdout is not None
+            [
+                "mariadb",
+                "--unbuffered",
+                "-h",
+                "127.0.0.1",
+                "-P",
+                str(self.port),
+                "-uroot",
+                f"-p{MARIADB_PASSWORD}",
+                "shop",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
         self.process.stdin.write("BEGIN; SELECT * FROM orders WHERE id = 2 FOR UPDATE; SELECT 'locked';\n")
         self.process.stdin.flush()
         for line in self.process.stdout:  # until the lock is held, or the session ended
@@ -1073,22 +1432,30 @@ class MariaDBLock:
 
 def described(label: str, exc: BaseException, **extra: Any) -> dict[str, Any]:
     """What a framework shows of an exception: its type, str() and repr()."""
-    return {"label": label, "type": f"{type(exc).__module__}.{type(exc).__qualname__}".removeprefix("builtins."),
-            "str": str(exc), "repr": repr(exc), **extra}  # fmt: skip
+    return {
+        "label": label,
+        "type": f"{type(exc).__module__}.{type(exc).__qualname__}".removeprefix("builtins."),
+        "str": str(exc),
+        "repr": repr(exc),
+        **extra,
+    }
 
 
 def caught(label: str, action: Callable[[], Any], **extra: Any) -> dict[str, Any]:
     try:
         action()
-    except BaseException as exc:  # noqa: BLE001 - every failure is what we came for
+    except BaseException as exc:
         return described(label, exc, **extra)
     return {"label": label, "no_failure": True}
 
 
-def python_script(label: str, code: str, *, prefix: list[str] | None = None, python: str = sys.executable) -> dict[str, Any]:
+def python_script(
+    label: str, code: str, *, prefix: list[str] | None = None, python: str = sys.executable
+) -> dict[str, Any]:
     """Run `code` in a child (another user, namespace or limit) that prints one capture as JSON."""
-    done = subprocess.run([*(prefix or []), python, "-c", CAPTURE_PRELUDE + code], capture_output=True, text=True,
-                          timeout=60, check=False)  # fmt: skip
+    done = subprocess.run(
+        [*(prefix or []), python, "-c", CAPTURE_PRELUDE + code], capture_output=True, text=True, timeout=60, check=False
+    )
     try:
         return {"label": label, **json.loads(done.stdout.strip().splitlines()[-1])}
     except (IndexError, ValueError):
@@ -1104,7 +1471,7 @@ def show(exc):
 
 
 def python_captures(lab: Lab) -> list[dict[str, Any]]:
-    closed, base = closed_port(), lab.stub.base
+    closed = closed_port()
     host, port = "127.0.0.1", lab.stub.server_address[1]
     out: list[dict[str, Any]] = []
     out.append(caught("connect to a closed port", lambda: socket.create_connection((host, closed), timeout=2)))
@@ -1135,26 +1502,35 @@ def python_captures(lab: Lab) -> list[dict[str, Any]]:
         await asyncio.wait_for(asyncio.sleep(1), 0.01)
 
     out.append(caught("asyncio.wait_for timeout", lambda: asyncio.run(wait_too_long())))
-    out.append(caught("open a missing file", lambda: open("/srv/app/config.yaml")))
-    out.append(caught("open a directory", lambda: open(tempfile.gettempdir())))
+    out.append(caught("open a missing file", lambda: Path("/srv/app/config.yaml").read_text()))
+    out.append(caught("open a directory", lambda: Path(tempfile.gettempdir()).read_text()))
     out.append(caught("mkdir over an existing folder", lambda: os.mkdir(tempfile.gettempdir())))
-    out.append(caught("write to a full device", lambda: open("/dev/full", "w").write("x" * 10_000) and os.sync()))
 
     def full_device() -> None:
         with open("/dev/full", "wb", buffering=0) as handle:
             handle.write(b"x")
 
-    out.append(caught("write to a full device (unbuffered)", full_device))
+    out.append(caught("write to a full device", full_device))
     secret = lab.root / "secrets.env"
     secret.write_text("TOKEN=x\n")
     secret.chmod(0o600)
-    out.append(python_script("open a file the user may not read", f"""
+    out.append(
+        python_script(
+            "open a file the user may not read",
+            f"""
 try:
     open({str(secret)!r})
 except Exception as exc:
     show(exc)
-""", prefix=["runuser", "-u", "nobody", "--"], python="/usr/bin/python3"))  # fmt: skip
-    out.append(python_script("too many open files (RLIMIT_NOFILE 32)", f"""
+""",
+            prefix=["runuser", "-u", "nobody", "--"],
+            python="/usr/bin/python3",
+        )
+    )
+    out.append(
+        python_script(
+            "too many open files (RLIMIT_NOFILE 32)",
+            f"""
 import resource
 resource.setrlimit(resource.RLIMIT_NOFILE, (32, 32))
 files = []
@@ -1163,16 +1539,24 @@ try:
         files.append(open({str(secret)!r}))
 except Exception as exc:
     show(exc)
-"""))  # fmt: skip
-    resolve = "import socket\ntry:\n    socket.getaddrinfo('db.example.invalid', 5432)\nexcept Exception as exc:\n    show(exc)\n"
+""",
+        )
+    )
+    resolve = (
+        "import socket\ntry:\n    socket.getaddrinfo('db.example.invalid', 5432)\n"
+        "except Exception as exc:\n    show(exc)\n"
+    )
     out.append(python_script("name lookup, NXDOMAIN", resolve, prefix=in_netns([], resolver=True)))
     out.append(python_script("name lookup, no resolver", resolve, prefix=in_netns([], resolver=False)))
     out.append(caught("subprocess timeout", lambda: subprocess.run(["sleep", "5"], timeout=0.2)))
-    out.append(caught("subprocess exit status", lambda: subprocess.run(["git", "-C", "/", "status"], check=True,
-                                                                        capture_output=True)))  # fmt: skip
+    out.append(
+        caught(
+            "subprocess exit status",
+            lambda: subprocess.run(["git", "-C", "/", "status"], check=True, capture_output=True),
+        )
+    )
     out.append(caught("division by zero", lambda: 1 / 0))
     out.append(caught("int of a word", lambda: int("abc")))
-    out.append(caught("missing key", lambda: {}["customer_id"]))
     out.append(caught("JSON that is HTML", lambda: json.loads("<html><body>502 Bad Gateway</body></html>")))
     out.append(caught("bytes that are not UTF-8", lambda: b"\xff\xfe".decode()))
     out.append(caught("float overflow", lambda: 10.0**1000))
@@ -1180,15 +1564,53 @@ except Exception as exc:
     out.append(caught("recursion", lambda: _recurse(0)))
     out.append(caught("memory", lambda: bytearray(1 << 62)))
     errnos = {}
-    for name in ("ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENETDOWN",
-                 "EAGAIN", "EINTR", "EPIPE", "EMFILE", "ENFILE", "ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM",
-                 "ENOENT", "EEXIST", "EISDIR", "ENOTDIR", "ENOTEMPTY", "EBUSY", "EADDRINUSE", "EADDRNOTAVAIL",
-                 "ENOMEM", "EIO", "EINVAL", "E2BIG", "ENAMETOOLONG", "ELOOP", "EXDEV", "ETXTBSY"):  # fmt: skip
+    for name in (
+        "ECONNREFUSED",
+        "ECONNRESET",
+        "ECONNABORTED",
+        "ETIMEDOUT",
+        "EHOSTUNREACH",
+        "ENETUNREACH",
+        "ENETDOWN",
+        "EAGAIN",
+        "EINTR",
+        "EPIPE",
+        "EMFILE",
+        "ENFILE",
+        "ENOSPC",
+        "EDQUOT",
+        "EROFS",
+        "EACCES",
+        "EPERM",
+        "ENOENT",
+        "EEXIST",
+        "EISDIR",
+        "ENOTDIR",
+        "ENOTEMPTY",
+        "EBUSY",
+        "EADDRINUSE",
+        "EADDRNOTAVAIL",
+        "ENOMEM",
+        "EIO",
+        "EINVAL",
+        "E2BIG",
+        "ENAMETOOLONG",
+        "ELOOP",
+        "EXDEV",
+        "ETXTBSY",
+    ):
         code = getattr(errno, name)
-        errnos[name] = {"errno": code, "str": str(OSError(code, os.strerror(code))),
-                        "class": type(OSError(code, os.strerror(code))).__name__}  # fmt: skip
+        errnos[name] = {
+            "errno": code,
+            "str": str(OSError(code, os.strerror(code))),
+            "class": type(OSError(code, os.strerror(code))).__name__,
+        }
     out.append({"label": "errno names: OSError(errno, os.strerror(errno)) as Python builds it", "errnos": errnos})
     return [{"source": f"CPython {platform.python_version()} on glibc (Debian 12)", **entry} for entry in out]
+
+
+def _raise_for_status(get: Callable[..., Any], url: str) -> None:
+    get(url, timeout=2).raise_for_status()
 
 
 def _recurse(depth: int) -> int:
@@ -1206,7 +1628,7 @@ def httpx_captures(lab: Lab) -> list[dict[str, Any]]:
     out.append(caught("sync: closed without an answer", lambda: get(f"{base}/close")))
     out.append(caught("sync: reset", lambda: get(f"{base}/reset")))
     for status in (400, 401, 403, 404, 409, 422, 429, 500, 502, 503, 504):
-        out.append(caught(f"raise_for_status {status}", lambda s=status: get(f"{base}/status/{s}").raise_for_status()))  # type: ignore[misc]
+        out.append(caught(f"raise_for_status {status}", partial(_raise_for_status, get, f"{base}/status/{status}")))
 
     async def async_get(url: str) -> None:
         async with httpx.AsyncClient(timeout=0.5) as client:
@@ -1223,16 +1645,19 @@ def httpx_captures(lab: Lab) -> list[dict[str, Any]]:
             pool.get(f"{base}/page/log")
 
     out.append(caught("sync: pool timeout", pool_full))
-    resolve = ("import httpx\ntry:\n    httpx.get('http://api.example.invalid/v1/orders', timeout=3)\n"
-               "except Exception as exc:\n    show(exc)\n")  # fmt: skip
+    resolve = (
+        "import httpx\ntry:\n    httpx.get('http://api.example.invalid/v1/orders', timeout=3)\n"
+        "except Exception as exc:\n    show(exc)\n"
+    )
     out.append(python_script("sync: unknown host (NXDOMAIN)", resolve, prefix=in_netns([], resolver=True)))
     out.append(python_script("sync: no resolver", resolve, prefix=in_netns([], resolver=False)))
     return [{"source": f"httpx {httpx.__version__} (PyPI)", **entry} for entry in out]
 
 
 def requests_captures(lab: Lab) -> list[dict[str, Any]]:
-    import requests
     import urllib.request
+
+    import requests
 
     closed, base = closed_port(), lab.stub.base
     out: list[dict[str, Any]] = []
@@ -1241,13 +1666,16 @@ def requests_captures(lab: Lab) -> list[dict[str, Any]]:
     out.append(caught("closed without an answer", lambda: requests.get(f"{base}/close", timeout=2)))
     out.append(caught("reset", lambda: requests.get(f"{base}/reset", timeout=2)))
     for status in (401, 403, 404, 429, 500, 503):
-        out.append(caught(f"raise_for_status {status}",
-                          lambda s=status: requests.get(f"{base}/status/{s}", timeout=2).raise_for_status()))  # type: ignore[misc]  # fmt: skip
-    resolve = ("import requests\ntry:\n    requests.get('https://api.example.invalid/v1/orders', timeout=3)\n"
-               "except Exception as exc:\n    show(exc)\n")  # fmt: skip
+        out.append(
+            caught(f"raise_for_status {status}", partial(_raise_for_status, requests.get, f"{base}/status/{status}"))
+        )
+    resolve = (
+        "import requests\ntry:\n    requests.get('https://api.example.invalid/v1/orders', timeout=3)\n"
+        "except Exception as exc:\n    show(exc)\n"
+    )
     out.append(python_script("unknown host (NXDOMAIN)", resolve, prefix=in_netns([], resolver=True)))
     out.append(python_script("no resolver", resolve, prefix=in_netns([], resolver=False)))
-    out = [{"source": f"requests {requests.__version__} (PyPI)", **entry} for entry in out]
+    out = [{"source": f"requests {importlib.metadata.version('requests')} (PyPI)", **entry} for entry in out]
     urllib_out = [
         caught("urlopen closed port", lambda: urllib.request.urlopen(f"http://127.0.0.1:{closed}/", timeout=2)),
         caught("urlopen 503", lambda: urllib.request.urlopen(f"{base}/status/503", timeout=2)),
@@ -1294,19 +1722,23 @@ print(json.dumps(out))
         entries = json.loads(done.stdout.strip().splitlines()[-1])
     except (IndexError, ValueError):
         return [{"source": AIOHTTP, "label": "aiohttp", "no_capture": done.stderr[-500:]}]
-    dns = ("import asyncio, aiohttp\nasync def get():\n    async with aiohttp.ClientSession() as s:\n"
-           "        await s.get('http://api.example.invalid/v1/orders')\ntry:\n    asyncio.run(get())\n"
-           "except Exception as exc:\n    show(exc)\n")  # fmt: skip
+    dns = (
+        "import asyncio, aiohttp\nasync def get():\n    async with aiohttp.ClientSession() as s:\n"
+        "        await s.get('http://api.example.invalid/v1/orders')\ntry:\n    asyncio.run(get())\n"
+        "except Exception as exc:\n    show(exc)\n"
+    )
     uv_offline = ["uv", "run", "--offline", "--no-project", "--with", AIOHTTP]
-    entries.append(python_script("unknown host (NXDOMAIN)", dns, prefix=in_netns(uv_offline, resolver=True),
-                                 python="python"))  # fmt: skip
+    entries.append(
+        python_script("unknown host (NXDOMAIN)", dns, prefix=in_netns(uv_offline, resolver=True), python="python")
+    )
     return [{"source": f"{AIOHTTP} (PyPI)", **entry} for entry in entries]
 
 
 def pg_error(label: str, exc: BaseException) -> dict[str, Any]:
     diag = getattr(exc, "diag", None)
-    return described(label, exc, sqlstate=getattr(exc, "sqlstate", None),
-                     severity=getattr(diag, "severity_nonlocalized", None))  # fmt: skip
+    return described(
+        label, exc, sqlstate=getattr(exc, "sqlstate", None), severity=getattr(diag, "severity_nonlocalized", None)
+    )
 
 
 def postgres_captures(lab: Lab) -> list[dict[str, Any]]:
@@ -1322,15 +1754,17 @@ def postgres_captures(lab: Lab) -> list[dict[str, Any]]:
         try:
             with psycopg.connect(target, autocommit=True) as db:
                 for statement in setup:
-                    db.execute(statement)  # type: ignore[arg-type]
-                db.execute(sql)  # type: ignore[arg-type]
+                    db.execute(statement)
+                db.execute(sql)
             out.append({"label": label, "no_failure": True})
         except psycopg.Error as exc:
             out.append(pg_error(label, exc))
 
     with psycopg.connect(url, autocommit=True) as db:
-        db.execute("CREATE TABLE accounts (id int PRIMARY KEY, balance numeric CHECK (balance >= 0), "
-                   "email varchar(20) UNIQUE, owner int REFERENCES orders(id))")  # fmt: skip
+        db.execute(
+            "CREATE TABLE accounts (id int PRIMARY KEY, balance numeric CHECK (balance >= 0), "
+            "email varchar(20) UNIQUE, owner int REFERENCES orders(id))"
+        )
         db.execute("INSERT INTO accounts VALUES (1, 100, 'a@example.com', 1), (2, 50, 'b@example.com', 2)")
     attempt("syntax error", "SELEC * FROM orders")
     attempt("unknown table", "SELECT * FROM customers")
@@ -1344,11 +1778,15 @@ def postgres_captures(lab: Lab) -> list[dict[str, Any]]:
     attempt("bad input syntax", "SELECT 'abc'::int")
     attempt("division by zero", "SELECT 1/0")
     attempt("numeric out of range", "SELECT 2147483647::int + 1")
-    attempt("read-only transaction", "INSERT INTO orders VALUES (5, 'open', NULL)",
-            setup=("BEGIN TRANSACTION READ ONLY",))  # fmt: skip
+    attempt(
+        "read-only transaction", "INSERT INTO orders VALUES (5, 'open', NULL)", setup=("BEGIN TRANSACTION READ ONLY",)
+    )
     attempt("statement timeout", "SELECT pg_sleep(2)", setup=("SET statement_timeout = 100",))
-    attempt("permission denied for table", "SELECT * FROM salaries",
-            target=f"postgresql://analyst:analyst-secret@127.0.0.1:{port}/postgres")  # fmt: skip
+    attempt(
+        "permission denied for table",
+        "SELECT * FROM salaries",
+        target=f"postgresql://analyst:analyst-secret@127.0.0.1:{port}/postgres",
+    )
     attempt("wrong password", "SELECT 1", target=f"postgresql://postgres:wrong@127.0.0.1:{port}/postgres")
     attempt("unknown role", "SELECT 1", target=f"postgresql://ghost:x@127.0.0.1:{port}/postgres")
     attempt("unknown database", "SELECT 1", target=f"postgresql://postgres:{PG_PASSWORD}@127.0.0.1:{port}/inventory")
@@ -1386,11 +1824,13 @@ def postgres_captures(lab: Lab) -> list[dict[str, Any]]:
         a.rollback()
         # A row lock another session holds, with NOWAIT and with lock_timeout.
         b.execute("SELECT * FROM accounts WHERE id = 1 FOR UPDATE")
-        for label, sql in (("row locked, NOWAIT", "SELECT * FROM accounts WHERE id = 1 FOR UPDATE NOWAIT"),
-                           ("lock timeout", "SET LOCAL lock_timeout = 100; UPDATE accounts SET balance = 0 WHERE id = 1")):
+        for label, sql in (
+            ("row locked, NOWAIT", "SELECT * FROM accounts WHERE id = 1 FOR UPDATE NOWAIT"),
+            ("lock timeout", "SET LOCAL lock_timeout = 100; UPDATE accounts SET balance = 0 WHERE id = 1"),
+        ):
             try:
                 for statement in sql.split("; "):
-                    a.execute(statement)  # type: ignore[arg-type]
+                    a.execute(statement)
             except psycopg.Error as exc:
                 out.append(pg_error(label, exc))
             a.rollback()
@@ -1423,7 +1863,9 @@ def postgres_captures(lab: Lab) -> list[dict[str, Any]]:
     first = psycopg.connect(analyst)
     attempt("too many connections for role", "SELECT 1", target=analyst)
     first.close()
-    return [{"source": f"PostgreSQL {_server_version(url)} via psycopg {psycopg.__version__}", **entry} for entry in out]
+    return [
+        {"source": f"PostgreSQL {_server_version(url)} via psycopg {psycopg.__version__}", **entry} for entry in out
+    ]
 
 
 def _server_version(url: str) -> str:
@@ -1444,8 +1886,11 @@ def postgres_shutdown_capture(lab: Lab) -> list[dict[str, Any]]:
     data = lab.root / "pg" / "data"
     as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
     session = psycopg.connect(url)
-    subprocess.run([*as_postgres, str(bindir / "pg_ctl"), "-D", str(data), "-m", "smart", "-W", "stop"],  # type: ignore[operator]
-                   check=False, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [*as_postgres, f"{bindir}/pg_ctl", "-D", str(data), "-m", "smart", "-W", "stop"],
+        check=False,
+        capture_output=True,
+    )
     time.sleep(0.5)
     out = []
     try:
@@ -1461,8 +1906,10 @@ def sqlite_captures(lab: Lab) -> list[dict[str, Any]]:
     db_path = folder / "app.db"
     make_sqlite(db_path)
     with contextlib.closing(sqlite3.connect(db_path)) as db:
-        db.executescript("PRAGMA foreign_keys = ON; CREATE TABLE items (id INTEGER PRIMARY KEY, qty INTEGER CHECK (qty >= 0),"
-                         " user_id INTEGER REFERENCES users(id));")  # fmt: skip
+        db.executescript(
+            "PRAGMA foreign_keys = ON; CREATE TABLE items (id INTEGER PRIMARY KEY, qty INTEGER CHECK (qty >= 0),"
+            " user_id INTEGER REFERENCES users(id));"
+        )
     out: list[dict[str, Any]] = []
 
     def run(sql: str, *, path: str | Path = db_path, uri: bool = False, timeout: float = 5.0) -> None:
@@ -1478,7 +1925,9 @@ def sqlite_captures(lab: Lab) -> list[dict[str, Any]]:
     out.append(caught("not null", lambda: run("INSERT INTO users (email) VALUES (NULL)")))
     out.append(caught("check", lambda: run("INSERT INTO items (qty) VALUES (-1)")))
     out.append(caught("foreign key", lambda: run("INSERT INTO items (qty, user_id) VALUES (1, 99)")))
-    out.append(caught("read-only connection", lambda: run("DELETE FROM users", path=f"file:{db_path}?mode=ro", uri=True)))
+    out.append(
+        caught("read-only connection", lambda: run("DELETE FROM users", path=f"file:{db_path}?mode=ro", uri=True))
+    )
     out.append(caught("folder missing", lambda: run("SELECT 1", path=folder / "missing" / "app.db")))
     holder = HeldLock(db_path)
     holder.take()
@@ -1501,7 +1950,11 @@ def redis_captures(lab: Lab) -> list[dict[str, Any]]:
     if lab.redis_port is None:
         return [{"source": "Redis", "label": "Redis", "no_capture": lab.redis_why}]
     # "Redis server v=7.0.15 sha=..." -> "7.0.15"
-    version = subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout.split()[2].removeprefix("v=")
+    version = (
+        subprocess.run(["redis-server", "--version"], capture_output=True, text=True)
+        .stdout.split()[2]
+        .removeprefix("v=")
+    )
     out: list[dict[str, Any]] = []
 
     def cli(label: str, port: int, *args: str, password: str | None = None) -> None:
@@ -1512,7 +1965,9 @@ def redis_captures(lab: Lab) -> list[dict[str, Any]]:
     p, auth, replica = lab.redis_port, lab.redis_auth_port, lab.redis_replica_port
     subprocess.run(["redis-cli", "-p", str(p), "DEL", "jobs", "last_error"], check=True, capture_output=True)
     subprocess.run(["redis-cli", "-p", str(p), "RPUSH", "jobs", "a", "b"], check=True, capture_output=True)
-    subprocess.run(["redis-cli", "-p", str(p), "SET", "last_error", "connection refused"], check=True, capture_output=True)
+    subprocess.run(
+        ["redis-cli", "-p", str(p), "SET", "last_error", "connection refused"], check=True, capture_output=True
+    )
     cli("wrong type", p, "GET", "jobs")
     cli("unknown command", p, "FROBNICATE", "x")
     cli("wrong number of arguments", p, "SET", "onlykey")
@@ -1530,8 +1985,12 @@ def redis_captures(lab: Lab) -> list[dict[str, Any]]:
     # A script that runs past busy-reply-threshold: other clients get BUSY until SCRIPT KILL.
     threshold = RedisConfig(p, "busy-reply-threshold", "100")
     threshold.apply()
-    script = subprocess.Popen(["redis-cli", "-p", str(p), "EVAL", "local i = 0 while true do i = i + 1 end", "0"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    script = subprocess.Popen(
+        ["redis-cli", "-p", str(p), "EVAL", "local i = 0 while true do i = i + 1 end", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(0.6)
     cli("server busy with a script", p, "GET", "a")
     cli("kill the script", p, "SCRIPT", "KILL")
@@ -1543,6 +2002,8 @@ def redis_captures(lab: Lab) -> list[dict[str, Any]]:
     try:
         import redis
 
+        assert auth is not None
+        assert replica is not None
         for label, action in (
             ("redis-py: closed port", lambda: redis.Redis(port=closed).ping()),
             ("redis-py: no password", lambda: redis.Redis(port=auth).set("a", "1")),
@@ -1593,10 +2054,18 @@ def git_captures(lab: Lab) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
 
     def run(label: str, *args: str, cwd: Path = repo, prefix: list[str] | None = None) -> None:
-        done = subprocess.run([*(prefix or []), "git", *args], cwd=cwd, capture_output=True, text=True, env=env,
-                              check=False, timeout=60)  # fmt: skip
-        out.append({"label": label, "command": "git " + " ".join(args), "exit": done.returncode,
-                    "stderr": done.stderr.strip(), "stdout": done.stdout.strip()[:500]})  # fmt: skip
+        done = subprocess.run(
+            [*(prefix or []), "git", *args], cwd=cwd, capture_output=True, text=True, env=env, check=False, timeout=60
+        )
+        out.append(
+            {
+                "label": label,
+                "command": "git " + " ".join(args),
+                "exit": done.returncode,
+                "stderr": done.stderr.strip(),
+                "stdout": done.stdout.strip()[:500],
+            }
+        )
 
     run("not a repository", "status", cwd=work)
     run("pathspec for add", "add", "missing.txt")
@@ -1620,10 +2089,20 @@ def git_captures(lab: Lab) -> list[dict[str, Any]]:
     lab.stub.every = 503
     run("clone: 503", "clone", f"{lab.stub.base}/team/app.git", str(work / "c4"))
     lab.stub.every = None
-    run("clone: unknown host", "clone", "https://git.example.invalid/team/app.git", str(work / "c5"),
-        prefix=in_netns([], resolver=True))  # fmt: skip
-    run("clone: no resolver", "clone", "https://git.example.invalid/team/app.git", str(work / "c6"),
-        prefix=in_netns([], resolver=False))  # fmt: skip
+    run(
+        "clone: unknown host",
+        "clone",
+        "https://git.example.invalid/team/app.git",
+        str(work / "c5"),
+        prefix=in_netns([], resolver=True),
+    )
+    run(
+        "clone: no resolver",
+        "clone",
+        "https://git.example.invalid/team/app.git",
+        str(work / "c6"),
+        prefix=in_netns([], resolver=False),
+    )
     if shutil.which("ssh"):
         run("clone over ssh: closed port", "clone", f"ssh://git@127.0.0.1:{closed}/team/app.git", str(work / "c7"))
     return [{"source": version, **entry} for entry in out]
@@ -1636,8 +2115,13 @@ def mariadb_captures(lab: Lab) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
 
     def cli(label: str, sql: str, *, user: str = "root", password: str = MARIADB_PASSWORD) -> None:
-        done = subprocess.run(["mariadb", "-h", "127.0.0.1", "-P", port, f"-u{user}", f"-p{password}", "shop", "-e", sql],
-                              capture_output=True, text=True, check=False, timeout=60)  # fmt: skip
+        done = subprocess.run(
+            ["mariadb", "-h", "127.0.0.1", "-P", port, f"-u{user}", f"-p{password}", "shop", "-e", sql],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
         out.append({"label": label, "sql": sql, "stderr": done.stderr.strip()})
 
     cli("syntax error", "SELEC * FROM orders")
@@ -1648,13 +2132,26 @@ def mariadb_captures(lab: Lab) -> list[dict[str, Any]]:
     # Deadlock: two sessions each hold one row and ask for the other's.
     first = MariaDBLock(lab.mariadb_port)
     first.take()  # holds row 2
-    assert first.process is not None and first.process.stdin is not None
+    assert first.process is not None
+    assert first.process.stdin is not None
     second = subprocess.Popen(
-        ["mariadb", "-h", "127.0.0.1", "-P", port, "-uroot", f"-p{MARIADB_PASSWORD}", "shop", "-e",
-         "SET innodb_lock_wait_timeout = 20; BEGIN; SELECT * FROM orders WHERE id = 1 FOR UPDATE; DO SLEEP(1); "
-         "SELECT * FROM orders WHERE id = 2 FOR UPDATE;"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            "mariadb",
+            "-h",
+            "127.0.0.1",
+            "-P",
+            port,
+            "-uroot",
+            f"-p{MARIADB_PASSWORD}",
+            "shop",
+            "-e",
+            "SET innodb_lock_wait_timeout = 20; BEGIN; SELECT * FROM orders WHERE id = 1 FOR UPDATE; DO SLEEP(1); "
+            "SELECT * FROM orders WHERE id = 2 FOR UPDATE;",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(0.5)
     first.process.stdin.write("SET innodb_lock_wait_timeout = 20; SELECT * FROM orders WHERE id = 1 FOR UPDATE;\n")
     first.process.stdin.flush()
@@ -1666,15 +2163,25 @@ def mariadb_captures(lab: Lab) -> list[dict[str, Any]]:
     cli("lock wait timeout", "UPDATE orders SET status = 'x' WHERE id = 2")
     lock.release()
     # As `reader`: an account without SUPER gets no extra connection beyond max_connections.
-    held = [subprocess.Popen(["mariadb", "-h", "127.0.0.1", "-P", port, "-ureader", "-preader-secret", "-e",
-                              "DO SLEEP(5)"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(6)]  # fmt: skip
+    held = [
+        subprocess.Popen(
+            ["mariadb", "-h", "127.0.0.1", "-P", port, "-ureader", "-preader-secret", "-e", "DO SLEEP(5)"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(6)
+    ]
     time.sleep(1.5)
     cli("too many connections", "SELECT 1", user="reader", password="reader-secret")
     for process in held:
         process.kill()
         process.wait()
-    done = subprocess.run(["mariadb", "-h", "127.0.0.1", "-P", str(closed_port()), "-uroot", "-px", "-e", "SELECT 1"],
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["mariadb", "-h", "127.0.0.1", "-P", str(closed_port()), "-uroot", "-px", "-e", "SELECT 1"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     out.append({"label": "closed port", "stderr": done.stderr.strip()})
     version = subprocess.run(["mariadb", "--version"], capture_output=True, text=True).stdout.strip()
     return [{"source": f"MariaDB server 10.11 (Debian 12), client: {version}", **entry} for entry in out]
@@ -1703,22 +2210,31 @@ http {{
   }}
 }}
 """)
-    process = subprocess.Popen(["nginx", "-c", str(folder / "nginx.conf")], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        ["nginx", "-c", str(folder / "nginx.conf")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     lab.processes.append(process)
     wait_for_port(port, process=process)
     import httpx
 
     out: list[dict[str, Any]] = []
     with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
-        for label, method, path, body in (("upstream refuses", "GET", "/closed", None),
-                                          ("upstream too slow", "GET", "/hang", None),
-                                          ("rate limited (first)", "GET", "/limited", None),
-                                          ("rate limited (second)", "GET", "/limited", None),
-                                          ("body too large", "POST", "/upload", b"x" * 4096)):  # fmt: skip
+        for label, method, path, body in (
+            ("upstream refuses", "GET", "/closed", None),
+            ("upstream too slow", "GET", "/hang", None),
+            ("rate limited (first)", "GET", "/limited", None),
+            ("rate limited (second)", "GET", "/limited", None),
+            ("body too large", "POST", "/upload", b"x" * 4096),
+        ):
             response = client.request(method, path, content=body)
-            out.append({"label": label, "status": response.status_code, "reason": response.reason_phrase,
-                        "body": response.text.strip()})  # fmt: skip
+            out.append(
+                {
+                    "label": label,
+                    "status": response.status_code,
+                    "reason": response.reason_phrase,
+                    "body": response.text.strip(),
+                }
+            )
     version = subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip()
     return [{"source": version, **entry} for entry in out]
 
@@ -1730,11 +2246,17 @@ def node_captures(lab: Lab) -> list[dict[str, Any]]:
     secret.chmod(0o600)
     args = [str(lab.stub.server_address[1]), str(closed_port()), str(secret)]
     out: list[dict[str, Any]] = []
-    runs = [("plain", []), ("nobody", ["runuser", "-u", "nobody", "--"]), ("nxdomain", in_netns([], resolver=True)),
-            ("no-resolver", in_netns([], resolver=False)), ("emfile", ["prlimit", "--nofile=40:40"])]  # fmt: skip
+    runs = [
+        ("plain", []),
+        ("nobody", ["runuser", "-u", "nobody", "--"]),
+        ("nxdomain", in_netns([], resolver=True)),
+        ("no-resolver", in_netns([], resolver=False)),
+        ("emfile", ["prlimit", "--nofile=40:40"]),
+    ]
     for mode, prefix in runs:
-        done = subprocess.run([*prefix, "node", str(script), mode, *args], capture_output=True, text=True, timeout=120,
-                              check=False)  # fmt: skip
+        done = subprocess.run(
+            [*prefix, "node", str(script), mode, *args], capture_output=True, text=True, timeout=120, check=False
+        )
         try:
             out.extend(json.loads(done.stdout.strip().splitlines()[-1]))
         except (IndexError, ValueError):
@@ -1749,22 +2271,31 @@ def cli_successes(lab: Lab) -> list[dict[str, Any]]:
     work.mkdir()
     (work / "clean.py").write_text("def retry_on_timeout(attempts: int) -> int:\n    return attempts\n")
     (work / "test_errors.py").write_text(
-        "def test_timeout_error_is_retried():\n    assert True\n\n\ndef test_connection_refused_is_transient():\n    assert True\n"
+        "def test_timeout_error_is_retried():\n    assert True\n\n\n"
+        "def test_connection_refused_is_transient():\n    assert True\n"
     )
     (work / "app.log").write_text(PAGES["log"])
     repo = lab.root / "repo"
     commands = [
         ("mypy on a clean file", [sys.executable, "-m", "mypy", "--no-incremental", "clean.py"]),
-        ("pytest of tests named after errors", [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_errors.py"]),
+        (
+            "pytest of tests named after errors",
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_errors.py"],
+        ),
         ("grep ERROR lines", ["grep", "ERROR", "app.log"]),
         ("git log --grep timeout", ["git", "-C", str(repo), "log", "--oneline", "--grep", "timeout"]),
     ]
     out = []
     for label, command in commands:
         done = subprocess.run(command, cwd=work, capture_output=True, text=True, check=False, timeout=120)
-        out.append({"label": label, "command": " ".join(Path(part).name if part == sys.executable else part
-                                                          for part in command),
-                    "exit": done.returncode, "stdout": done.stdout.strip()})  # fmt: skip
+        out.append(
+            {
+                "label": label,
+                "command": " ".join(Path(part).name if part == sys.executable else part for part in command),
+                "exit": done.returncode,
+                "stdout": done.stdout.strip(),
+            }
+        )
     return [{"source": "command-line tools run here", **entry} for entry in out]
 
 
@@ -1812,17 +2343,23 @@ def main() -> None:
     chosen = set(options.only.split(",")) if options.only else None
     report: dict[str, Any] = {
         "generated_by": "tests/corpus/collect.py",
-        "platform": {"python": platform.python_version(), "system": platform.platform(),
-                     "node": _version(["node", "--version"]), "uv": _version(["uv", "--version"])},
-        "servers": [], "could_not_start": [], "libraries": [],
-    }  # fmt: skip
+        "platform": {
+            "python": platform.python_version(),
+            "system": platform.platform(),
+            "node": _version(["node", "--version"]),
+            "uv": _version(["uv", "--version"]),
+        },
+        "servers": [],
+        "could_not_start": [],
+        "libraries": [],
+    }
     with laboratory() as lab:
         for name, build in SERVER_GROUPS.items():
             if chosen is not None and name not in chosen:
                 continue
             try:
                 runs = build(lab)
-            except Exception as exc:  # noqa: BLE001 - a group that cannot be set up is reported, not fatal
+            except Exception as exc:
                 report["could_not_start"].append({"id": name, "why": f"setup failed: {type(exc).__name__}: {exc}"})
                 continue
             for run in runs:
@@ -1839,15 +2376,18 @@ def main() -> None:
             print(f"library {name} ...", file=sys.stderr, flush=True)
             try:
                 report["libraries"].append({"group": name, "captures": capture(lab)})
-            except Exception as exc:  # noqa: BLE001
+            except Exception:
                 report["libraries"].append({"group": name, "error": traceback.format_exc()[-1500:]})
         if chosen is None or "psycopg" in chosen:
             report["libraries"].append({"group": "psycopg-shutdown", "captures": postgres_shutdown_capture(lab)})
     options.out.write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n")
     for item in report["could_not_start"]:
         print(f"could not start {item['id']}: {item['why']}", file=sys.stderr)
-    print(f"wrote {options.out}: {len(report['servers'])} server runs, "
-          f"{sum(len(s.get('calls', [])) for s in report['servers'])} calls", file=sys.stderr)  # fmt: skip
+    print(
+        f"wrote {options.out}: {len(report['servers'])} server runs, "
+        f"{sum(len(s.get('calls', [])) for s in report['servers'])} calls",
+        file=sys.stderr,
+    )
 
 
 def _version(command: list[str]) -> str:
