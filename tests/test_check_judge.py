@@ -145,7 +145,6 @@ def test_a_path_the_caller_could_not_know_is_a_leak(text: str, probe: Probe, dom
         "Upload failed: the bucket is full",
         "Upload failed: No space left on device",
         "Failed to connect to the database at db.internal",
-        "Traceback (most recent call last):\n  ...",
         "  error - the index is locked",
     ],
 )
@@ -158,6 +157,8 @@ def test_a_success_that_reads_as_a_failure_is_a_disguised_failure(text: str) -> 
     [
         "No errors found in the last 24 hours.",
         "Error rate: 0.3% over the last hour.",
+        # A tool that reads logs or files may be asked for a traceback (tests/corpus/successes.toml).
+        "Traceback (most recent call last):\n  ...",
         "Errors: none. All 12 checks passed.",
         "The order #12345 shipped on 2024-01-31.",
         "example: Error - ENOENT: no such file or directory",  # one item of a partial result

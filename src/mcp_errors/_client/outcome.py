@@ -129,13 +129,18 @@ class ToolOutcome:
         return self.execution_state is ExecutionState.NOT_EXECUTED
 
 
-def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> ToolOutcome:
+def read_result(
+    result: CallToolResult | Mapping[str, Any] | BaseException, *, arguments: Mapping[str, Any] | None = None
+) -> ToolOutcome:
     """Read a tool result, from any MCP server, into a `ToolOutcome`.
 
     Args:
         result: A `CallToolResult` (from `mcp.Client.call_tool` or fastmcp's
             `call_tool_mcp`), the same as a JSON object (wire field names), or the
             exception raised instead of a result (an `MCPError` or a transport error).
+        arguments: The call's arguments, when known. Only an error without the contract uses
+            them: a "does not exist" that names none of them is about the server's own files
+            or data (`SERVER_MISCONFIGURED`: escalate), not about the call's input.
 
     Returns:
         The outcome. Errors that do not follow the contract get the category their words
@@ -189,7 +194,7 @@ def read_result(result: CallToolResult | Mapping[str, Any] | BaseException) -> T
             structured=structured,
             result=result,
         )
-    judged = judge_failure(strip_sdk_wrappers(text))
+    judged = judge_failure(strip_sdk_wrappers(text), arguments=arguments)
     if judged is None:
         return ToolOutcome(
             kind="error",

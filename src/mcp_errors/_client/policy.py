@@ -435,7 +435,8 @@ class _RecoveryRun:
         inject_trace_context(meta)
         try:
             with anyio.fail_after(max(limit, 0.0) if math.isfinite(limit) else None):
-                outcome = read_result(await call(self.name, self.arguments, meta or None))
+                answer = await call(self.name, self.arguments, meta or None)
+                outcome = read_result(answer, arguments=self.arguments)
         except Exception as exc:
             if not is_call_failure(exc):
                 raise

@@ -94,12 +94,15 @@ KINDS: Final[Mapping[str, FailureKind]] = {
               "transactions or no free connection) and gave up on the statement."),
         _kind("SERVER_RESOURCES_EXHAUSTED", _T, _UNKNOWN, "The server ran short of a resource it frees again "
               "(open files, memory)."),
+        _kind("UPSTREAM_SAYS_TRY_AGAIN", _T, _UNKNOWN, "A service the tool depends on failed and says to try "
+              "the request again."),
         _kind("INVALID_ARGUMENTS", _V, _NOT_RUN, "The server rejected the arguments."),
         _kind("INVALID_QUERY", _V, _NOT_RUN, "The query or expression in the arguments cannot run as written."),
         _kind("UNKNOWN_TOOL", _V, _NOT_RUN, "The server has no tool of that name."),
         _kind("ACCESS_DENIED", _P, _NOT_RUN, "The server, or a service behind it, refused access."),
         _kind("NOT_AUTHENTICATED", _P, _NOT_RUN, "The credentials in use are missing, invalid or expired."),
-        _kind("NOT_FOUND", _B, _NOT_RUN, "What the call names does not exist."),
+        _kind("NOT_FOUND", _V, _NOT_RUN, "What the call names does not exist (a file, table, revision, host or "
+              "record)."),
         _kind("CONFLICT", _B, _NOT_RUN, "The request conflicts with the current state of the data (it exists "
               "already, or it changed)."),
         _kind("POLICY_REFUSED", _B, _NOT_RUN, "A rule or limit of the service refused the request (a plan or "
@@ -186,7 +189,9 @@ def judge_code(word: str, *, read_only: bool = False) -> Judgment | None:
     return Judgment(kind=kind, evidence=found[1], execution_state=_NOT_RUN if read_only else kind.execution_state)
 
 
-def judge_success(text: str, structured: object = None, *, read_only: bool = False) -> Judgment | None:
+def judge_success(
+    text: str, structured: object = None, *, read_only: bool = False, arguments: Mapping[str, Any] | None = None
+) -> Judgment | None:
     """A success (`isError` false) that plainly reads as a failure, judged; `None` for a real success.
 
     Only a result that *leads* with a failure counts: a top-level `error` (a non-empty
@@ -204,7 +209,7 @@ def judge_success(text: str, structured: object = None, *, read_only: bool = Fal
     if said is None:
         return None
     how, words = said
-    judged = judge_failure(words, read_only=read_only)
+    judged = judge_failure(words, read_only=read_only, arguments=arguments)
     if judged is not None:
         return Judgment(
             kind=judged.kind,
@@ -257,18 +262,32 @@ Match = tuple[FailureKind, str, int, int]
 
 
 def _best_match(words: Sequence[str], *, minimum_strength: int = 1) -> Match | None:
+    """The deciding match among the words, read left to right as a lexer reads (longest phrase first).
+
+    A phrase's words are not read again inside it: "TypeError: fetch failed" is Node's
+    network failure, not a `TypeError` and a "fetch failed" besides.
+    """
+    whole = _EXACT_CODES.get("".join(words)) if len(words) <= 3 else None
+    if whole is not None:
+        return (whole, " ".join(words), 3, 0)  # the whole text is a code name: "ABORTED", "backendError"
     best: Match | None = None
-    for start, word in enumerate(words):
-        for phrase, kind, strength in _PHRASES_BY_FIRST_WORD.get(word, ()):
-            if strength < minimum_strength or tuple(words[start : start + len(phrase)]) != phrase:
-                continue
-            candidate = (kind, " ".join(phrase), strength, start)
-            if best is None or _beats(candidate, best):
-                best = candidate
-        status = _http_status(words, start)
-        if status is not None and status[2] >= minimum_strength and (best is None or _beats(status, best)):
-            best = status
+    start = 0
+    while start < len(words):
+        found = _longest_phrase_at(words, start) or _http_status(words, start)
+        if found is None:
+            start += 1
+            continue
+        if found[2] >= minimum_strength and (best is None or _beats(found, best)):
+            best = found
+        start += max(1, len(found[1].split()) if found[1] else 1)
     return best
+
+
+def _longest_phrase_at(words: Sequence[str], start: int) -> Match | None:
+    for phrase, kind, strength in _PHRASES_BY_FIRST_WORD.get(words[start], ()):
+        if tuple(words[start : start + len(phrase)]) == phrase:
+            return (kind, " ".join(phrase), strength, start)  # sorted longest first
+    return None
 
 
 def _beats(candidate: Match, best: Match) -> bool:
@@ -290,7 +309,7 @@ def _http_status(words: Sequence[str], at: int) -> Match | None:
         return None
     before = words[at - 1] if at > 0 else ""
     if at == 0 or before in _STATUS_LEADS or (at > 0 and words[at - 1].startswith("1.")):
-        return (kind, f"{before} {word}".strip(), 2, at)
+        return (kind, word, 2, at)
     return None
 
 
@@ -330,12 +349,23 @@ _PATH: Final = re.compile(r"(?<![\w.])(?:[A-Za-z]:)?[/\\][^\s'\"`,;()<>\[\]{}]{1
 
 
 def _names_only_its_own(text: str, arguments: Mapping[str, Any]) -> bool:
-    """Whether a not-found names a file path, and no path of it comes from the call's arguments."""
-    paths = [match.group(0).rstrip(".:") for match in _PATH.finditer(text, 0, MAX_JUDGED_CHARS)]
-    if not paths:
+    """Whether a not-found names something (a path, a quoted name), and none of it comes from the call's arguments."""
+    named = [match.group(0).rstrip(".:") for match in _PATH.finditer(text, 0, MAX_JUDGED_CHARS)]
+    named += [match.group(1) for match in _QUOTED.finditer(text, 0, MAX_JUDGED_CHARS)]
+    named = [name.lower() for name in named if len(name) >= 2]
+    if not named:
         return False
-    given = [value for value in _strings(arguments.values()) if value]
-    return not any(value in path or path.endswith(value) or path in value for path in paths for value in given)
+    given = [value.lower() for value in _strings(arguments.values()) if len(value) >= 2]
+    return not any(_mentions(value, name) for name in named for value in given)
+
+
+def _mentions(value: str, name: str) -> bool:
+    # `shop.customers` is named by a query on `customers`; `./x.txt` by `x.txt`.
+    last = name.rsplit("/", 1)[-1] if "/" in name else name.rsplit(".", 1)[-1]
+    return name in value or value in name or (len(last) >= 3 and last in value)
+
+
+_QUOTED: Final = re.compile(r"""['"`]([^'"`\n]{1,200})['"`]""")
 
 
 def _strings(values: Iterable[Any], depth: int = 0) -> Iterable[str]:
@@ -387,19 +417,24 @@ _JSON_TEXT_CHARS: Final = 200_000
 """A success's text is read as a JSON object only up to this size."""
 
 # A first line that is a failure: "Error: ...", "sqlite3.OperationalError: ...", "Failed to
-# ...", GitPython's "Cmd('git') failed ...", "fatal: ...", a Python traceback.
+# ...", GitPython's "Cmd('git') failed ...", "fatal: ...". Not a traceback: a tool that reads a
+# log or a file may be asked for one, and a crash sent as a success names its error after it.
 _LEADS_WITH_FAILURE: Final = re.compile(
     r"(?:error|exception|fatal)\s{0,3}[:!\-–—]"
     r"|[\w.]{0,80}(?:error|exception)\s{0,3}:"
     r"|failed to\s"
-    r"|cmd\('[^']{0,80}'\) failed"
-    r"|traceback \(most recent call last\)",
+    r"|cmd\('[^']{0,80}'\) failed",
     re.IGNORECASE,
 )
 # ... or a label ending in error or failed ("Database error: near ...", "Request failed: ..."),
 # but only when prose follows it: after "Standard error:" or "Jobs failed:" a value is data.
 _FAILURE_LABEL: Final = re.compile(
     r"\w[\w .'\"()-]{0,40}\s(?:error|exception|failed)\s{0,3}[:!\-–—]\s{0,3}", re.IGNORECASE
+)
+# ... or "Error <doing what>:" ("Error executing query: ...", "Error retrieving key a: ..."),
+# with prose after it too ("Error rate: 0.1%" is data).
+_ERROR_FIRST_LABEL: Final = re.compile(
+    r"(?:error|failure|exception)\s[\w .'\"()/-]{1,60}?[:!\-–—]\s{0,3}", re.IGNORECASE
 )
 # Prose: a word that is not a value ("none", "n/a"), or a code with its words ("503 Service
 # Unavailable"); not a number ("0.051", "0 of 12", "±3%").
@@ -424,7 +459,7 @@ def _leading_failure(text: str, structured: object) -> tuple[str, str] | None:
         if found is not None:
             return f"its text is a JSON object where {found[0]}{_quoted(found[1])}", found[1]
     first_line = stripped[:_FIRST_LINE_CHARS].split("\n", 1)[0]
-    label = _FAILURE_LABEL.match(first_line)
+    label = _FAILURE_LABEL.match(first_line) or _ERROR_FIRST_LABEL.match(first_line)
     if _LEADS_WITH_FAILURE.match(first_line) or (label is not None and _PROSE.match(first_line, label.end())):
         shown = first_line[:80] + ("…" if len(first_line) > 80 else "")
         return f"its text starts {shown!r}", stripped[:MAX_JUDGED_CHARS]
@@ -508,71 +543,85 @@ _VOCABULARY: Final[Sequence[tuple[str, int, str]]] = (
     ("UPSTREAM_TIMEOUT", 3, "timeouterror | readtimeout | writetimeout | pooltimeout | timeoutexception | etimedout "
      "| deadlineexceeded | deadline exceeded | sockettimeoutexception | requesttimeout | requesttimeoutexception "
      "| operationtimedout | gatewaytimeout | readtimeouterror | servertimeouterror | und err headers timeout "
-     "| und err body timeout | esockettimedout | request timeout | query canceled"),
+     "| und err body timeout | esockettimedout | request timeout | query canceled | connecttimeouterror "
+     "| canceling statement due to statement timeout | canceling statement due to user request"),
     ("UPSTREAM_TIMEOUT", 2, "timed out | timedout | time out | times out | did not respond in time "
-     "| did not answer in time | no response within | took too long | statement timeout "
-     "| canceling statement due to statement timeout | read timeout | connection timeout | socket timeout"),
+     "| did not answer in time | no response within | took too long | took more than | statement timeout "
+     "| read timeout | connection timeout | socket timeout | timeout exceeded | timeout expired"),
     ("UPSTREAM_TIMEOUT", 1, "timeout"),
     # --- transient: not reached (the call did not run) ---
     ("UPSTREAM_UNAVAILABLE", 3, "connectionrefusederror | econnrefused | connecterror | connecttimeout "
-     "| connecttimeouterror | newconnectionerror | clientconnectorerror | clientconnectorconnectionerror "
-     "| serviceunavailable | serviceunavailableexception | serverbusy | ehostunreach | enetunreach "
-     "| eai again | enotfound | gaierror | eserviceunavailable | overloaded error | slowdown | ehostdown "
-     "| und err connect timeout | cannotconnecterror"),
-    ("UPSTREAM_UNAVAILABLE", 2, "connection refused | service unavailable | temporarily unavailable "
-     "| currently unavailable | service is unavailable | is unavailable | server is busy | overloaded "
-     "| try again later | retry later | please try again later | temporary failure in name resolution "
-     "| name or service not known | nodename nor servname provided | could not resolve host | could not resolve "
-     "| failed to resolve | name resolution | getaddrinfo | no route to host | network is unreachable "
-     "| host is unreachable | could not connect | failed to connect | unable to connect | cannot connect "
-     "| can not connect | couldn t connect | is the server running | the database system is starting up "
-     "| the database system is shutting down | the database system is in recovery mode | is starting up "
-     "| is shutting down | under maintenance | down for maintenance | web server is down | origin is unreachable "
-     "| redis is loading | masterdown | connection attempt failed | upstream connect error"),
+     "| newconnectionerror | clientconnectorerror | clientconnectorconnectionerror "
+     "| serviceunavailable | serviceunavailableexception | serverbusy | ehostunreach | enetunreach | enetdown "
+     "| eai again | overloaded error | slowdown | ehostdown | und err connect timeout | cannotconnecterror "
+     "| temporary failure in name resolution | connection refused | service unavailable | clusterdown "
+     "| tryagain | masterdown | the database system is starting up | the database system is shutting down "
+     "| the database system is in recovery mode | redis is loading | loading redis is loading"),
+    ("UPSTREAM_UNAVAILABLE", 2, "temporarily unavailable | currently unavailable | service is unavailable "
+     "| is unavailable | server is busy | overloaded | try again later | retry later | please try again later "
+     "| no route to host | network is unreachable | network is down | host is unreachable | could not connect "
+     "| failed to connect | unable to connect | cannot connect | can not connect | couldn t connect "
+     "| can t connect | connect call failed | all connection attempts failed | is the server running "
+     "| is starting up | is shutting down | under maintenance | down for maintenance | web server is down "
+     "| origin is unreachable | connection attempt failed | upstream connect error | the cluster is down"),
     ("UPSTREAM_UNAVAILABLE", 1, "unavailable | temporarily | maintenance"),
     # --- transient: cut off (the call may have run) ---
     ("UPSTREAM_CONNECTION_LOST", 3, "connectionreseterror | econnreset | epipe | brokenpipeerror "
      "| remoteprotocolerror | serverdisconnectederror | connectionabortederror | econnaborted "
      "| incompleteread | chunkedencodingerror | protocolerror | clientoserror | readerror | writeerror "
-     "| und err socket | closedresourceerror | brokenresourceerror | endofstream"),
-    ("UPSTREAM_CONNECTION_LOST", 2, "connection reset | connection closed | connection aborted | connection lost "
-     "| connection error | connection issue | connection problem | connection failed | connection was closed "
-     "| connection was reset | connection has been closed | connection terminated | broken pipe | socket hang up "
-     "| server disconnected | server closed the connection | terminating connection | fetch failed "
-     "| stream ended | unexpected eof | eof occurred | incomplete read | peer closed | network error "
+     "| und err socket | closedresourceerror | brokenresourceerror | endofstream | typeerror fetch failed "
+     "| server has gone away | lost connection to server | connection reset by peer | software caused connection "
+     "abort"),
+    ("UPSTREAM_CONNECTION_LOST", 2, "connection reset | connection closed | connection aborted | connection abort "
+     "| connection lost | connection error | connection issue | connection problem | connection failed "
+     "| connection was closed | connection was reset | connection has been closed | connection terminated "
+     "| broken pipe | socket hang up | server disconnected | server closed the connection | terminating connection "
+     "| fetch failed | stream ended | unexpected eof | eof occurred | incomplete read | peer closed | network error "
      "| network failure | lost connection | other side closed | remote end closed"),
     ("UPSTREAM_BAD_GATEWAY", 2, "bad gateway | gateway timeout | gateway time out | gateway timed out "
-     "| invalid response from upstream | upstream request timeout | a timeout occurred | web server returned "
-     "an unknown error"),
+     "| invalid response from upstream | upstream request timeout | a timeout occurred"),
+    ("UPSTREAM_SAYS_TRY_AGAIN", 3, "internal error please try again | please try your request again "
+     "| backenderror | internal error try again"),
     # --- transient: rate limits ---
     ("UPSTREAM_RATE_LIMITED", 3, "throttlingexception | throttling | throttled | requestlimitexceeded "
      "| toomanyrequests | toomanyrequestsexception | ratelimitexceeded | userratelimitexceeded "
-     "| ratelimiterror | rate limit error | rate limit exceeded | too many requests | requestthrottled "
-     "| provisionedthroughputexceededexception | transactionthrottled"),
+     "| ratelimiterror | rate limit error | rate limit exceeded | rate limit reached | too many requests "
+     "| requestthrottled | provisionedthroughputexceededexception | transactionthrottled | secondary rate limit"),
     ("UPSTREAM_RATE_LIMITED", 2, "rate limit | rate limited | rate limiting | ratelimit | ratelimited "
      "| slow down | quota exceeded | resource exhausted | resource has been exhausted | too many calls "
      "| request limit | requests per"),
     # --- transient: a busy database ---
     ("DATABASE_BUSY", 3, "sqlite busy | sqlite locked | deadlockdetected | serializationfailure "
-     "| lockwaittimeout | lock wait timeout exceeded | toomanyconnections | operationalerror database is locked "
-     "| locknotavailable | busy redis is busy"),
-    ("DATABASE_BUSY", 2, "database is locked | database table is locked | deadlock detected | deadlock found "
-     "| could not serialize access | serialization failure | could not obtain lock | lock not available "
-     "| lock timeout | too many connections | too many clients | remaining connection slots are reserved "
-     "| sorry too many clients already | connection pool exhausted | pool exhausted | database is busy"),
+     "| lockwaittimeout | lock wait timeout exceeded | toomanyconnections | locknotavailable | busy redis is busy "
+     "| database is locked | database table is locked | deadlock detected | deadlock found "
+     "| could not serialize access | serialization failure | conflict with recovery "
+     "| another git process seems to be running | index lock | too many connections | too many clients "
+     "| remaining connection slots are reserved | sorry too many clients already"),
+    ("DATABASE_BUSY", 2, "could not obtain lock | lock not available | lock timeout | connection pool exhausted "
+     "| pool exhausted | database is busy | try restarting transaction"),
     ("DATABASE_BUSY", 1, "deadlock"),
     # --- transient: the server's own resources, freed again ---
-    ("SERVER_RESOURCES_EXHAUSTED", 3, "emfile | enfile | enomem | eagain | memoryerror"),
-    ("SERVER_RESOURCES_EXHAUSTED", 2, "too many open files | cannot allocate memory | out of memory "
+    ("SERVER_RESOURCES_EXHAUSTED", 3, "emfile | enfile | enomem | eagain"),
+    ("SERVER_RESOURCES_EXHAUSTED", 2, "too many open files | cannot allocate memory "
      "| resource temporarily unavailable"),
     # --- validation ---
     ("INVALID_ARGUMENTS", 3, "extra forbidden | int parsing | float parsing | string too short | string too long "
      "| literal error | enum error | validationerror | validationexception | invalidparametervalue "
      "| invalidparametervalueexception | invalidparameter | invalidparameterexception | invalidargument "
      "| invalid argument | invalidrequestexception | invalid request error | invalidinput | badrequest "
-     "| badrequestexception | missingparameter | missingrequiredparameter | valueerror | typeerror "
+     "| badrequestexception | missingparameter | missingrequiredparameter | valueerror "
      "| unprocessableentity | invalidparametercombination | validation failed | malformedpolicydocument "
-     "| malformedquerystring | invalidquery | invalid request | out of range | outofrange"),
+     "| malformedquerystring | invalidquery | invalid request | out of range | outofrange | idempotency error "
+     "| crossslot | wrongtype | wrong kind of value | wrong number of arguments | unknown command "
+     "| math domain error | datatype mismatch | type mismatch | conversion error | could not convert "
+     "| cannot specify both | mutually exclusive | cannot be used together | not in the allowed domains "
+     "| path outside allowed directories | outside allowed directories | outside the allowed directories "
+     "| outside allowed | outside the allowed | outside of the allowed | not in allowed directories "
+     "| only select queries are allowed | select queries are not allowed | only create table statements are "
+     "allowed | in a read only transaction | unsupported url | unsupported protocol | unsupported operation "
+     "| eisdir | is a directory | illegal operation on a directory | not null constraint | violates not null "
+     "| cannot be null | foreign key constraint | ambiguous argument "
+     "| access denied path outside allowed directories"),
     ("INVALID_ARGUMENTS", 2, "validation error | validation errors | invalid arguments | invalid input "
      "| invalid param | invalid params | invalid parameter | invalid parameters | invalid value | invalid format "
      "| missing required | is required | are required | required argument | required parameter "
@@ -581,83 +630,95 @@ _VOCABULARY: Final[Sequence[tuple[str, int, str]]] = (
      "| is invalid | are invalid | was invalid | not valid for | bad request | unprocessable entity "
      "| malformed | wrong type | unexpected keyword | unexpected argument | unknown argument | unknown parameter "
      "| unknown field | unrecognized argument | unrecognized arguments | not one of | does not match "
-     "| did not match | should be | cannot be empty | can t be blank | is too long | is too short "
+     "| should be | cannot be empty | can t be blank | is too long | is too short "
      "| too long | too short | too large | exceeds the maximum | payload too large | unsupported media type "
-     "| method not allowed | not allowed value | unsupported value | unsupported format | unsupported option "
+     "| not allowed value | unsupported value | unsupported format | unsupported option "
      "| invalid date | invalid email | invalid url | invalid path | invalid id | invalid json | invalid syntax "
      "| invalid timezone | invalid time zone | invalid expression | cannot parse | could not parse "
-     "| failed to parse | unable to parse | parse error | not a number | is not a number"),
+     "| failed to parse | unable to parse | parse error | not a number | is not a number | typeerror"),
     ("INVALID_ARGUMENTS", 1, "invalid | required | missing"),
     ("INVALID_QUERY", 3, "syntaxerror | zerodivisionerror | nameerror | programmingerror | undefinedtable "
-     "| undefinedcolumn | undefinedfunction | pathspec"),
-    ("INVALID_QUERY", 2, "syntax error | division by zero | divide by zero | no such table | no such column "
-     "| no such function | unknown column | unknown table | unknown identifier | undefined variable "
-     "| undefined identifier | undefined symbol | is not defined | unexpected token | unterminated "
-     "| did not match any file | did not match any files | not a valid expression | invalid expression "
-     "| ambiguous column | no such collation"),
+     "| undefinedcolumn | undefinedfunction | pathspec | sql syntax | syntax error | division by zero "
+     "| divide by zero | no such table | no such column | no such function | unknown column | unknown table"),
+    ("INVALID_QUERY", 2, "unknown identifier | undefined variable | undefined identifier | undefined symbol "
+     "| is not defined | unexpected token | unterminated | did not match any file | did not match any files "
+     "| not a valid expression | invalid expression | ambiguous column | no such collation"),
     ("UNKNOWN_TOOL", 2, "unknown tool | no such tool | tool not found | tool does not exist | method not found"),
     # --- permission ---
     ("ACCESS_DENIED", 3, "accessdenied | accessdeniedexception | unauthorizedoperation | authorizationfailed "
      "| permissionerror | eacces | eperm | permission denied | access denied | access is denied "
      "| permission error | insufficient permissions | insufficient privilege | insufficientprivilege "
      "| resource not accessible by integration | not accessible by integration | authorizationerror "
-     "| forbiddenexception | operation not permitted"),
+     "| forbiddenexception | operation not permitted | command denied to user | refused to fetch "
+     "| user is disabled"),
     ("ACCESS_DENIED", 2, "forbidden | not authorized | not authorised | not allowed | not permitted "
      "| do not have permission | don t have permission | does not have permission | doesn t have permission "
      "| no permission | lacks permission | missing permission | missing permissions | requires permission "
-     "| not accessible | outside allowed | outside the allowed | outside of the allowed | not in allowed "
-     "| is not in the allowed | outside allowed directories | disallowed | denied | blocked by policy "
+     "| not accessible | disallowed | denied | blocked by policy "
      "| requires approval | insufficient scope | insufficient scopes | scope required | read only access"),
     ("ACCESS_DENIED", 1, "permission | permissions"),
     ("NOT_AUTHENTICATED", 3, "expiredtoken | expiredtokenexception | invalidclienttokenid | signaturedoesnotmatch "
      "| invalidauthenticationtoken | expiredauthenticationtoken | unrecognizedclientexception "
      "| notauthorizedexception | authenticationerror | authentication error | unauthenticated | noauth | wrongpass "
      "| invalidsignatureexception | missingauthenticationtoken | authfailure | invalid api key | invalid token "
-     "| invalid credentials | bad credentials | password authentication failed | authentication failed"),
-    ("NOT_AUTHENTICATED", 2, "security token included in the request is expired "
-     "| security token included in the request is invalid | token is expired | token is invalid "
+     "| invalid credentials | bad credentials | password authentication failed | authentication failed "
+     "| invalid username password pair | could not read username | client already authenticated "
+     "| api key not valid | security token included in the request is expired "
+     "| security token included in the request is invalid"),
+    ("NOT_AUTHENTICATED", 2, "token is expired | token is invalid "
      "| unauthorized | unauthorised | authentication required | requires authentication "
      "| not authenticated | login required | not logged in | token expired | token has expired | expired token "
      "| session expired | credentials expired | credentials have expired | invalid authentication "
-     "| invalid authentication credentials | missing api key | api key is missing | api key not valid "
-     "| no api key | incorrect api key | invalid client | invalid grant | access token expired | jwt expired "
+     "| invalid authentication credentials | missing api key | api key is missing | no api key "
+     "| incorrect api key | invalid client | invalid grant | access token expired | jwt expired "
      "| signature expired | missing credentials | no credentials | could not validate credentials"),
-    # --- business ---
+    # --- the call names what does not exist ---
     ("NOT_FOUND", 3, "filenotfounderror | enoent | nosuchkey | nosuchbucket | nosuchentity | resourcenotfoundexception "
-     "| resourcenotfound | notfoundexception | notfounderror | enotdir | nosuchfileexception"),
+     "| resourcenotfound | notfoundexception | notfounderror | enotdir | nosuchfileexception | name or service "
+     "not known | nodename nor servname provided | enotfound | could not resolve host | nxdomain "
+     "| not a git repository | unknown revision | did not resolve to an object | not a directory | noscript"),
     ("NOT_FOUND", 2, "not found | no such file | no such file or directory | does not exist | doesn t exist "
      "| do not exist | don t exist | could not find | cannot find | can t find | unable to find | no such "
      "| not exist | nonexistent | non existent | no longer exists | has been deleted | was deleted "
      "| unknown repository | no matching"),
-    ("NOT_FOUND", 1, "gone"),
+    # --- business ---
     ("CONFLICT", 3, "conditionalcheckfailedexception | integrityerror | uniqueviolation | eexist | fileexistserror "
      "| alreadyexists | alreadyexistsexception | resourceinuseexception | transactioncanceledexception "
      "| concurrentmodificationexception | optimisticlockexception | precondition failed | failed precondition "
-     "| preconditionfailed | entityalreadyexists | bucketalreadyexists"),
-    ("CONFLICT", 2, "already exists | already exist | duplicate key | duplicate entry | unique constraint "
-     "| violates unique constraint | violates foreign key constraint | violates check constraint "
-     "| violates not null constraint | not null constraint failed | foreign key constraint failed "
+     "| preconditionfailed | entityalreadyexists | bucketalreadyexists | failed to push | would be overwritten "
+     "| merge conflict | unique constraint | duplicate key | duplicate entry | already exists"),
+    ("CONFLICT", 2, "already exist | violates unique constraint | violates check constraint "
      "| check constraint failed | conflict | conflicts with | version mismatch | has changed since "
-     "| was modified | is in use | in use by | is locked by | already in progress"),
-    ("POLICY_REFUSED", 3, "card declined | insufficient funds | insufficient quota | exceeded your current quota "
-     "| limitexceededexception "
-     "| servicequotaexceededexception | dailylimitexceeded | quotaexceeded | billing hard limit "
-     "| payment required | do not honor | expired card | incorrect cvc | account suspended | account disabled "
-     "| plan limit | subscription required | feature not available"),
+     "| was modified | is in use | in use by | is locked by | already in progress | file exists "
+     "| directory not empty | rejected | gone"),
+    ("POLICY_REFUSED", 3, "card declined | card was declined | card has expired | card does not support "
+     "| insufficient funds | insufficient quota | exceeded your current quota "
+     "| limitexceededexception | servicequotaexceededexception | dailylimitexceeded | quotaexceeded "
+     "| billing hard limit | payment required | do not honor | expired card | incorrect cvc | account suspended "
+     "| account disabled | plan limit | subscription required | feature not available | exceeds max of"),
     ("POLICY_REFUSED", 2, "declined | insufficient balance | limit exceeded | limit reached | exceeds the limit "
      "| exceeds your | over the limit | not supported | unsupported | not available on your plan | upgrade your plan "
      "| not enabled | is disabled | has been disabled | is suspended | policy violation | violates policy "
      "| not eligible | cannot be refunded | already refunded | already shipped | already cancelled "
-     "| already canceled | already closed | already been"),
+     "| already canceled | already closed | already been | method not allowed"),
     ("SERVER_MISCONFIGURED", 3, "enospc | erofs | edquot | readonly database | attempt to write a readonly database "
      "| unable to open database file | disk i o error | read only file system | no space left on device "
-     "| disk quota exceeded | diskfull | disk full | notconfigured | modulenotfounderror | importerror"),
+     "| disk quota exceeded | diskfull | disk full | disk is full | notconfigured | modulenotfounderror "
+     "| importerror | file is not a database | database disk image is malformed | out of shared memory "
+     "| could not extend file | read only replica | write against a read only | oom command not allowed "
+     "| command not allowed when used memory | misconf | read only option | read only mode "
+     "| input output error"),
     ("SERVER_MISCONFIGURED", 2, "not configured | is not configured | misconfigured | missing configuration "
      "| configuration error | invalid configuration | environment variable | env var | no module named "
      "| command not found | executable not found | not installed | database file | cannot open database"),
     ("UPSTREAM_INTERNAL_ERROR", 3, "internalservererror | internalerror | internalfailure | internal server error "
      "| internal error | api error | apierror | servererror | unhandled exception | unexpected error "
-     "| an unexpected error occurred | something went wrong"),
+     "| an unexpected error occurred | something went wrong | returned non zero exit status "
+     "| maximum recursion depth exceeded | memoryerror | is not valid json | unexpected end of json input "
+     "| in json at position | jsondecodeerror | expecting value | web server is returning an unknown error "
+     "| script killed | operation was aborted | aborterror | the server had an error"),
+    ("UPSTREAM_TIMEOUT", 3, "operation was aborted due to timeout"),
+    ("UPSTREAM_INTERNAL_ERROR", 2, "out of memory"),
 )  # fmt: skip
 
 # Codes that name a kind only as a whole (`judge_code`): gRPC statuses, SQLSTATEs, errno
@@ -669,13 +730,16 @@ _EXACT_CODES: Final[Mapping[str, FailureKind]] = {
         ("UPSTREAM_UNAVAILABLE", "unavailable"),
         ("UPSTREAM_TIMEOUT", "deadlineexceeded"),
         ("UPSTREAM_RATE_LIMITED", "resourceexhausted"),
-        ("INVALID_ARGUMENTS", "invalidargument outofrange badrequest 400 422 413 415 405"),
-        ("UNKNOWN_TOOL", "unimplemented"),
-        ("NOT_FOUND", "notfound 404 410"),
-        ("CONFLICT", "alreadyexists aborted failedprecondition 409 412"),
+        ("INVALID_ARGUMENTS", "invalidargument outofrange badrequest 400 422 413 415 idempotencyerror"),
+        ("POLICY_REFUSED", "unimplemented 405"),
+        ("NOT_FOUND", "notfound 404"),
+        ("CONFLICT", "alreadyexists failedprecondition 409 410 412"),
+        # gRPC: "retry at a higher level" (the read-modify-write), which for a tool call is the call.
+        ("DATABASE_BUSY", "aborted"),
+        ("UPSTREAM_SAYS_TRY_AGAIN", "backenderror"),
         ("ACCESS_DENIED", "permissiondenied 403"),
         ("NOT_AUTHENTICATED", "unauthenticated 401"),
-        ("UPSTREAM_INTERNAL_ERROR", "internal unknown dataloss 500 501"),
+        ("UPSTREAM_INTERNAL_ERROR", "internal unknown dataloss cancelled canceled 500 501"),
         # PostgreSQL SQLSTATEs (postgresql.org/docs/current/errcodes-appendix.html).
         ("DATABASE_BUSY", "40001 40p01 55p03 53300 57p03"),
         ("UPSTREAM_TIMEOUT", "57014"),
@@ -705,7 +769,7 @@ def _build_phrases() -> dict[str, list[tuple[tuple[str, ...], FailureKind, int]]
             words = tuple(_words(phrase))
             if words:
                 by_first.setdefault(words[0], []).append((words, KINDS[code], strength))
-    # Longer phrases first, so that "rate limit exceeded" is seen before "rate limit".
+    # Longer phrases first: the longest phrase at a place is the one read there.
     for entries in by_first.values():
         entries.sort(key=lambda entry: (-len(entry[0]), -entry[2]))
     return by_first
@@ -714,14 +778,15 @@ def _build_phrases() -> dict[str, list[tuple[tuple[str, ...], FailureKind, int]]
 _PHRASES_BY_FIRST_WORD: Final = _build_phrases()
 
 _STATUS_KINDS: Final[Mapping[int, FailureKind]] = {
-    **dict.fromkeys((400, 405, 411, 413, 414, 415, 416, 422), KINDS["INVALID_ARGUMENTS"]),
+    **dict.fromkeys((400, 411, 413, 414, 415, 416, 422), KINDS["INVALID_ARGUMENTS"]),
+    405: KINDS["POLICY_REFUSED"],
     401: KINDS["NOT_AUTHENTICATED"],
     402: KINDS["POLICY_REFUSED"],
     403: KINDS["ACCESS_DENIED"],
     404: KINDS["NOT_FOUND"],
     408: KINDS["UPSTREAM_TIMEOUT"],
     409: KINDS["CONFLICT"],
-    410: KINDS["NOT_FOUND"],
+    410: KINDS["CONFLICT"],
     412: KINDS["CONFLICT"],
     423: KINDS["DATABASE_BUSY"],
     425: KINDS["UPSTREAM_UNAVAILABLE"],
@@ -732,7 +797,8 @@ _STATUS_KINDS: Final[Mapping[int, FailureKind]] = {
     503: KINDS["UPSTREAM_UNAVAILABLE"],
     504: KINDS["UPSTREAM_BAD_GATEWAY"],
     507: KINDS["SERVER_MISCONFIGURED"],
-    **dict.fromkeys((520, 521, 522, 523, 525, 526, 529), KINDS["UPSTREAM_UNAVAILABLE"]),
+    **dict.fromkeys((521, 522, 523, 525, 526, 529), KINDS["UPSTREAM_UNAVAILABLE"]),
+    520: KINDS["UPSTREAM_INTERNAL_ERROR"],
     524: KINDS["UPSTREAM_BAD_GATEWAY"],
 }
 """RFC 9110's statuses (and Cloudflare's 52x) where a text names them."""

@@ -161,7 +161,7 @@ def judge_call(
                 )
             )
         return verdicts
-    disguised = reads_as_failure(outcome)
+    disguised = reads_as_failure(outcome, probe.arguments)
     if disguised is not None:
         return [("ME022", f"{probe.label}: marked a success (isError false) but reads as a failure: {disguised}")]
     verdicts = _judge_output(tool, probe, outcome)
@@ -346,7 +346,7 @@ def _judge_success(probe: Probe, result: CallToolResult) -> list[Verdict]:
     ]
 
 
-def reads_as_failure(result: CallToolResult) -> str | None:
+def reads_as_failure(result: CallToolResult, arguments: Mapping[str, Any] | None = None) -> str | None:
     """What makes a result marked a success read as a failure, or `None` when it reads as one.
 
     For ME022 and for whether a valid call "succeeded": the shared judge of failures disguised
@@ -354,7 +354,7 @@ def reads_as_failure(result: CallToolResult) -> str | None:
     uses: a text that leads with an error label, a JSON object or `structuredContent` that
     reports an error.
     """
-    judged = judge_success(_first_text(result), result.structured_content)
+    judged = judge_success(_first_text(result), result.structured_content, arguments=arguments)
     return None if judged is None else judged.evidence
 
 
@@ -442,7 +442,7 @@ def _has_recovery_signal(probe: Probe, result: CallToolResult, text: str) -> boo
         return True
     if isinstance(result.meta, Mapping) and TOOL_FAILURE_META in result.meta:
         return True
-    if _RECOVERY_HINT.search(text) or judge_failure(text) is not None:
+    if _RECOVERY_HINT.search(text) or judge_failure(text, arguments=probe.arguments) is not None:
         # Words an agent can act on: the shared vocabulary names a kind of failure.
         return True
     # Naming the argument (or quoting the value) that is wrong says what to fix.

@@ -383,7 +383,7 @@ async def _call_probes(
                 _record(run, tool, probe, "error result")
             else:
                 # A success that reports a failure ({"error": "connection refused"}) did not succeed.
-                failure = reads_as_failure(outcome)
+                failure = reads_as_failure(outcome, probe.arguments)
                 _record(run, tool, probe, "succeeded" if failure is None else "failure marked as success", failure)
             if not outcome.is_error:
                 _note_change(run, tool, probe)
