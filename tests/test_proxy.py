@@ -174,7 +174,7 @@ RETURNED_FAILURES: list[tuple[str, dict[str, Any], str, str, bool, str | None]] 
     (
         "fail",
         {"message": f"ENOENT: no such file or directory, open '{LEAKED_PATH}'"},
-        "business",
+        "validation",  # a path the call named: fix it (docs/failure-words.md)
         "NOT_FOUND",
         True,
         "ENOENT",

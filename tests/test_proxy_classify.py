@@ -79,7 +79,7 @@ def test_method_not_found_for_a_tool_the_proxy_does_not_list_is_an_unknown_tool(
         ("read ECONNRESET", ErrorCategory.TRANSIENT, "UPSTREAM_CONNECTION_LOST", None),
         ("database is locked", ErrorCategory.TRANSIENT, "DATABASE_BUSY", None),
         ("Invalid API key provided", ErrorCategory.PERMISSION, "NOT_AUTHENTICATED", None),
-        ("HTTP 404 from the catalogue", ErrorCategory.BUSINESS, "NOT_FOUND", None),
+        ("HTTP 404 from the catalogue", ErrorCategory.VALIDATION, "NOT_FOUND", None),
         ("status code 409", ErrorCategory.BUSINESS, "CONFLICT", None),
         ("branch already exists", ErrorCategory.BUSINESS, "CONFLICT", None),
         ("1 validation error for Arguments", ErrorCategory.VALIDATION, "INVALID_ARGUMENTS", None),

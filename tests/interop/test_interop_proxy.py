@@ -194,9 +194,10 @@ def test_server_filesystem_without_rules_is_classified_from_its_words(
     calls = filesystem_calls(files)
     schemas, (outside, missing, *_) = session(proxied(*node_servers["filesystem"], str(files)), calls)
     denied = error_of(schemas, calls[0], outside)
-    assert (denied["errorCategory"], denied["categoryInferred"]) == ("permission", True)
+    # "Access denied - path outside allowed directories": the fix is a path inside them.
+    assert (denied["errorCategory"], denied["categoryInferred"]) == ("validation", True)
     not_found = error_of(schemas, calls[1], missing)
-    assert (not_found["errorCategory"], not_found["code"]) == ("business", "NOT_FOUND")
+    assert (not_found["errorCategory"], not_found["code"]) == ("validation", "NOT_FOUND")
     assert "ENOENT" in not_found["description"]
 
 

@@ -157,7 +157,9 @@ class UpstreamClassifier:
                 return _from_rule(hit, failure, said)
         if not judge_words:
             return None
-        judged = judge_success(failure.text, failure.structured, read_only=failure.read_only)
+        judged = judge_success(
+            failure.text, failure.structured, read_only=failure.read_only, arguments=failure.arguments
+        )
         if judged is None:
             return None
         details = from_judgment(judged)
