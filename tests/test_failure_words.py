@@ -171,7 +171,7 @@ def test_a_success_that_leads_with_a_failure_is_one(text: str, structured: objec
         ('{"error": null, "rows": 3}', None),
         ("", {"errors": [], "data": {"id": 1}}),
         ("How to fix 'connection refused' in nginx: check the upstream block.", None),
-        ("Traceback (most recent call last):\n  File \"/srv/app/sync.py\", line 41", None),  # a log a user asked for
+        ('Traceback (most recent call last):\n  File "/srv/app/sync.py", line 41', None),  # a log a user asked for
     ],
 )
 def test_a_success_that_only_mentions_failure_words_stays_a_success(text: str, structured: object) -> None:
