@@ -19,7 +19,7 @@ from opentelemetry.sdk.metrics.export import AggregationTemporality, InMemoryMet
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import SpanKind, StatusCode
 
 from mcp_errors import (
     AccessDeniedError,
@@ -340,3 +340,47 @@ async def test_the_proxy_counts_an_upstream_failure_it_classified(telemetry: Tel
     assert telemetry.count("mcp_errors.tool.results", tool__name="fail_jsonrpc", error__category="validation") == 1
     [failed] = spans_with(telemetry, "mcp_errors.error.category", "validation")
     assert "fail_jsonrpc" in failed.name
+
+
+def span_texts(telemetry: Telemetry, kind: SpanKind | None = None) -> list[str]:
+    """Each finished span as its exporter writes it: attributes, status, events and their stack traces."""
+    return [span.to_json() for span in telemetry.spans.get_finished_spans() if kind is None or span.kind is kind]
+
+
+async def test_a_fastmcp_tools_call_span_carries_no_raw_exception_text(telemetry: Telemetry) -> None:
+    server = install(fastmcp.FastMCP("spans"))
+
+    @server.tool
+    def connect() -> str:
+        raise RuntimeError("connect failed: password=hunter2-Sup3r, config /etc/app/secret.yaml")
+
+    async with fastmcp.Client(server) as client:
+        result = await client.call_tool_mcp("connect", {})
+
+    error_id = result.structured_content["errorId"]  # type: ignore[index]
+    [span] = spans_with(telemetry, "mcp_errors.error.id", error_id)
+    assert span.status.status_code is StatusCode.ERROR
+    assert error_id in (span.status.description or "")  # where the full text is: the log, under this id
+    for text in span_texts(telemetry):
+        assert "hunter2" not in text
+        assert "/etc/app" not in text
+        assert __file__ not in text  # no stack trace of the tool either
+
+
+async def test_the_proxys_tools_call_span_carries_no_upstream_secret(telemetry: Telemetry) -> None:
+    child = ChildProcess(sys.executable, [str(Path(proxy_upstream.__file__))])
+    proxy = build_proxy(child)
+    said = f"denied: Authorization: Bearer {proxy_upstream.LEAKED_SECRET} at {proxy_upstream.LEAKED_PATH}"
+    try:
+        await check_upstream(proxy, child, seconds=60)
+        async with Client(proxy._mcp_server) as client:  # type: ignore[arg-type]  # fastmcp's low-level server
+            await client.call_tool("fail_jsonrpc", {"code": -32603, "message": said})
+            await client.call_tool("fail", {"message": said})
+    finally:
+        await child.close()
+
+    server_spans = span_texts(telemetry, SpanKind.SERVER)
+    assert len(server_spans) >= 2
+    for text in server_spans:
+        assert proxy_upstream.LEAKED_SECRET not in text
+        assert proxy_upstream.LEAKED_PATH not in text

@@ -35,7 +35,7 @@ from mcp_errors._shared.telemetry import annotate_tool_result
 from mcp_errors._shared.tool_failure import with_tool_failure
 from mcp_errors.stores import IdempotencyStore
 
-__all__ = ["error_tool_result", "install_on_fastmcp", "replay_middleware", "widen_tools"]
+__all__ = ["error_tool_result", "forget_raw_text", "install_on_fastmcp", "replay_middleware", "widen_tools"]
 
 
 def install_on_fastmcp(server: FastMCP[Any], *, tool_failure_meta: bool, store: IdempotencyStore | None) -> None:
@@ -89,6 +89,30 @@ def error_tool_result(
     )
 
 
+def forget_raw_text(exc: BaseException, result: ToolResult) -> None:
+    """Leave in `exc` only the facts `result` tells, once `exc` has been written as `result`.
+
+    fastmcp's request span records the exception that left its tool call when the request
+    ends, after the middleware turned it into a result: its message (the tool's raw text, a
+    password, a path) as the span's status and exception event, its traceback (file paths) as
+    the event's stack trace. Only the exception that left the call is changed, never what it
+    wraps: its message becomes the category, code and `errorId` (the full text and traceback
+    are in the server's log under that id), and its cause, context and traceback are dropped.
+
+    Args:
+        exc: What the tool call raised, already classified and logged.
+        result: The contract result written for it.
+    """
+    structured = result.structured_content if isinstance(result.structured_content, Mapping) else {}
+    category, code, error_id = (structured.get(field) for field in ("errorCategory", "code", "errorId"))
+    exc.args = (f"{category} error" + (f" {code}" if code else "") + f", errorId {error_id}",)
+    exc.__cause__ = exc.__context__ = None
+    exc.__suppress_context__ = True
+    exc.__traceback__ = None
+    if hasattr(exc, "__notes__"):
+        del exc.__notes__
+
+
 def widen_tools(tools: Sequence[Tool], widening: WideningCache) -> list[Tool]:
     """`tools` with every outputSchema widened to admit the error envelope (copies; the originals are kept)."""
     return [
@@ -137,6 +161,7 @@ class _ContractMiddleware(Middleware):
                 raise exc.__cause__ from None
             error_id = new_error_id()
             result = error_tool_result(await _failure(context, exc, error_id), error_id)
+            forget_raw_text(exc, result)
         if self._tool_failure_meta and result.is_error and is_error_envelope(result.structured_content):
             result.meta = with_tool_failure(result.meta, cast(dict[str, Any], result.structured_content))
         annotate_tool_result(context.message.name, result)

@@ -32,7 +32,7 @@ from mcp_types import (
 from mcp_errors._client.outcome import is_call_failure, read_result
 from mcp_errors._server.arguments import unknown_tool
 from mcp_errors._server.classify import classify_failure, classify_known, log_fields, new_error_id
-from mcp_errors._server.fastmcp import error_tool_result, widen_tools
+from mcp_errors._server.fastmcp import error_tool_result, forget_raw_text, widen_tools
 from mcp_errors._shared.causes import causes
 from mcp_errors._shared.contract import PROTOCOL_SIGNAL_CODES, ErrorCategory, ExecutionState
 from mcp_errors._shared.envelope import FailureDetails, WideningCache, empty_result, is_empty_result
@@ -83,7 +83,9 @@ class ContractMiddleware(Middleware):
         try:
             result = await call_next(context)
         except Exception as exc:
-            return await self._from_exception(context, exc)
+            written = await self._from_exception(context, exc)
+            forget_raw_text(exc, written)  # fastmcp's span records `exc` when the request ends
+            return written
         if result.is_error:
             return await self._from_error_result(context, result)
         if not result.content:
