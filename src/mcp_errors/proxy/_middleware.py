@@ -65,6 +65,10 @@ class ContractMiddleware(Middleware):
         self.tool_failure_meta = tool_failure_meta
         self._widening = WideningCache()
         self._tools: dict[str, Tool] = {}
+        # The codes the result counter may carry besides this project's: the rules file's.
+        self._rule_codes = (
+            frozenset(rule.code for rule in classifier.rules.rules if rule.code) if classifier.rules else ()
+        )
 
     async def on_call_tool(
         self,
@@ -72,7 +76,7 @@ class ContractMiddleware(Middleware):
         call_next: CallNext[CallToolRequestParams, ToolResult],
     ) -> ToolResult:
         result = await self._contract_result(context, call_next)
-        annotate_tool_result(context.message.name, result)
+        annotate_tool_result(context.message.name, result, upstream_codes=self._rule_codes)
         return result
 
     async def _contract_result(
