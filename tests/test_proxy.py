@@ -32,7 +32,7 @@ from mcp_errors.proxy import ChildProcess, ProxySettings, StartupError, build_pr
 from mcp_errors.proxy._child import RestartBackoff
 from mcp_errors.proxy._server import check_upstream
 from servers import proxy_upstream
-from servers.checks import assert_nothing_leaks, check_error, check_success
+from servers.checks import assert_nothing_leaks, check_error, check_success, memory_kept_per_batch
 from servers.proxy_upstream import LEAKED_PATH, LEAKED_SECRET
 
 UPSTREAM = str(Path(proxy_upstream.__file__))
@@ -496,6 +496,20 @@ async def test_idempotency_keys_replay_the_first_answer_of_a_write(mode: str) ->
     assert (again.meta or {}).get("mcp-errors/replayed") is True
     assert read_result(reused).code == "IDEMPOTENCY_KEY_REUSED"
     assert ran.structured_content == {"result": 1}
+
+
+@pytest.mark.anyio
+async def test_keyed_calls_to_invented_tool_names_do_not_grow_the_proxy() -> None:
+    async with proxied("auto", ProxySettings(idempotency_keys=True)) as client:
+
+        async def invent(batch: int) -> None:
+            for number in range(200):
+                name = "x" * 10_000 + f"{batch}-{number}"  # the agent sees only its head
+                result = await client.call_tool(name, {}, meta={"mcp-errors/idempotencyKey": f"op-{batch}-{number}"})
+                assert read_result(result).code == "UNKNOWN_TOOL"
+
+        kept = await memory_kept_per_batch(invent)
+    assert kept < 100_000  # an entry per name would keep 200 x 10 KB a batch
 
 
 @pytest.mark.anyio

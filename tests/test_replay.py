@@ -30,6 +30,7 @@ from mcp_errors import Decision, RecoveryPolicy, call_tool_with_recovery, instal
 from mcp_errors._server.replay import fingerprint, scope_key
 from mcp_errors._shared.contract import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
 from mcp_errors.stores import Claim, IdempotencyStore, MemoryStore, RedisStore, SQLiteStore, Won
+from servers.checks import memory_kept_per_batch
 from servers.keyed_writes import ServerKind, build
 from services import free_port
 
@@ -104,6 +105,27 @@ async def test_a_repeated_key_replays_the_first_answer_without_running_again(fla
     assert other.content != first.content
     assert unkeyed.content != first.content
     assert effects.writes == ["charge 5"] * 3
+
+
+INVENTED_NAME_CHARS = 10_000
+
+
+@pytest.mark.anyio
+async def test_keyed_calls_to_invented_tool_names_do_not_grow_the_server(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore())
+    async with connect(flavour, server) as session:
+
+        async def invent(batch: int) -> None:
+            for number in range(200):
+                name = "x" * INVENTED_NAME_CHARS + f"{batch}-{number}"  # the agent sees only its head
+                result = await session.call(name, {}, key=f"op-{batch}-{number}")
+                assert envelope(result)[1] == "UNKNOWN_TOOL"
+
+        kept = await memory_kept_per_batch(invent)
+
+    # A cache entry per name would keep 200 x 10 KB a batch.
+    assert kept < 200 * INVENTED_NAME_CHARS / 20
+    assert effects.writes == []
 
 
 @pytest.mark.anyio
