@@ -448,7 +448,7 @@ async def test_a_key_whose_runner_died_answers_outcome_unknown_and_never_runs_ag
     store = MemoryStore(clock=lambda: now[0])
     server, effects = build(flavour[0], store)
     # What a replica that died mid-call leaves: a claim nobody renews.
-    claim = await store.claim(scope_key(None, "charge", "k"), fingerprint({"amount": 1}), lease_seconds=30)
+    claim = await store.claim(scope_key(server.name, None, "charge", "k"), fingerprint({"amount": 1}), lease_seconds=30)
     assert isinstance(claim, Won)
     now[0] += 31
     async with connect(flavour, server) as session:
@@ -481,13 +481,48 @@ async def test_replay_works_the_same_on_every_shared_store(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("kinds", [("mcpserver", "mcpserver"), ("mcpserver", "fastmcp"), ("fastmcp", "fastmcp")])
+async def test_two_servers_sharing_one_store_file_keep_their_keys_apart(
+    kinds: tuple[ServerKind, ServerKind], tmp_path: Path
+) -> None:
+    store = f"sqlite:///{tmp_path}/shared.sqlite3"  # one file, one table, a store each
+    tickets: dict[str, list[str]] = {"zendesk": [], "jira": []}
+
+    def ticket_tool(name: str) -> Callable[[str], str]:
+        def create_ticket(title: str) -> str:
+            """Open a ticket."""
+            tickets[name].append(title)
+            return f"{name} ticket #{len(tickets[name])}: {title}"
+
+        return create_ticket
+
+    servers = []
+    for kind, name in zip(kinds, tickets, strict=True):
+        server: Any = install(MCPServer(name) if kind == "mcpserver" else FastMCP(name), idempotency=store)
+        server.tool()(ticket_tool(name)) if kind == "mcpserver" else server.tool(ticket_tool(name))
+        servers.append((kind, server))
+
+    answers: dict[str, list[str]] = {}
+    for (kind, server), name in zip(servers, tickets, strict=True):
+        async with connect((kind, None if kind == "fastmcp" else "legacy"), server) as session:
+            for _ in range(2):  # the call and its resend
+                result = await session.call("create_ticket", {"title": "Printer on fire"}, key="op-1")
+                answers.setdefault(name, []).append(result.content[0].text)  # type: ignore[union-attr]
+    assert tickets == {"zendesk": ["Printer on fire"], "jira": ["Printer on fire"]}  # each server's tool ran once
+    assert answers["zendesk"] == ["zendesk ticket #1: Printer on fire"] * 2
+    assert answers["jira"] == ["jira ticket #1: Printer on fire"] * 2
+
+
+@pytest.mark.anyio
 async def test_installing_again_swaps_the_store(tmp_path: Path) -> None:
     server, effects = build("mcpserver", MemoryStore())
     install(server, idempotency=SQLiteStore(tmp_path / "keys.sqlite3"))
     async with Client(server) as client:
         await client.call_tool("charge", {"amount": 1}, meta={IDEMPOTENCY_KEY_META: "k"})  # type: ignore[arg-type]
     async with SQLiteStore(tmp_path / "keys.sqlite3") as reopened:
-        claim = await reopened.claim(scope_key(None, "charge", "k"), fingerprint({"amount": 1}), lease_seconds=1)
+        claim = await reopened.claim(
+            scope_key(server.name, None, "charge", "k"), fingerprint({"amount": 1}), lease_seconds=1
+        )
     assert json.loads(claim.result)["content"][0]["text"] == "charge #1 of 1"  # type: ignore[union-attr]
     assert effects.writes == ["charge 1"]
 

@@ -49,7 +49,7 @@ def install_on_fastmcp(server: FastMCP[Any], *, tool_failure_meta: bool, store: 
         server.add_middleware(_ContractMiddleware(tool_failure_meta=tool_failure_meta))
     if store is None:
         return
-    replacement = replay_middleware(store)
+    replacement = replay_middleware(store, namespace=server.name)
     for middleware in chain:
         if isinstance(middleware, _ReplayMiddleware):
             middleware.replay = replacement.replay
@@ -121,9 +121,17 @@ def widen_tools(tools: Sequence[Tool], widening: WideningCache) -> list[Tool]:
     ]
 
 
-def replay_middleware(store: IdempotencyStore) -> _ReplayMiddleware:
-    """A fastmcp middleware that honours idempotency keys with `store` (the proxy adds one)."""
-    return _ReplayMiddleware(Replay[ToolResult](store, to_wire=_to_wire, from_wire=ToolResult.from_mcp_result))
+def replay_middleware(store: IdempotencyStore, *, namespace: str | None = None) -> _ReplayMiddleware:
+    """A fastmcp middleware that honours idempotency keys with `store` (the proxy adds one).
+
+    Args:
+        store: Where keys are claimed.
+        namespace: Whose keys these are in `store`; by default the name of the server that
+            handles the call. Servers (and proxies of different upstreams) sharing one store
+            need different namespaces; replicas of one server need the same.
+    """
+    replay = Replay[ToolResult](store, to_wire=_to_wire, from_wire=ToolResult.from_mcp_result)
+    return _ReplayMiddleware(replay, namespace=namespace)
 
 
 class _ContractMiddleware(Middleware):
@@ -189,8 +197,9 @@ async def _failure(context: MiddlewareContext[CallToolRequestParams], exc: Excep
 
 
 class _ReplayMiddleware(Middleware):
-    def __init__(self, replay: Replay[ToolResult]) -> None:
+    def __init__(self, replay: Replay[ToolResult], *, namespace: str | None) -> None:
         self.replay = replay
+        self.namespace = namespace
         # Only names the server has: a caller inventing names must not grow it.
         self._covered: dict[str, bool] = {}
 
@@ -206,6 +215,7 @@ class _ReplayMiddleware(Middleware):
         if key is None or fastmcp_context is None or not await self._covers(fastmcp_context.fastmcp, name):
             return await call_next(context)
         return await self.replay.call(
+            namespace=self.namespace if self.namespace is not None else fastmcp_context.fastmcp.name,
             tool=name,
             arguments=context.message.arguments or {},
             key=key,

@@ -10,8 +10,8 @@ writes, like the demo desk's refunds, is left to do so):
   policy knows a resend with the same key cannot apply the call twice;
 - reads the key from the request's `params._meta["mcp-errors/idempotencyKey"]`; a call
   without a key runs as usual;
-- **claims** the key, scoped to the tool and to the caller when the server knows it (the
-  authenticated principal), *before* the tool runs, in one atomic step of the store. Exactly
+- **claims** the key, scoped to the server (its name), to the tool and to the caller when
+  the server knows it (the authenticated principal), *before* the tool runs, in one atomic step of the store. Exactly
   one call with the key runs the tool; every other one gets, from the same step:
   - the first call's stored answer, replayed, marked `_meta["mcp-errors/replayed"]: true`;
   - for a first call still running: a bounded wait for its answer (`wait_seconds`), then a
@@ -102,9 +102,13 @@ def request_key(meta: Mapping[str, Any] | None) -> object:
     return meta.get(IDEMPOTENCY_KEY_META) if meta else None
 
 
-def scope_key(principal: object, tool: str, key: str) -> str:
-    """The store's key for an idempotency key: scoped to the caller and the tool, fixed length."""
-    return hashlib.sha256(json.dumps([principal, tool, key], default=str).encode()).hexdigest()
+def scope_key(namespace: str, principal: object, tool: str, key: str) -> str:
+    """The store's key for an idempotency key: scoped to the server, the caller and the tool, fixed length.
+
+    `namespace` is the server's name (replicas of one server share it, so their keys meet;
+    two servers sharing one store never see each other's keys).
+    """
+    return hashlib.sha256(json.dumps([namespace, principal, tool, key], default=str).encode()).hexdigest()
 
 
 def fingerprint(arguments: Mapping[str, Any]) -> str:
@@ -140,6 +144,7 @@ class Replay(Generic[R]):
     async def call(
         self,
         *,
+        namespace: str,
         tool: str,
         arguments: Mapping[str, Any],
         key: object,
@@ -149,6 +154,8 @@ class Replay(Generic[R]):
         """Run `run` once for `key`, or answer from what the key holds.
 
         Args:
+            namespace: Whose keys these are: the server's name, so that servers sharing one
+                store keep their keys apart (the proxy may give its upstream's).
             tool: The tool's name.
             arguments: Its arguments (their hash must match the first call's).
             key: The caller's idempotency key, as sent: a string of 1 to 255 characters,
@@ -162,7 +169,7 @@ class Replay(Generic[R]):
         if not (isinstance(key, str) and 0 < len(key) <= _MAX_KEY_LENGTH):
             return self._error(_KEY_INVALID, tool)
         store = self.store
-        scope = scope_key(principal, tool, key)
+        scope = scope_key(namespace, principal, tool, key)
         arguments_hash = fingerprint(arguments)
         deadline = anyio.current_time() + store.wait_seconds
         poll = _FIRST_POLL
