@@ -296,6 +296,31 @@ async def test_a_result_already_in_the_contract_passes_through_unchanged(client:
 
 
 @pytest.mark.anyio
+async def test_an_upstreams_own_envelope_keeps_its_shape_but_not_its_secrets(mode: str) -> None:
+    said = f"Login refused: password={LEAKED_SECRET} in {LEAKED_PATH}; ask an admin."
+    envelope = {
+        "errorCategory": "permission",
+        "isRetryable": False,
+        "description": said,
+        "code": "LOGIN_REFUSED",
+        "fieldErrors": [{"field": "password", "problem": f"was {LEAKED_SECRET}"}],
+        "errorId": "abc123abc123",
+    }
+    # Over stdio, as a host runs it: `mcp-errors proxy -- <upstream>`.
+    async with Client(command_params("--", sys.executable, UPSTREAM), mode=mode) as client:
+        with anyio.fail_after(60):
+            result = await client.call_tool("fail_structured", {"structured": envelope, "text": f"[permission] {said}"})
+    assert_nothing_leaks(wire(result), LEAKED_SECRET, LEAKED_PATH)
+    outcome = read_result(result)
+    assert (outcome.category, outcome.code, outcome.error_id) == (
+        ErrorCategory.PERMISSION,
+        "LOGIN_REFUSED",
+        "abc123abc123",
+    )
+    assert "ask an admin" in outcome.description
+
+
+@pytest.mark.anyio
 async def test_json_rpc_errors_become_results_and_invalid_params_name_the_argument(client: Client) -> None:
     listed = await schemas(client)
     invalid = await client.call_tool("fail_jsonrpc", {"code": -32602, "message": "bad", "data": {"field": "day"}})

@@ -16,7 +16,7 @@ schemas with the same `error_tool_result` and `widen_tools`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import fastmcp.exceptions
 import pydantic
@@ -31,11 +31,19 @@ from mcp_errors._server.classify import classify_failure, new_error_id
 from mcp_errors._server.replay import Replay, advertise, covers, principal, request_key
 from mcp_errors._shared.contract import is_error_envelope, is_protocol_signal
 from mcp_errors._shared.envelope import FailureDetails, WideningCache
+from mcp_errors._shared.sanitize import MAX_DESCRIPTION_CHARS, MAX_MESSAGE_CHARS, sanitize_json, sanitize_text
 from mcp_errors._shared.telemetry import annotate_tool_result
 from mcp_errors._shared.tool_failure import with_tool_failure
 from mcp_errors.stores import IdempotencyStore
 
-__all__ = ["error_tool_result", "forget_raw_text", "install_on_fastmcp", "replay_middleware", "widen_tools"]
+__all__ = [
+    "error_tool_result",
+    "forget_raw_text",
+    "install_on_fastmcp",
+    "replay_middleware",
+    "sanitized_contract_result",
+    "widen_tools",
+]
 
 
 def install_on_fastmcp(server: FastMCP[Any], *, tool_failure_meta: bool, store: IdempotencyStore | None) -> None:
@@ -111,6 +119,31 @@ def forget_raw_text(exc: BaseException, result: ToolResult) -> None:
     exc.__traceback__ = None
     if hasattr(exc, "__notes__"):
         del exc.__notes__
+
+
+def sanitized_contract_result(result: ToolResult) -> ToolResult:
+    """An error result already in the contract that came from elsewhere (an upstream's own), its words made safe.
+
+    Its shape is trusted (the category, the verdict, the fields), not its words: every string
+    of its envelope and every text block is sanitised like anything else the agent reads, so
+    that a password or a server path in an upstream's own envelope stops here too.
+    """
+    structured = result.structured_content
+    return ToolResult.model_construct(
+        content=[
+            block.model_copy(update={"text": sanitize_text(block.text, limit=_PASSED_TEXT_CHARS)})
+            if isinstance(block, TextContent)
+            else block
+            for block in result.content
+        ],
+        structured_content=sanitize_json(structured) if structured is not None else None,
+        meta=result.meta,
+        is_error=result.is_error,
+    )
+
+
+_PASSED_TEXT_CHARS: Final = MAX_DESCRIPTION_CHARS + MAX_MESSAGE_CHARS + 200
+"""A contract text block: its head, a message and a description (`_shared/error_text.py`)."""
 
 
 def widen_tools(tools: Sequence[Tool], widening: WideningCache) -> list[Tool]:

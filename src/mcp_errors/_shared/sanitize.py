@@ -23,8 +23,8 @@ import functools
 import ipaddress
 import itertools
 import re
-from collections.abc import Iterator
-from typing import Final
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
 
 __all__ = [
     "MAX_DESCRIPTION_CHARS",
@@ -36,6 +36,7 @@ __all__ = [
     "find_leaks",
     "has_secret",
     "is_secret_name",
+    "sanitize_json",
     "sanitize_text",
 ]
 
@@ -166,6 +167,39 @@ def sanitize_text(text: str, *, limit: int) -> str:
     if len(text) <= _CACHED_CHARS:
         return _sanitize_cached(text, limit)
     return _sanitize(text, limit)
+
+
+def sanitize_json(value: Any, depth: int = 0) -> Any:
+    """JSON data with every string in it sanitised, keys included; nesting cut at 8 levels.
+
+    For structured data that crosses to the agent (a tool's `extra` fields, an upstream's own
+    error envelope): its shape is kept, its words are not trusted. A value JSON cannot carry
+    is written as its sanitised text.
+
+    Args:
+        value: Any JSON-like value.
+        depth: How deep `value` already is (for the recursion).
+
+    Returns:
+        The same shape, safe to send.
+    """
+    if isinstance(value, str):
+        return sanitize_text(value, limit=MAX_DESCRIPTION_CHARS)
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if depth >= _MAX_JSON_DEPTH:
+        return None
+    if isinstance(value, Mapping):
+        return {
+            sanitize_text(str(key), limit=MAX_MESSAGE_CHARS): sanitize_json(item, depth + 1)
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [sanitize_json(item, depth + 1) for item in value]
+    return sanitize_text(str(value), limit=MAX_MESSAGE_CHARS)
+
+
+_MAX_JSON_DEPTH: Final = 8
 
 
 def encodable(text: str) -> str:

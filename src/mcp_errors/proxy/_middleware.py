@@ -32,7 +32,7 @@ from mcp_types import (
 from mcp_errors._client.outcome import is_call_failure, read_result
 from mcp_errors._server.arguments import unknown_tool
 from mcp_errors._server.classify import classify_failure, classify_known, log_fields, new_error_id
-from mcp_errors._server.fastmcp import error_tool_result, forget_raw_text, widen_tools
+from mcp_errors._server.fastmcp import error_tool_result, forget_raw_text, sanitized_contract_result, widen_tools
 from mcp_errors._shared.causes import causes
 from mcp_errors._shared.contract import PROTOCOL_SIGNAL_CODES, ErrorCategory, ExecutionState
 from mcp_errors._shared.envelope import FailureDetails, WideningCache, empty_result, is_empty_result
@@ -131,7 +131,9 @@ class ContractMiddleware(Middleware):
         error_id = new_error_id()
         details = self.classifier.classify(failure, error_id=error_id)
         if details is None:
-            # Already the contract: as it came, with the SEP-3313 object when asked for.
+            # Already the contract: its shape as it came, its words sanitised (an upstream's own
+            # envelope may carry a password or a path), with the SEP-3313 object when asked for.
+            result = sanitized_contract_result(result)
             if self.tool_failure_meta and result.structured_content is not None:
                 result.meta = with_tool_failure(result.meta, result.structured_content)
             return result
