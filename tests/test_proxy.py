@@ -241,7 +241,7 @@ async def test_returned_failures_are_classified_in_precedence_with_the_upstreams
         assert envelope.get("categoryInferred", False) is inferred, where
         if words is not None:
             assert words in envelope["description"], where
-        assert_nothing_leaks(wire(result), LEAKED_SECRET, LEAKED_PATH)
+        assert_nothing_leaks(wire(result), LEAKED_SECRET, LEAKED_PATH, "Hunter2Hunter2")
 
 
 @pytest.mark.anyio
@@ -303,14 +303,14 @@ async def test_an_upstreams_own_envelope_keeps_its_shape_but_not_its_secrets(mod
         "isRetryable": False,
         "description": said,
         "code": "LOGIN_REFUSED",
-        "fieldErrors": [{"field": "password", "problem": f"was {LEAKED_SECRET}"}],
+        "fieldErrors": [{"field": "password", "problem": f"was {LEAKED_SECRET}", "received": "Hunter2Hunter2"}],
         "errorId": "abc123abc123",
     }
     # Over stdio, as a host runs it: `mcp-errors proxy -- <upstream>`.
     async with Client(command_params("--", sys.executable, UPSTREAM), mode=mode) as client:
         with anyio.fail_after(60):
             result = await client.call_tool("fail_structured", {"structured": envelope, "text": f"[permission] {said}"})
-    assert_nothing_leaks(wire(result), LEAKED_SECRET, LEAKED_PATH)
+    assert_nothing_leaks(wire(result), LEAKED_SECRET, LEAKED_PATH, "Hunter2Hunter2")
     outcome = read_result(result)
     assert (outcome.category, outcome.code, outcome.error_id) == (
         ErrorCategory.PERMISSION,

@@ -14,7 +14,7 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from leak_strategies import FILLER, a_traceback, texts_with_a_path, texts_with_a_secret
-from mcp_errors._shared.sanitize import REDACTED, find_leaks, is_secret_name, sanitize_text
+from mcp_errors._shared.sanitize import REDACTED, find_leaks, is_secret_name, sanitize_json, sanitize_text
 
 
 @given(texts_with_a_secret(), st.integers(min_value=20, max_value=400))
@@ -370,3 +370,18 @@ def test_the_leak_finder_agrees_with_the_sanitiser_on_both_corpora() -> None:
 def test_what_only_shares_a_name_with_a_credential_is_kept(text: str) -> None:
     assert sanitize_text(text, limit=1000) == text
     assert find_leaks(text) == []
+
+
+def test_json_data_keeps_its_shape_with_every_string_sanitised_keys_included() -> None:
+    data = {"note": "see /srv/app/x.py", "password=hunter2-Sup3r": [1, True, None, {"token": "Bearer abc123def456"}]}
+    assert sanitize_json(data) == {
+        "note": "see [path]",
+        f"password={REDACTED}": [1, True, None, {"token": "Bearer [REDACTED]"}],
+    }
+
+
+def test_json_data_is_cut_past_eight_levels() -> None:
+    nested: object = "deep"
+    for _ in range(12):
+        nested = [nested]
+    assert "deep" not in str(sanitize_json(nested))

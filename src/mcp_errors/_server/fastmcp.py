@@ -31,7 +31,14 @@ from mcp_errors._server.classify import classify_failure, new_error_id
 from mcp_errors._server.replay import Replay, advertise, covers, principal, request_key
 from mcp_errors._shared.contract import is_error_envelope, is_protocol_signal
 from mcp_errors._shared.envelope import FailureDetails, WideningCache
-from mcp_errors._shared.sanitize import MAX_DESCRIPTION_CHARS, MAX_MESSAGE_CHARS, sanitize_json, sanitize_text
+from mcp_errors._shared.sanitize import (
+    MAX_DESCRIPTION_CHARS,
+    MAX_MESSAGE_CHARS,
+    REDACTED,
+    is_secret_name,
+    sanitize_json,
+    sanitize_text,
+)
 from mcp_errors._shared.telemetry import annotate_tool_result
 from mcp_errors._shared.tool_failure import with_tool_failure
 from mcp_errors.stores import IdempotencyStore
@@ -128,7 +135,11 @@ def sanitized_contract_result(result: ToolResult) -> ToolResult:
     of its envelope and every text block is sanitised like anything else the agent reads, so
     that a password or a server path in an upstream's own envelope stops here too.
     """
-    structured = result.structured_content
+    structured = sanitize_json(result.structured_content) if result.structured_content is not None else None
+    for error in structured.get("fieldErrors", ()) if isinstance(structured, dict) else ():
+        # The value sent for a secret-named argument is a secret whatever it looks like.
+        if isinstance(error, dict) and "received" in error and is_secret_name(str(error.get("field")).split(".")[-1]):
+            error["received"] = REDACTED
     return ToolResult.model_construct(
         content=[
             block.model_copy(update={"text": sanitize_text(block.text, limit=_PASSED_TEXT_CHARS)})
@@ -136,7 +147,7 @@ def sanitized_contract_result(result: ToolResult) -> ToolResult:
             else block
             for block in result.content
         ],
-        structured_content=sanitize_json(structured) if structured is not None else None,
+        structured_content=structured,
         meta=result.meta,
         is_error=result.is_error,
     )
