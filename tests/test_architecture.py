@@ -29,7 +29,7 @@ LAYERS: dict[str, set[str]] = {
     "server": {"_errors", "_classify", "_install", "_fastmcp", "_replay", "_fastmcp_replay", "stores"},
     "client": {"_client", "_outcome", "_budget", "_policy", "_render"},
     "multi-agent": {"_partial"},
-    "on top": {"testing", "_cli", "__main__", "check", "demo", "integrations", "proxy"},
+    "on top": {"testing", "_cli", "_cli_params", "__main__", "check", "demo", "integrations", "proxy"},
 }
 MAY_IMPORT: dict[str, set[str]] = {
     "contract": {"contract"},

@@ -637,7 +637,9 @@ def free_port() -> int:
 @pytest.mark.anyio
 async def test_the_http_front_serves_the_proxy_statelessly(mode: str) -> None:
     port = free_port()
-    command = [*PROXY, "--http", f"127.0.0.1:{port}", "--", sys.executable, UPSTREAM]
+    # `--http` takes PORT (on 127.0.0.1) or HOST:PORT: one form per mode.
+    address = str(port) if mode == "legacy" else f"127.0.0.1:{port}"
+    command = [*PROXY, "--http", address, "--", sys.executable, UPSTREAM]
     async with await anyio.open_process(command, stdout=subprocess.DEVNULL) as process:
         try:
             assert process.stderr is not None
