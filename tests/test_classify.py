@@ -353,6 +353,13 @@ def test_unclassified_exceptions_get_a_fixed_text_and_a_logged_error_id(caplog: 
     assert record.error_id == ERROR_ID  # type: ignore[attr-defined]
 
 
+def test_the_log_line_of_a_failure_without_a_code_has_no_stray_space(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_errors")
+    classify_failure(raised(lambda: BusinessRuleError("No", description="Refused.")), tool_name="t", error_id=ERROR_ID)
+    (record,) = caplog.records
+    assert record.getMessage() == f"tool 't' failed: business, errorId {ERROR_ID}"
+
+
 class Refund(BaseModel):
     order_id: str = Field(pattern=r"^#\d{5}$")
     amount: float = Field(gt=0)

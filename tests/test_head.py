@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from mcp_types import CallToolResult
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
 from mcp_errors._envelope import FailureDetails, error_result
-from mcp_errors._head import ErrorHead, read_error_text, write_error_text
+from mcp_errors._head import ErrorHead, read_error_text, seconds_in_words, write_error_text
 
 texts = st.text(st.characters(exclude_categories=["Cs"]), max_size=200)
 error_ids = st.from_regex(r"[0-9a-f]{12}", fullmatch=True)
@@ -129,3 +130,10 @@ def test_an_all_failed_partial_report_is_written_by_the_same_writer() -> None:
     assert read is not None
     assert read.head == ErrorHead(ErrorCategory.PERMISSION, retryable=False)
     assert read_result(result).code == "ALL_SOURCES_FAILED"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "words"), [(1, "1 second"), (1.0004, "1 second"), (0.1861972720000722, "0.186 seconds"), (30, "30 seconds")]
+)
+def test_a_wait_in_a_sentence_agrees_in_number_and_has_the_heads_precision(seconds: float, words: str) -> None:
+    assert seconds_in_words(seconds) == words

@@ -61,6 +61,7 @@ from mcp_errors._contract import MAX_RETRY_AFTER_SECONDS, ErrorCategory, Executi
 from mcp_errors._duck import is_fastmcp, is_httpx
 from mcp_errors._envelope import FailureDetails, as_sentence
 from mcp_errors._errors import ToolError
+from mcp_errors._head import seconds_in_words
 from mcp_errors._sanitize import (
     MAX_DESCRIPTION_CHARS,
     MAX_MESSAGE_CHARS,
@@ -207,10 +208,9 @@ def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None
             # No brackets or `name=value` in the line: MCPServer's RichHandler highlights them, which
             # made this line ~70 µs dearer than the SDK's own per failure (docs/performance.md).
             logger.info(
-                "tool %r failed: %s %s, errorId %s",
+                "tool %r failed: %s, errorId %s",
                 tool_name,
-                details.category.value,
-                details.code or "",
+                f"{details.category.value} {details.code}" if details.code else details.category.value,
                 error_id,
                 extra=log_fields(tool_name, error_id, details.category),
             )
@@ -691,7 +691,7 @@ def _is_sqlite_busy(exc: sqlite3.OperationalError) -> bool:
 
 def _from_http_status(status: int, retry_after: float | None) -> FailureDetails | None:
     if status in (408, 429, 502, 503, 504):
-        wait = f"at least {retry_after:g} seconds" if retry_after is not None else "a short wait"
+        wait = f"at least {seconds_in_words(retry_after)}" if retry_after is not None else "a short wait"
         return _transient(
             f"Upstream HTTP {status}",
             f"A service this tool depends on is rate limiting or temporarily unavailable. Resend after {wait}.",

@@ -97,7 +97,8 @@ class FailureDetails:
         if self.code is not None:
             data["code"] = self.code
         if self.retry_after_seconds is not None:
-            data["retryAfterSeconds"] = self.retry_after_seconds
+            # To the millisecond, as the head writes it: a computed backoff is no 0.1861972720000722.
+            data["retryAfterSeconds"] = round(self.retry_after_seconds, 3)
         if self.field_errors:
             data["fieldErrors"] = [error.to_json() for error in self.field_errors]
         if self.execution_state is not None:

@@ -27,7 +27,15 @@ from typing import Final
 
 from mcp_errors._contract import ErrorCategory
 
-__all__ = ["ErrorHead", "ErrorText", "format_seconds", "read_error_text", "with_error_id", "write_error_text"]
+__all__ = [
+    "ErrorHead",
+    "ErrorText",
+    "format_seconds",
+    "read_error_text",
+    "seconds_in_words",
+    "with_error_id",
+    "write_error_text",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +121,12 @@ def format_seconds(seconds: float) -> str:
     """A wait as the head writes it: plain decimal, at most three places (`2`, `0.25`)."""
     # Never the exponent form of `:g` (`1e+06`), which the head's grammar does not admit.
     return f"{seconds:.3f}".rstrip("0").rstrip(".")
+
+
+def seconds_in_words(seconds: float) -> str:
+    """A wait as a sentence says it, with the head's precision: `1 second`, `0.186 seconds`."""
+    shown = format_seconds(seconds)
+    return f"{shown} second" if shown == "1" else f"{shown} seconds"
 
 
 _ID_OPEN: Final = " (errorId: "

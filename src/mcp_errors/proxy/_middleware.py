@@ -33,6 +33,7 @@ from mcp_types import (
 from mcp_errors._classify import classify_failure, classify_known, log_fields, new_error_id, unknown_tool
 from mcp_errors._contract import ErrorCategory, ExecutionState
 from mcp_errors._envelope import FailureDetails, WideningCache, empty_result, is_empty_result
+from mcp_errors._head import seconds_in_words
 from mcp_errors._outcome import is_call_failure, read_result
 from mcp_errors._telemetry import annotate_tool_result
 from mcp_errors._tool_failure import with_tool_failure
@@ -199,10 +200,9 @@ class ContractMiddleware(Middleware):
         text, structured = details.write(error_id)
         if logger.isEnabledFor(logging.INFO):
             logger.info(
-                "tool %r failed: %s %s, errorId %s",
+                "tool %r failed: %s, errorId %s",
                 name,
-                details.category.value,
-                details.code or "",
+                f"{details.category.value} {details.code}" if details.code else details.category.value,
                 error_id,
                 extra=log_fields(name, error_id, details.category),
             )
@@ -291,7 +291,7 @@ def _unavailable(reason: str, retry_after: float | None) -> FailureDetails:
         message="The server is not running",
         category=ErrorCategory.TRANSIENT,
         description=f"{reason} This call was not sent to it, so nothing was applied: resend it "
-        + (f"after {retry_after:.3g} seconds." if retry_after else "after a short wait."),
+        + (f"after {seconds_in_words(retry_after)}." if retry_after else "after a short wait."),
         code="UPSTREAM_UNAVAILABLE",
         retry_after_seconds=retry_after,
         execution_state=ExecutionState.NOT_EXECUTED,
