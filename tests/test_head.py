@@ -133,7 +133,8 @@ def test_an_all_failed_partial_report_is_written_by_the_same_writer() -> None:
 
 
 @pytest.mark.parametrize(
-    ("seconds", "words"), [(1, "1 second"), (1.0004, "1 second"), (0.1861972720000722, "0.186 seconds"), (30, "30 seconds")]
+    ("seconds", "words"),
+    [(1, "1 second"), (1.0004, "1 second"), (0.1861972720000722, "0.186 seconds"), (30, "30 seconds")],
 )
 def test_a_wait_in_a_sentence_agrees_in_number_and_has_the_heads_precision(seconds: float, words: str) -> None:
     assert seconds_in_words(seconds) == words
