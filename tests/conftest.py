@@ -7,18 +7,28 @@
 - `zero_wait`: the recovery policy skips its backoff waits (`mcp_errors.testing`).
 - Every test starts with full default retry budgets.
 - `postgres_url`, `redis_url`: real servers started for the session (`tests/services.py`).
+
+Hypothesis runs the `test` profile: 50 examples per property, enough to exercise every
+strategy on each run while the suite stays quick. A scheduled run can search deeper with
+`HYPOTHESIS_PROFILE=deep uv run pytest` (1,000 examples per property).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Literal
 
 import pytest
+from hypothesis import settings
 
 from mcp_errors.testing import reset_retry_budgets, set_testing
 
 pytest_plugins = ["services"]
+
+settings.register_profile("test", max_examples=50)
+settings.register_profile("deep", max_examples=1000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "test"))
 
 Mode = Literal["legacy", "auto"]
 

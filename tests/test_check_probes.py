@@ -156,7 +156,7 @@ _simple_property = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(
     st.dictionaries(st.from_regex(r"[a-z]{1,8}", fullmatch=True), _simple_property, min_size=1, max_size=5),
     st.data(),

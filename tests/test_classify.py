@@ -390,7 +390,7 @@ leaky_texts = st.one_of(
 )
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow], max_examples=60)
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(leaky_texts, leaky_texts, leaky_texts, st.sampled_from([TransientError, BusinessRuleError, AccessDeniedError]))
 def test_nothing_secret_reaches_the_agent_from_a_tool_error(
     message: tuple[str, list[str]],

@@ -141,8 +141,8 @@ def test_a_computed_wait_is_written_to_the_millisecond_in_both_text_and_structur
     )
     result = error_result(details)
     assert result.structured_content is not None
-    assert result.structured_content["retryAfterSeconds"] == 0.186
-    assert getattr(result.content[0], "text", "").startswith("[transient error, retryable after 0.186s]")
+    assert result.structured_content["retryAfterSeconds"] == 0.187  # up: never sooner than the server asked
+    assert getattr(result.content[0], "text", "").startswith("[transient error, retryable after 0.187s]")
 
 
 def test_extra_fields_never_override_the_contract() -> None:

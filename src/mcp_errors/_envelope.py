@@ -20,7 +20,7 @@ from typing import Any, Final, Protocol
 from mcp_types import CallToolResult, TextContent
 
 from mcp_errors._contract import CONTRACT_FIELDS, ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
-from mcp_errors._head import ErrorHead, with_error_id, write_error_text
+from mcp_errors._head import ErrorHead, to_milliseconds, with_error_id, write_error_text
 from mcp_errors._sanitize import encodable
 
 __all__ = [
@@ -63,6 +63,12 @@ class FailureDetails:
     declared: the head then says `(inferred)` and the envelope has `categoryInferred: true`."""
     _written: tuple[str, dict[str, Any]] | None = field(default=None, init=False, repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        if self.retry_after_seconds is not None:
+            # One value for the head, the envelope and telemetry, as a person reads it: a
+            # computed backoff is no 0.1861972720000722 (`to_milliseconds`).
+            object.__setattr__(self, "retry_after_seconds", to_milliseconds(self.retry_after_seconds))
+
     def to_structured(self, error_id: str | None = None) -> dict[str, Any]:
         """The `structuredContent` object of the error result (a new dict on each call)."""
         return self.write(error_id)[1]
@@ -97,8 +103,7 @@ class FailureDetails:
         if self.code is not None:
             data["code"] = self.code
         if self.retry_after_seconds is not None:
-            # To the millisecond, as the head writes it: a computed backoff is no 0.1861972720000722.
-            data["retryAfterSeconds"] = round(self.retry_after_seconds, 3)
+            data["retryAfterSeconds"] = self.retry_after_seconds
         if self.field_errors:
             data["fieldErrors"] = [error.to_json() for error in self.field_errors]
         if self.execution_state is not None:

@@ -21,8 +21,10 @@ only the start and the end of a text, so its cost does not grow with the text's 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
+from decimal import ROUND_CEILING, Decimal
 from typing import Final
 
 from mcp_errors._contract import ErrorCategory
@@ -33,6 +35,7 @@ __all__ = [
     "format_seconds",
     "read_error_text",
     "seconds_in_words",
+    "to_milliseconds",
     "with_error_id",
     "write_error_text",
 ]
@@ -117,18 +120,32 @@ def read_error_text(text: str) -> ErrorText | None:
     return ErrorText(head=head, body=body, error_id=error_id)
 
 
+def to_milliseconds(seconds: float) -> float:
+    """A wait as every writer gives it: rounded up to the millisecond (`0.18619727` is `0.187`).
+
+    Up, not to the nearest: no client is told to come back sooner than it was asked to.
+    Rounding a rounded wait changes nothing.
+    """
+    if not math.isfinite(seconds) or abs(seconds) >= _NO_MILLISECONDS_PAST:
+        return seconds
+    # Through the shortest decimal form: 4.35 stays 4.35 (4.35 * 1000 is 4350.000000000001).
+    return float(Decimal(repr(seconds)).quantize(_MILLISECOND, rounding=ROUND_CEILING))
+
+
 def format_seconds(seconds: float) -> str:
-    """A wait as the head writes it: plain decimal, at most three places (`2`, `0.25`)."""
+    """A wait as the head writes it: plain decimal, in milliseconds at most (`2`, `0.25`)."""
     # Never the exponent form of `:g` (`1e+06`), which the head's grammar does not admit.
-    return f"{seconds:.3f}".rstrip("0").rstrip(".")
+    return f"{to_milliseconds(seconds):.3f}".rstrip("0").rstrip(".")
 
 
 def seconds_in_words(seconds: float) -> str:
-    """A wait as a sentence says it, with the head's precision: `1 second`, `0.186 seconds`."""
+    """A wait as a sentence says it, with the head's precision: `1 second`, `0.187 seconds`."""
     shown = format_seconds(seconds)
     return f"{shown} second" if shown == "1" else f"{shown} seconds"
 
 
+_MILLISECOND: Final = Decimal("0.001")
+_NO_MILLISECONDS_PAST: Final = 1e12  # seconds; past the head's 12 digits a millisecond means nothing
 _ID_OPEN: Final = " (errorId: "
 _MAX_ID_TAIL: Final = 80
 _ERROR_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
