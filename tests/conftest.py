@@ -7,6 +7,9 @@
 - `zero_wait`: the recovery policy skips its backoff waits (`mcp_errors.testing`).
 - Every test starts with full default retry budgets.
 - `postgres_url`, `redis_url`: real servers started for the session (`tests/services.py`).
+- Workers: a run of whole folders (`uv run pytest`) gets one pytest-xdist worker per core,
+  up to 4, each taking whole files; a run of chosen files or tests runs in one process.
+- Reports keep no lone surrogates (see `pytest_runtest_makereport`).
 
 Hypothesis runs the `test` profile: 50 examples per property, enough to exercise every
 strategy on each run while the suite stays quick. A scheduled run can search deeper with
@@ -16,11 +19,12 @@ strategy on each run while the suite stays quick. A scheduled run can search dee
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Literal
 
 import pytest
 from hypothesis import settings
+from pluggy import Result
 
 from mcp_errors.testing import reset_retry_budgets, set_testing
 
@@ -56,3 +60,33 @@ def zero_wait() -> Iterator[None]:
 def fresh_default_retry_budgets() -> None:
     """Calls made without a policy share one process-wide budget per server; start each test full."""
     reset_retry_budgets()
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Workers for `-n auto`: none when the run names files or tests, as while iterating."""
+    if any(not os.path.isdir(arg.partition("::")[0]) for arg in config.args):
+        return 0  # starting workers would cost more than they save
+    return min(4, len(os.sched_getaffinity(0)))
+
+
+def _encodable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Result[pytest.TestReport]]:
+    """Escape lone surrogates in what a report carries, as `\\udcff`.
+
+    Tests feed servers file names that are not UTF-8 (`os.fsdecode` makes lone surrogates
+    of them), and the servers' logs, captured into the report, repeat them. pytest-xdist's
+    workers send reports as UTF-8, which has no surrogates: such a report killed its worker.
+    """
+    outcome = yield
+    report = outcome.get_result()
+    report.sections = [(title, _encodable(text)) for title, text in report.sections]
+    if report.longrepr is not None and not isinstance(report.longrepr, tuple):
+        text = str(report.longrepr)
+        if _encodable(text) != text:
+            report.longrepr = _encodable(text)
