@@ -12,6 +12,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,8 @@ def test_a_configured_command_starts_the_mcp_errors_command(command: list[str]) 
     at = argv.index("mcp-errors") + 1
     assert argv[at] in SUBCOMMANDS, argv
     argv.insert(at + 1, "--help")
-    executable = shutil.which(argv[0])
+    # `mcp-errors` is on PATH under `uv run`; beside this interpreter when pytest runs bare.
+    executable = shutil.which(argv[0]) or shutil.which(argv[0], path=str(Path(sys.executable).parent))
     assert executable is not None, f"{argv[0]} is not on PATH"
     done = subprocess.run(
         [executable, *argv[1:]],
