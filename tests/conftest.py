@@ -9,6 +9,7 @@
 - `postgres_url`, `redis_url`: real servers started for the session (`tests/services.py`).
 - Workers: a run of whole folders (`uv run pytest`) gets one pytest-xdist worker per core,
   up to 4, each taking whole files; a run of chosen files or tests runs in one process.
+  The files that take longest run first, so that no worker is left alone at the end.
 - Reports keep no lone surrogates (see `pytest_runtest_makereport`).
 
 Hypothesis runs the `test` profile: 50 examples per property, enough to exercise every
@@ -67,6 +68,24 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     if any(not os.path.isdir(arg.partition("::")[0]) for arg in config.args):
         return 0  # starting workers would cost more than they save
     return min(4, len(os.sched_getaffinity(0)))
+
+
+# The files that start the most processes (docs/performance.md, "The test suite"). Workers
+# take whole files in collection order: one of these started last would keep its worker busy
+# long after the other ran out of files.
+_LONGEST_FIRST = (
+    "test_proxy.py",
+    "test_interop_proxy.py",
+    "test_replicas.py",
+    "test_demo_simulator.py",
+    "test_policy.py",
+    "test_docs.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: index for index, name in enumerate(_LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file keeps its order
 
 
 def _encodable(text: str) -> str:
