@@ -70,16 +70,20 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return min(4, len(os.sched_getaffinity(0)))
 
 
-# The files that start the most processes (docs/performance.md, "The test suite"). Workers
-# take whole files in collection order: one of these started last would keep its worker busy
-# long after the other ran out of files.
+# The files that cost the most CPU, most first (docs/performance.md, "The test suite").
+# Workers take whole files in collection order: one of these started last would keep its
+# worker busy long after the other ran out of files.
 _LONGEST_FIRST = (
     "test_proxy.py",
     "test_interop_proxy.py",
     "test_replicas.py",
-    "test_demo_simulator.py",
     "test_policy.py",
     "test_docs.py",
+    "test_interop_conformance.py",
+    "test_demo_simulator.py",
+    "test_check_cli.py",
+    "test_check_runner.py",
+    "test_interop_inspector.py",
 )
 
 
