@@ -1,4 +1,4 @@
-"""Every regular expression in `src/` reads hostile text in linear time.
+"""Every regular expression in `src/`, and in the shipped rule packs, reads hostile text in linear time.
 
 The patterns are found by walking the package's modules (a new one is covered the day it is
 written): every compiled pattern at module level, also inside tuples, lists and dicts there.
@@ -15,6 +15,7 @@ import pkgutil
 import re
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mcp_errors
+from mcp_errors.proxy import load_rules
 
 HOSTILE_CHARS = 30_000
 BOUND_SECONDS = 2.0
@@ -105,3 +107,26 @@ def test_mixed_runs_stay_linear_for_every_pattern(data: st.DataObject, pieces: l
     text = (unit * (HOSTILE_CHARS // len(unit) + 1))[:HOSTILE_CHARS] + tail
     name, pattern = data.draw(st.sampled_from(PATTERNS))
     assert_linear(pattern, text, name)
+
+
+RULES = Path(__file__).parents[1] / "docs" / "proxy-rules"
+RULE_PATTERNS = sorted(
+    (f"{path.name} {rule.label}", pattern)
+    for path in RULES.glob("*.toml")
+    for rule in load_rules(path).rules
+    for pattern in (rule.text, rule.pattern)
+    if pattern is not None
+)
+
+
+def led_by_its_head(pattern: Any) -> Iterator[str]:
+    """Texts that start the pattern's literal head over and over, each followed by a run it half-matches."""
+    head = re.match(r"[^\\()\[\]{}|?*+^$.]*", pattern.pattern.lstrip("^")).group()  # type: ignore[union-attr]
+    for run in ("a" * 3000, "a:" * 1500, "é" * 3000, "' " * 1500):
+        yield ((head + run) * (HOSTILE_CHARS // (len(head) + len(run)) + 1))[:HOSTILE_CHARS] + "\x00"
+
+
+@pytest.mark.parametrize(("name", "pattern"), RULE_PATTERNS, ids=[name for name, _ in RULE_PATTERNS])
+def test_a_shipped_rules_pattern_reads_hostile_text_in_linear_time(name: str, pattern: Any) -> None:
+    for text in (*hostile_texts(pattern), *led_by_its_head(pattern)):
+        assert_linear(pattern, text, name)

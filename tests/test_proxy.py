@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -27,6 +28,7 @@ import anyio.abc
 import pytest
 from anyio.streams.text import TextReceiveStream
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client as stdio_transport
 from mcp_types import CallToolResult
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
@@ -783,6 +785,25 @@ async def test_the_command_gives_the_child_the_callers_environment_and_working_d
     async with Client(params, mode="legacy") as client:
         result = await client.call_tool("environment", {"name": "WEATHER_TOKEN"})
     assert result.structured_content == {"result": f"w-123|{tmp_path}"}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("logged", [True, False], ids=["by default", "--no-failure-log"])
+async def test_the_command_logs_each_rewritten_failure_on_stderr_unless_told_not_to(logged: bool) -> None:
+    options = [] if logged else ["--no-failure-log"]
+    params = command_params(*options, "--", sys.executable, UPSTREAM)
+    with tempfile.TemporaryFile("w+") as stderr:
+        async with Client(stdio_transport(params, errlog=stderr), mode="legacy") as client:  # type: ignore[arg-type]
+            result = await client.call_tool("fail", {"message": f"the ledger broke, key {LEAKED_SECRET}"})
+        stderr.seek(0)
+        log = stderr.read()
+    envelope = check_error(wire(result), None)
+    line = f"tool 'fail' failed: business TOOL_ERROR, errorId {envelope['errorId']}; the server said: Error executing"
+    assert (line in log) is logged
+    assert (f"errorId {envelope['errorId']}" in log) is logged
+    if logged:
+        assert LEAKED_SECRET in log.split(line, 1)[1]  # the host's log has the words the agent must not see
+    assert_nothing_leaks(wire(result), LEAKED_SECRET)
 
 
 def free_port() -> int:

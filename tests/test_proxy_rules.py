@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -205,13 +208,155 @@ SHIPPED = [
         "EACCES: permission denied, open '/srv/data/locked.txt'",
         "FILE_PERMISSION_DENIED",
     ),
+    # mcp-server-sqlite answers its failures as successes: these are matched as successes.
+    ("mcp-server-sqlite.toml", "write_query", "Database error: database is locked", "DATABASE_BUSY"),
+    ("mcp-server-sqlite.toml", "read_query", 'Database error: near "FORM": syntax error', "SQL_SYNTAX_ERROR"),
+    ("mcp-server-sqlite.toml", "read_query", "Database error: incomplete input", "SQL_SYNTAX_ERROR"),
+    ("mcp-server-sqlite.toml", "read_query", "Database error: no such table: orders", "UNKNOWN_TABLE"),
+    ("mcp-server-sqlite.toml", "read_query", "Database error: no such column: nme", "UNKNOWN_COLUMN"),
+    (
+        "mcp-server-sqlite.toml",
+        "write_query",
+        "Database error: NOT NULL constraint failed: users.email",
+        "INVALID_VALUE",
+    ),
+    ("mcp-server-sqlite.toml", "write_query", "Database error: CHECK constraint failed: balance >= 0", "CHECK_FAILED"),
+    (
+        "mcp-server-sqlite.toml",
+        "write_query",
+        "Database error: UNIQUE constraint failed: users.email",
+        "DUPLICATE_VALUE",
+    ),
+    ("mcp-server-sqlite.toml", "create_table", "Database error: table users already exists", "ALREADY_EXISTS"),
+    (
+        "mcp-server-sqlite.toml",
+        "write_query",
+        "Database error: attempt to write a readonly database",
+        "DATABASE_READ_ONLY",
+    ),
+    ("mcp-server-sqlite.toml", "read_query", "Database error: file is not a database", "DATABASE_FILE_UNUSABLE"),
+    (
+        "mcp-server-sqlite.toml",
+        "read_query",
+        "Error: Only SELECT queries are allowed for read_query",
+        "WRONG_TOOL",
+    ),
+    ("mcp-server-sqlite.toml", "write_query", "Database error: too many SQL variables", "DATABASE_ERROR"),
+    ("mcp-server-sqlite.toml", "write_query", "Error: Missing arguments", "TOOL_ERROR"),
+    (
+        "mcp-server-fetch.toml",
+        "fetch",
+        "Error executing tool fetch: Refused to fetch http://10.0.0.7/robots.txt: 10.0.0.7 resolves to 10.0.0.7, "
+        "which is not a public address. Start the server with --allow-private-ips to allow private, loopback and "
+        "link-local addresses.",
+        "PRIVATE_ADDRESS_REFUSED",
+    ),
+    (
+        "mcp-server-fetch.toml",
+        "fetch",
+        "Error executing tool fetch: When fetching robots.txt (https://example.com/robots.txt), received status 403 "
+        "so assuming that autonomous fetching is not allowed, the user can try manually fetching by using the fetch "
+        "prompt",
+        "ROBOTS_DISALLOWED",
+    ),
+    (
+        "mcp-server-fetch.toml",
+        "fetch",
+        "Error executing tool fetch: Failed to set up the HTTP client, check the proxy configuration (--proxy-url or "
+        "the HTTP_PROXY, HTTPS_PROXY and ALL_PROXY environment variables): Unknown scheme for proxy URL "
+        "URL('ftp://127.0.0.1:9')",
+        "SERVER_MISCONFIGURED",
+    ),
+    (
+        "mcp-server-fetch.toml",
+        "fetch",
+        "Error executing tool fetch: Failed to fetch https://example.com/a: ReadTimeout('')",
+        "UPSTREAM_TIMEOUT",
+    ),
+    (
+        "mcp-server-fetch.toml",
+        "fetch",
+        "Error executing tool fetch: Failed to fetch http://docs.example.invalid/guide: "
+        "ConnectError('[Errno -3] Temporary failure in name resolution')",
+        "DNS_UNAVAILABLE",
+    ),
+    (
+        "mcp-server-fetch.toml",
+        "fetch",
+        "Error executing tool fetch: Failed to fetch http://docs.example.invalid/guide: "
+        "ConnectError('[Errno -2] Name or service not known')",
+        "UNKNOWN_HOST",
+    ),
+    (
+        "mcp-server-fetch.toml",
+        "fetch",
+        "Error executing tool fetch: Failed to fetch robots.txt https://example.com/robots.txt due to a connection "
+        "issue",
+        "UPSTREAM_UNREACHABLE",
+    ),
+    (
+        "mcp-server-fetch.toml",
+        "fetch",
+        "Error executing tool fetch: Failed to fetch https://example.com/a - status code 429",
+        "UPSTREAM_RATE_LIMITED",
+    ),
+    (
+        "mcp-server-fetch.toml",
+        "fetch",
+        "Error executing tool fetch: Failed to fetch https://example.com/a - status code 503",
+        "UPSTREAM_UNAVAILABLE",
+    ),
+    (
+        "mcp-server-fetch.toml",
+        "fetch",
+        "Error executing tool fetch: Failed to fetch https://example.com/a - status code 504",
+        "UPSTREAM_BAD_GATEWAY",
+    ),
+    (
+        "mcp-server-fetch.toml",
+        "fetch",
+        "Error executing tool fetch: Failed to fetch https://example.com/a - status code 401",
+        "UPSTREAM_FORBIDDEN",
+    ),
+    (
+        "mcp-server-fetch.toml",
+        "fetch",
+        "Error executing tool fetch: Failed to fetch https://example.com/a - status code 404",
+        "PAGE_NOT_FOUND",
+    ),
+    (
+        "mcp-server-fetch.toml",
+        "fetch",
+        "Error executing tool fetch: Failed to fetch https://example.com/a - status code 410",
+        "UPSTREAM_REFUSED",
+    ),
+    (
+        "mcp-server-fetch.toml",
+        "fetch",
+        "Error executing tool fetch: Failed to fetch https://example.com/a - status code 500",
+        "UPSTREAM_ERROR",
+    ),
+    (
+        "mcp-server-fetch.toml",
+        "fetch",
+        "Error executing tool fetch: 1 validation error for fetchArguments\nurl\n  Input should be a valid URL, "
+        "relative URL without a base [type=url_parsing, input_value='not a url', input_type=str]",
+        "INVALID_ARGUMENTS",
+    ),
 ]
+
+ANSWERED_AS_SUCCESSES = {"mcp-server-sqlite.toml"}
+"""Packs for servers that answer their failures as successes: their rules match successes."""
 
 
 @pytest.mark.parametrize(("file", "tool", "text", "code"), SHIPPED, ids=[case[3] + "-" + case[1] for case in SHIPPED])
 def test_every_shipped_rule_matches_what_its_server_says(file: str, tool: str, text: str, code: str) -> None:
-    rules = load_rules(DOCS_RULES / file)
-    details = UpstreamClassifier(rules).classify(UpstreamFailure(tool=tool, text=text), error_id="e")
+    classifier = UpstreamClassifier(load_rules(DOCS_RULES / file))
+    failure = UpstreamFailure(tool=tool, text=text)
+    if file in ANSWERED_AS_SUCCESSES:
+        details = classifier.classify_success(failure, error_id="e", judge_words=False)
+    else:
+        details = classifier.classify(failure, error_id="e")
     assert details is not None
     assert details.code == code
     assert "/srv/data" not in details.description
@@ -223,3 +368,49 @@ def test_every_shipped_rule_is_exercised() -> None:
     for path in DOCS_RULES.glob("*.toml"):
         for rule in load_rules(path).rules:
             assert (path.name, rule.code) in exercised, rule.label
+
+
+CORPUS = Path(__file__).parent / "corpus"
+PACK_SERVERS = {"mcp-server-sqlite.toml": "mcp-server-sqlite==", "mcp-server-fetch.toml": "mcp-server-fetch=="}
+
+
+def corpus_entries(kind: str, file: str) -> list[dict[str, Any]]:
+    """The corpus's `failure` or `success` entries of the server a pack is for."""
+    name = {"failure": "failures.toml", "success": "successes.toml"}[kind]
+    entries = tomllib.loads((CORPUS / name).read_text(encoding="utf-8"))[kind]
+    return [entry for entry in entries if entry["source"].startswith(PACK_SERVERS[file])]
+
+
+def tool_of(entry: dict[str, Any]) -> str:
+    found = re.search(r"\btool (\w+)", entry["source"])
+    assert found is not None, entry["source"]
+    return found.group(1)
+
+
+@pytest.mark.parametrize("file", sorted(PACK_SERVERS))
+def test_a_pack_gives_every_failure_of_its_server_in_the_corpus_its_category_exactly(file: str) -> None:
+    classifier = UpstreamClassifier(load_rules(DOCS_RULES / file))
+    entries = corpus_entries("failure", file)
+    assert len(entries) >= 15
+    for entry in entries:
+        failure = UpstreamFailure(tool=tool_of(entry), text=entry["text"], read_only=tool_of(entry) == "fetch")
+        if entry["shape"] == "disguised":
+            details = classifier.classify_success(failure, error_id="e", judge_words=False)
+        else:
+            details = classifier.classify(failure, error_id="e")
+        assert details is not None, entry["text"]
+        assert (details.category.value, details.category.is_retryable) == (entry["category"], entry["retryable"]), (
+            entry["text"]
+        )
+        # A rule's judgment is the user's, not inferred; only the SDK's own argument check is left to the chain.
+        assert details.inferred is entry["text"].startswith("Input validation error"), entry["text"]
+
+
+@pytest.mark.parametrize("file", sorted(PACK_SERVERS))
+def test_a_pack_leaves_every_true_success_of_its_server_in_the_corpus_a_success(file: str) -> None:
+    classifier = UpstreamClassifier(load_rules(DOCS_RULES / file))
+    entries = corpus_entries("success", file)
+    assert entries
+    for entry in entries:
+        failure = UpstreamFailure(tool=tool_of(entry), text=entry["text"])
+        assert classifier.classify_success(failure, error_id="e", judge_words=False) is None, entry["text"]

@@ -24,17 +24,11 @@ from typing import Any
 
 import pytest
 
-from interop.peers import INTEROP_DIR, NODE_BIN, NODE_MODULES, RUN_TIMEOUT_S, SERVERS_DIR, NodeRun
+from interop.peers import INTEROP_DIR, NODE_BIN, NODE_MODULES, RUN_TIMEOUT_S, SERVERS_DIR, NodeRun, unavailable
 
 _STAMP = NODE_MODULES / ".mcp-errors-lock-sha256"
 _MIN_NODE_MAJOR = 22
 _INSTALL_TIMEOUT_S = 300
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI", "").lower() not in ("", "0", "false"):
-        pytest.fail(reason, pytrace=False)
-    pytest.skip(reason)
 
 
 def _lock_digest() -> str:
@@ -48,7 +42,7 @@ def _up_to_date() -> bool:
 def _install() -> None:
     npm = shutil.which("npm")
     if npm is None:
-        _unavailable("npm not found: install Node.js and npm (apt-get install npm) to run the interop tests")
+        unavailable("npm not found: install Node.js and npm (apt-get install npm) to run the interop tests")
         return
     # Scripts are off: the only one in the tree (the Inspector's postinstall) is a no-op
     # when the package is a dependency, and none is needed to run the pinned binaries.
@@ -58,11 +52,11 @@ def _install() -> None:
             command, cwd=INTEROP_DIR, capture_output=True, text=True, timeout=_INSTALL_TIMEOUT_S, check=False
         )
     except subprocess.TimeoutExpired:
-        _unavailable(f"`npm ci` in tests/interop took over {_INSTALL_TIMEOUT_S}s: is registry.npmjs.org reachable?")
+        unavailable(f"`npm ci` in tests/interop took over {_INSTALL_TIMEOUT_S}s: is registry.npmjs.org reachable?")
         return
     if done.returncode != 0:
         said = " / ".join(line.strip() for line in (done.stderr or done.stdout).strip().splitlines()[:3])
-        _unavailable(
+        unavailable(
             f"`npm ci` in tests/interop failed (exit {done.returncode}): the interop tests need the npm registry "
             f"(registry.npmjs.org) to install Node 22 and the MCP peers; npm said: {said}"
         )

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 INTEROP_DIR = Path(__file__).parent
 SERVERS_DIR = INTEROP_DIR.parent / "servers"
@@ -37,3 +40,10 @@ class NodeRun:
     def json(self) -> Any:
         """The last stdout line as JSON (the programs print one JSON document there)."""
         return json.loads(self.stdout.strip().splitlines()[-1])
+
+
+def unavailable(reason: str) -> None:
+    """A peer this test needs is missing: fail under CI (`CI` set), skip with the reason elsewhere."""
+    if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)

@@ -24,7 +24,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from interop.peers import CONTRACT_SERVER, EMPTY_CALL, INTEROP_DIR, RUN_TIMEOUT_S
+from interop.peers import CONTRACT_SERVER, EMPTY_CALL, INTEROP_DIR, RUN_TIMEOUT_S, unavailable
 from servers.checks import assert_nothing_leaks
 from servers.contract_server import CASES, LEAKED_PATH, LEAKED_SECRET, Case, build_server
 
@@ -39,12 +39,6 @@ _SYNC_TIMEOUT_S = 300
 _HEAD = re.compile(r"^\[(?P<category>\w+) error, (?P<verdict>retryable|not retryable)[^\]]*\] ")
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI", "").lower() not in ("", "0", "false"):
-        pytest.fail(reason, pytrace=False)
-    pytest.skip(reason)
-
-
 def _uv_env() -> dict[str, str]:
     # `uv run pytest` exports the project's venv; the script must get its own environment.
     return {key: value for key, value in os.environ.items() if key != "VIRTUAL_ENV"}
@@ -55,7 +49,7 @@ def adapter_report() -> dict[str, Any]:
     """Run the adapter client once against the contract server; its JSON report."""
     uv = shutil.which("uv")
     if uv is None:
-        _unavailable("The langchain-mcp-adapters interop test needs `uv` on PATH to build the adapter's environment.")
+        unavailable("The langchain-mcp-adapters interop test needs `uv` on PATH to build the adapter's environment.")
     assert uv is not None
     # Building the environment is the only step that needs the registry: keep its failure apart from the run's.
     sync = [uv, "sync", "--locked", "--script", str(CLIENT_SCRIPT)]
@@ -64,10 +58,10 @@ def adapter_report() -> dict[str, Any]:
             sync, env=_uv_env(), capture_output=True, text=True, timeout=_SYNC_TIMEOUT_S, check=False
         )
     except subprocess.TimeoutExpired:
-        _unavailable(f"`uv sync --script` took over {_SYNC_TIMEOUT_S}s: is pypi.org reachable?")
+        unavailable(f"`uv sync --script` took over {_SYNC_TIMEOUT_S}s: is pypi.org reachable?")
     if built.returncode != 0:
         said = " / ".join(line.strip() for line in built.stderr.strip().splitlines()[:3])
-        _unavailable(
+        unavailable(
             f"uv could not build the langchain-mcp-adapters environment from {CLIENT_SCRIPT.name}.lock "
             f"(exit {built.returncode}): it needs the PyPI registry on a cold cache; uv said: {said}"
         )

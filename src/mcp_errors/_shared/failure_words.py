@@ -220,7 +220,11 @@ def _best_match(words: Sequence[str], *, minimum_strength: int = 1) -> Match | N
     best: Match | None = None
     start = 0
     while start < len(words):
-        found = _longest_phrase_at(words, start) or _http_status(words, start)
+        # Most words start no phrase and are no status: two look-ups decide, before any call.
+        word = words[start]
+        found = _longest_phrase_at(words, start) if word in PHRASES_BY_FIRST_WORD else None
+        if found is None and len(word) == 3 and word.isdigit():
+            found = _http_status(words, start)
         if found is None:
             start += 1
             continue
@@ -231,7 +235,11 @@ def _best_match(words: Sequence[str], *, minimum_strength: int = 1) -> Match | N
 
 
 def _longest_phrase_at(words: Sequence[str], start: int) -> Match | None:
+    following = words[start + 1] if start + 1 < len(words) else None
     for phrase, kind, strength in PHRASES_BY_FIRST_WORD.get(words[start], ()):
+        # Most phrases that share a first word differ at the second: compare it before slicing.
+        if len(phrase) > 1 and phrase[1] != following:
+            continue
         if tuple(words[start : start + len(phrase)]) == phrase:
             return (kind, " ".join(phrase), strength, start)  # sorted longest first
     return None
@@ -338,13 +346,15 @@ _MAX_WAIT: Final = 86_400.0
 
 
 def _asked_wait(words: Sequence[str]) -> float | None:
-    for start in range(len(words)):
-        for lead in _WAIT_LEADS:
+    for start, word in enumerate(words):
+        for lead in _WAIT_LEADS_BY_FIRST_WORD.get(word, ()):
             end = start + len(lead)
+            if len(lead) > 1 and (end > len(words) or words[start + 1] != lead[1]):
+                continue
             if tuple(words[start:end]) != lead:
                 continue
             for at in range(end, min(end + 3, len(words))):  # "retry after 30", "wait for at least 2 minutes"
-                number = _NUMBER.fullmatch(words[at])
+                number = _NUMBER.fullmatch(words[at]) if words[at][0].isdigit() else None
                 if number is not None:
                     # "5s" is one word, its unit inside it; "5 seconds" two.
                     unit = number.group(2) or (words[at + 1] if at + 1 < len(words) else "s")
@@ -355,6 +365,10 @@ def _asked_wait(words: Sequence[str]) -> float | None:
 
 
 _NUMBER: Final = re.compile(r"([0-9]{1,9}(?:\.[0-9]{1,6})?)([a-z]{0,12})")
+_WAIT_LEADS_BY_FIRST_WORD: Final[Mapping[str, tuple[tuple[str, ...], ...]]] = {
+    first: tuple(lead for lead in _WAIT_LEADS if lead[0] == first) for first in {lead[0] for lead in _WAIT_LEADS}
+}
+"""`_WAIT_LEADS` by their first word, each in `_WAIT_LEADS`'s order: most words lead no wait."""
 
 
 # -- successes that lead with a failure ----------------------------------------------------

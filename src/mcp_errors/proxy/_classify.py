@@ -236,9 +236,15 @@ _NOISE: Final = re.compile(
 )
 
 
+# Each alternative of `_NOISE` holds one of these: a text without them is not searched.
+_NOISE_MARKERS: Final = ("Error executing tool", "Error calling tool", "For further information visit", "input_value=")
+
+
 def _said(text: str) -> str:
     words = strip_sdk_wrappers(text[:_MAX_READ_CHARS].strip())
-    return sanitize_text(_NOISE.sub("", words), limit=MAX_SAID_CHARS)
+    if any(marker in words for marker in _NOISE_MARKERS):
+        words = _NOISE.sub("", words)
+    return sanitize_text(words, limit=MAX_SAID_CHARS)
 
 
 def _with_words(details: FailureDetails, said: str) -> FailureDetails:

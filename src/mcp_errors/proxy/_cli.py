@@ -74,6 +74,14 @@ def proxy(
             show_default="off",
         ),
     ] = False,
+    failure_log: Annotated[
+        bool,
+        typer.Option(
+            "--failure-log/--no-failure-log",
+            help="Log each rewritten failure on stderr at WARNING, with the upstream's own words (unsanitised) under "
+            "its errorId.",
+        ),
+    ] = True,
     startup_timeout: Annotated[
         float, typer.Option("--startup-timeout", min=0.1, help="Seconds for the upstream to start and list its tools.")
     ] = 30.0,
@@ -85,6 +93,7 @@ def proxy(
     Examples: `mcp-errors proxy -- uvx mcp-server-git` and `mcp-errors proxy --http 127.0.0.1:8080 https://x.dev/mcp`.
     """
     import functools
+    import logging
     import sys
 
     import anyio
@@ -112,6 +121,9 @@ def proxy(
             _fail(f"The upstream server's command {target[0]!r} is not on PATH.", status=2)
         upstream = ChildProcess(target[0], target[1:])
     _quiet_fastmcp()
+    if not failure_log:
+        # The only WARNING lines of the proxy's logger; the proxy's own faults stay (ERROR, on `mcp_errors`).
+        logging.getLogger("mcp_errors.proxy").setLevel(logging.ERROR)
     settings = ProxySettings(
         rules=loaded,
         retry=retry,
