@@ -175,7 +175,7 @@ def test_no_true_success_is_turned_into_a_failure(entry: dict[str, Any]) -> None
 
 if __name__ == "__main__":
     sources = Counter(source_of(entry) for entry in FAILURES)
-    print(f"{len(FAILURES)} failures from {len(sources)} sources, {len(SUCCESSES)} successes")
+    print(f"{len(FAILURES)} failures ({len(sources)} distinct programs and documents), {len(SUCCESSES)} successes")
     for name in sorted(PARTS):
         figures = score(name)
         print(

@@ -211,7 +211,8 @@ VOCABULARY: Final[Sequence[tuple[str, int, str]]] = (
      "| divide by zero | no such table | no such column | no such function | unknown column | unknown table"),
     ("INVALID_QUERY", 2, "unknown identifier | undefined variable | undefined identifier | undefined symbol "
      "| is not defined | unexpected token | unterminated | did not match any file | did not match any files "
-     "| not a valid expression | invalid expression | ambiguous column | no such collation"),
+     "| not a valid expression | invalid expression | ambiguous column | no such collation | incomplete input "
+     "| unrecognized token"),
     ("UNKNOWN_TOOL", 2, "unknown tool | no such tool | tool not found | tool does not exist | method not found"),
     # --- permission ---
     ("ACCESS_DENIED", 3, "accessdenied | accessdeniedexception | unauthorizedoperation | authorizationfailed "
