@@ -97,9 +97,10 @@ def widen_tools(tools: Sequence[Tool], widening: WideningCache) -> list[Tool]:
     ]
 
 
-def replay_middleware(store: IdempotencyStore) -> _ReplayMiddleware:
-    """A fastmcp middleware that honours idempotency keys with `store` (the proxy adds one)."""
-    return _ReplayMiddleware(Replay[ToolResult](store, to_wire=_to_wire, from_wire=ToolResult.from_mcp_result))
+def replay_middleware(store: IdempotencyStore, *, namespace: str | None = None) -> _ReplayMiddleware:
+    """A fastmcp middleware that honours idempotency keys with `store`, its keys in `namespace` (the proxy's)."""
+    replay = Replay[ToolResult](store, to_wire=_to_wire, from_wire=ToolResult.from_mcp_result, namespace=namespace)
+    return _ReplayMiddleware(replay)
 
 
 class _ContractMiddleware(Middleware):

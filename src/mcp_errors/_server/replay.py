@@ -102,9 +102,10 @@ def request_key(meta: Mapping[str, Any] | None) -> object:
     return meta.get(IDEMPOTENCY_KEY_META) if meta else None
 
 
-def scope_key(principal: object, tool: str, key: str) -> str:
-    """The store's key for an idempotency key: scoped to the caller and the tool, fixed length."""
-    return hashlib.sha256(json.dumps([principal, tool, key], default=str).encode()).hexdigest()
+def scope_key(principal: object, tool: str, key: str, *, namespace: str | None = None) -> str:
+    """The store's key for an idempotency key: scoped to the namespace, the caller and the tool, fixed length."""
+    parts = [principal, tool, key] if namespace is None else [namespace, principal, tool, key]
+    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
 
 
 def fingerprint(arguments: Mapping[str, Any]) -> str:
@@ -121,6 +122,8 @@ class Replay(Generic[R]):
         to_wire: The server's result as a `CallToolResult`, or `None` for a result that is
             not a final answer (the claim is then released).
         from_wire: A `CallToolResult` (replayed or written here) as the server's result.
+        namespace: Keeps these keys apart from other users of the same store (the proxy
+            gives its upstream's identity); `None` leaves them unscoped.
     """
 
     def __init__(
@@ -129,8 +132,10 @@ class Replay(Generic[R]):
         *,
         to_wire: Callable[[R], CallToolResult | None],
         from_wire: Callable[[CallToolResult], R],
+        namespace: str | None = None,
     ) -> None:
         self.store = store
+        self.namespace = namespace
         self._to_wire = to_wire
         self._from_wire = from_wire
         # Calls running in this process, so that a local duplicate wakes when they end
@@ -162,7 +167,7 @@ class Replay(Generic[R]):
         if not (isinstance(key, str) and 0 < len(key) <= _MAX_KEY_LENGTH):
             return self._error(_KEY_INVALID, tool)
         store = self.store
-        scope = scope_key(principal, tool, key)
+        scope = scope_key(principal, tool, key, namespace=self.namespace)
         arguments_hash = fingerprint(arguments)
         deadline = anyio.current_time() + store.wait_seconds
         poll = _FIRST_POLL
