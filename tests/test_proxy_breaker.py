@@ -34,12 +34,9 @@ def decisions(reader: InMemoryMetricReader) -> dict[tuple[str, str | None], floa
                 if metric.name != "mcp_errors.proxy.decisions":
                     continue
                 for point in metric.data.data_points:
-                    attributes = dict(point.attributes or {})
-                    key = (
-                        str(attributes["mcp_errors.proxy.decision"]),
-                        attributes.get("mcp_errors.proxy.breaker.scope"),
-                    )
-                    counted[key] = counted.get(key, 0) + point.value  # type: ignore[attr-defined]
+                    attributes: dict[str, Any] = dict(point.attributes or {})
+                    key = (attributes["mcp_errors.proxy.decision"], attributes.get("mcp_errors.proxy.breaker.scope"))
+                    counted[key] = counted.get(key, 0) + point.value  # type: ignore[union-attr]  # a sum's point
     return counted
 
 

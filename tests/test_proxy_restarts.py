@@ -36,7 +36,7 @@ async def test_after_a_child_restart_the_next_result_says_so_once_and_the_log_na
             after = await client.call_tool("recall", {})
             later = await client.call_tool("recall", {})
     assert read_result(crashed).code == "UPSTREAM_EXITED"
-    assert (after.meta or {})[RESTARTED_META] == {"restarts": 1, "how": "exited with status 3"}
+    assert (after.meta or {})[RESTARTED_META] == {"restarts": 1, "how": "exited with status 3 and was started again"}
     assert read_result(after).kind == "empty"  # the state is gone, as the notice says
     assert "exited with status 3" in after.content[-1].text  # type: ignore[union-attr]  # for text-only hosts
     assert RESTARTED_META not in (later.meta or {})

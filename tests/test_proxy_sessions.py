@@ -68,7 +68,7 @@ async def test_a_session_the_upstream_dropped_is_opened_again_the_call_resent_an
     assert not remembered.is_error
     assert remembered.content[0].text == "1 note(s)"  # type: ignore[union-attr]  # sent once, on the new session
     assert (remembered.meta or {})[RESTARTED_META]["restarts"] == 1
-    assert "ended our session" in remembered.content[-1].text  # type: ignore[union-attr]
+    assert "ended its session" in remembered.content[-1].text  # type: ignore[union-attr]
     assert recalled.structured_content == {"result": ["after the restart"]}
     assert RESTARTED_META not in (recalled.meta or {})  # told once
 

@@ -10,7 +10,9 @@ what a wrapper in front of someone else's server needs:
   the SDK keeps the process object to itself);
 - a child that exits is started again on the next request, with a backoff when it keeps
   exiting: while the backoff lasts, requests fail at once with `UpstreamUnavailableError` (the
-  proxy answers a transient, not-executed error with the wait) instead of piling up.
+  proxy answers a transient, not-executed error with the wait) instead of piling up;
+- each restart is counted and logged with how the child ended, for the restart notice
+  (`_restarts.py`).
 """
 
 from __future__ import annotations
@@ -252,8 +254,8 @@ class ChildProcess(StdioTransport):
         record_proxy_decision("upstream_restarted")
 
     def restarts_for(self, front: object) -> tuple[int, str]:
-        """How often the child was restarted, and how the last one before it ended (one child serves every caller)."""
-        return self.restarts, self.last_exit
+        """How often the child was restarted, and how (one child serves every caller)."""
+        return self.restarts, f"{self.last_exit} and was started again"
 
     def exit_status(self) -> int | None:
         """The last child's exit status, when it exited on its own (POSIX only)."""

@@ -67,6 +67,7 @@ def proxy(
         str | None,
         typer.Option(
             "--store-namespace",
+            metavar="NAME",
             help="Keeps this proxy's keys apart from other upstreams' in a shared store.",
             show_default="proxy/<the upstream's name>",
         ),

@@ -8,7 +8,7 @@ were still there. So the first tools/call result of each front session after suc
 carries a notice:
 
 - `_meta["mcp-errors/upstreamRestarted"]`: `{"restarts": <how many since this session's last
-  result>, "how": "exited with status 3"}`;
+  result>, "how": "exited with status 3 and was started again"}`;
 - for hosts that show the model only text: the notice as a sentence, appended to the error
   text (before its errorId) of an error result, or as a last text block of a success.
 """
@@ -35,16 +35,19 @@ class Restarts(Protocol):
     """What restarts of the upstream a front session has lived through: a `ChildProcess`, `KeptSessions`."""
 
     def restarts_for(self, front: FrontSession) -> tuple[int, str]:
-        """How often the upstream `front` reaches was started (or its session opened) again, and how it last ended."""
+        """How often the upstream `front` reaches was started (or its session opened) again, and how, as a clause.
+
+        The clause follows "the server behind this proxy": `exited with status 3 and was started again`.
+        """
         ...
 
 
 def restart_notice(how: str) -> str:
-    """The notice's sentence, for the model: what happened and what may be gone."""
+    """The notice's sentence, for the model: what happened (`how`, a clause) and what may be gone."""
     return (
-        f"Note: the server behind this proxy {how} and was started again since this session's previous call. "
-        "Whatever it kept in memory for this session (earlier steps, a history, open items, a login) may be gone: "
-        "check before relying on it, and rebuild it if needed."
+        f"Note: since this session's previous call, the server behind this proxy {how}. Whatever it kept in "
+        "memory for this session (earlier steps, a history, open items, a login) may be gone: check before "
+        "relying on it, and rebuild it if needed."
     )
 
 
@@ -82,7 +85,8 @@ class RestartNoticeMiddleware(ToolCallMiddleware):
 
 
 def _with_notice(result: ToolResult, restarts: int, how: str) -> ToolResult:
-    notice = restart_notice(how or "stopped")
+    how = how or "was started again"
+    notice = restart_notice(how)
     content = list(result.content)
     first = content[0] if content else None
     written = read_error_text(first.text) if result.is_error and isinstance(first, TextContent) else None
@@ -91,5 +95,5 @@ def _with_notice(result: ToolResult, restarts: int, how: str) -> ToolResult:
         content[0] = TextContent(type="text", text=write_error_text(written.head, body, error_id=written.error_id))
     else:
         content.append(TextContent(type="text", text=notice))
-    meta: dict[str, Any] = {**(result.meta or {}), RESTARTED_META: {"restarts": restarts, "how": how or "stopped"}}
+    meta: dict[str, Any] = {**(result.meta or {}), RESTARTED_META: {"restarts": restarts, "how": how}}
     return result.model_copy(update={"content": content, "meta": meta})

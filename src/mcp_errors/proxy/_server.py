@@ -3,8 +3,12 @@
 The proxy is a fastmcp server whose components all come from one `ProxyProvider`:
 tools, resources, templates and prompts are the upstream's, and fastmcp forwards
 progress, logging, list-changed notifications, cancellation, sampling, elicitation and
-roots, and application `_meta` keys. Middleware adds the contract (`_middleware`) and,
-when asked for, recovery (`_recovery`). Three things differ from `fastmcp.server.create_proxy`:
+roots, and application `_meta` keys. Middleware adds, outermost first: the restart notice
+(`_restarts`), the repeat guard (`_guard`, opt-in), idempotency replay (opt-in, in a shared
+store when given), the circuit breaker (`_breaker`), resends (`_recovery`, opt-in), the
+contract (`_middleware`), and inside it the breaker's probe and, for an HTTP upstream, the
+resend of a request that never reached it (`_sessions`). Four things differ from
+`fastmcp.server.create_proxy`:
 
 - the backend speaks the 2025-11-25 handshake whatever the front negotiated: every server
   speaks it, one stdio child has one session, and its server-initiated requests (sampling,
@@ -14,7 +18,9 @@ when asked for, recovery (`_recovery`). Three things differ from `fastmcp.server
   front: the stdio session lives on across requests, so its handlers must see the current
   request, not the first one (fastmcp binds them per client copy);
 - a tools/list that fails while the child restarts answers with the last good list, not an
-  empty one: a host that caches the list would otherwise lose every tool.
+  empty one: a host that caches the list would otherwise lose every tool;
+- an HTTP upstream keeps one session per front session (`_sessions`), where fastmcp opens
+  one per request.
 """
 
 from __future__ import annotations

@@ -341,15 +341,19 @@ class KeptSessions:
                 self.stateless = client.transport.get_session_id() is None
             if kept is None:
                 self._kept[key] = _Kept(client)
-                self._forget_oldest()
+                await self._forget_oldest()
                 if front.on_end is not None and not self.stateless:
                     front.on_end(lambda: self._end(key))
             else:
                 await self._close(kept.client)
-                kept.lost = "ended our session" if kept.client.dropped else "closed the connection"
+                kept.lost = (
+                    "ended its session with this proxy, which opened a new one"
+                    if kept.client.dropped
+                    else "closed its connection to this proxy, which opened a new session"
+                )
                 kept.client, kept.opened = client, kept.opened + 1
                 if not self.stateless:
-                    logger.warning("the upstream server %s; a new session was opened", kept.lost)
+                    logger.warning("The upstream server %s %s.", getattr(self.base.transport, "url", ""), kept.lost)
                     record_proxy_decision("session_reopened")
         return client
 
@@ -376,13 +380,10 @@ class KeptSessions:
             return ("sessionless", None)
         return front.key
 
-    def _forget_oldest(self) -> None:
+    async def _forget_oldest(self) -> None:
         sessionless = [key for key in self._kept if isinstance(key, tuple)]
         for key in sessionless[: max(0, len(sessionless) - _MAX_KEPT_SESSIONLESS)]:
-            kept = self._kept.pop(key)
-            self._opening.pop(key, None)
-            # Closed in the background of nobody: its last request has ended.
-            kept.client.dropped = True
+            await self._end(key)
 
     async def _end(self, key: Hashable) -> None:
         kept = self._kept.pop(key, None)
