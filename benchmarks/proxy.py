@@ -1,8 +1,10 @@
 """`mcp-errors proxy` against a plain fastmcp proxy and a direct connection: per call, over HTTP, at start-up.
 
 One upstream server (an `MCPServer` without the contract) has two tools: `echo` succeeds,
-and `fail` answers an `isError` result with the text "upstream timed out" (our proxy
-classifies it through the whole chain and writes the envelope). Three parts, each printing
+and `fail` answers an `isError` result with the text "Invalid order id: not an order id"
+(our proxy classifies it through the whole chain, word rules included, as an inferred
+`validation` failure and writes the envelope). Our proxy runs with its default settings,
+circuit breaker included: a failure that is not transient never opens it. Three parts, each printing
 medians over interleaved runs (the order rotates every run) and the spread (p25-p75) of the
 paired per-run ratios:
 
@@ -35,9 +37,11 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -55,7 +59,7 @@ PLAIN_PROXY = (
     "logging.getLogger('fastmcp').setLevel(logging.WARNING)\n"
     "create_proxy(StdioTransport(sys.argv[1], sys.argv[2:]), mode='legacy').run(show_banner=False)\n"
 )
-PLAIN_IMPORTS = "import fastmcp.server, fastmcp.client.transports"
+PLAIN_IMPORTS = "import fastmcp.server, fastmcp.server.providers.proxy, fastmcp.client.transports"
 OUR_IMPORTS = "import mcp_errors._cli, mcp_errors.proxy._cli, mcp_errors.proxy._server, mcp_errors.proxy._rules"
 
 
@@ -68,7 +72,7 @@ def build_upstream() -> MCPServer[Any]:
 
     @server.tool()
     def fail(text: str) -> str:
-        raise SDKToolError("upstream timed out")
+        raise SDKToolError("Invalid order id: not an order id")
 
     return server
 
@@ -82,17 +86,6 @@ def serve_upstream_http() -> None:
     print(sock.getsockname()[1], flush=True)
     server = uvicorn.Server(uvicorn.Config(build_upstream().streamable_http_app(), log_level="warning"))
     anyio.run(lambda: server.serve(sockets=[sock]))
-
-
-def measured_settings() -> Any:
-    """Our proxy's settings here: the default ones, with the circuit breaker off.
-
-    `fail` fails every call for a temporary reason, so after five of them the breaker would
-    answer in the upstream's place: a path of its own, not the one measured.
-    """
-    from mcp_errors.proxy import ProxySettings
-
-    return ProxySettings(breaker_failures=0)
 
 
 @dataclass
@@ -158,7 +151,7 @@ async def bench_calls(runs: int, calls: int, mode: str) -> None:
 
     child = ChildProcess(UPSTREAM[0], UPSTREAM[1:])
     try:
-        ours = build_proxy(child, measured_settings())
+        ours = build_proxy(child)
         await check_upstream(ours, child, seconds=60)
         plain = create_proxy(StdioTransport(UPSTREAM[0], UPSTREAM[1:]), mode="legacy")
         direct = StdioServerParameters(command=UPSTREAM[0], args=UPSTREAM[1:])
@@ -204,7 +197,7 @@ async def bench_http(runs: int, calls: int, mode: str) -> None:
     from mcp_errors.proxy._server import check_upstream, close_upstream
 
     async with http_upstream() as url:
-        ours = build_proxy(url, measured_settings())
+        ours = build_proxy(url)
         try:
             await check_upstream(ours, url, seconds=60)
             plain = create_proxy(url, mode="legacy")
@@ -229,18 +222,54 @@ async def bench_http(runs: int, calls: int, mode: str) -> None:
 # --- startup: spawn to the first tools/list ---------------------------------------------------
 
 
-async def spawn_to_first_listing(command: list[str]) -> float:
+async def spawn_to_first_listing(command: list[str], pid_file: Path) -> tuple[float, float]:
+    """Wall seconds from spawn to the first tools/list answered, and the CPU seconds the server
+    process itself (not its upstream child) used by then, read from /proc (Linux)."""
+    # `exec` keeps the pid that `sh` writes down.
+    wrapped = ["-c", 'echo $$ > "$0"; exec "$@"', str(pid_file), *command]
+    params = StdioServerParameters(command="sh", args=wrapped, env=dict(os.environ))
     started = time.perf_counter()
-    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
     async with Client(params, mode="legacy") as client:
         await client.list_tools()
-        return time.perf_counter() - started
+        wall = time.perf_counter() - started
+        cpu = process_cpu_seconds(pid_file)
+    return wall, cpu
+
+
+def process_cpu_seconds(pid_file: Path) -> float:
+    """User + system CPU seconds of the live process whose pid `pid_file` holds (Linux `/proc`)."""
+    fields = Path(f"/proc/{pid_file.read_text().strip()}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def spawn_seconds(code: str) -> float:
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", code], check=True)
     return time.perf_counter() - started
+
+
+def import_self_times(code: str) -> dict[str, float]:
+    """`python -X importtime -c code`: each module's own import time, in seconds."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True, check=True)
+    times: dict[str, float] = {}
+    for line in done.stderr.splitlines():
+        fields = line.removeprefix("import time:").split("|")
+        if len(fields) == 3 and fields[0].strip().isdigit():
+            times[fields[2].strip()] = int(fields[0]) / 1e6
+    return times
+
+
+def added_imports(top: int = 8) -> tuple[float, list[tuple[str, float]]]:
+    """What our proxy imports beyond the plain one: the total, and the packages that cost most."""
+    plain, ours = import_self_times(PLAIN_IMPORTS), import_self_times(OUR_IMPORTS)
+    packages: dict[str, float] = {}
+    for module, seconds in ours.items():
+        if module not in plain:
+            parts = module.split(".")
+            package = ".".join(parts[:2]) if parts[0] == "mcp_errors" else parts[0]
+            packages[package] = packages.get(package, 0.0) + seconds
+    ranked = sorted(packages.items(), key=lambda item: -item[1])
+    return sum(packages.values()), ranked[:top]
 
 
 async def first_listing_and_widening() -> tuple[float, float]:
@@ -272,27 +301,38 @@ async def bench_startup(runs: int) -> None:
         "ours": [sys.executable, "-m", "mcp_errors", "proxy", "--", *UPSTREAM],
     }
     seconds: dict[str, list[float]] = {name: [] for name in sides}
+    cpu: dict[str, list[float]] = {name: [] for name in sides}
     imports: dict[str, list[float]] = {"python": [], "plain": [], "ours": []}
     codes = {"python": "pass", "plain": PLAIN_IMPORTS, "ours": OUR_IMPORTS}
-    await spawn_to_first_listing(sides["direct"])  # file caches warm for every side
-    for run in range(runs):
-        names = list(sides)
-        for name in names[run % 3 :] + names[: run % 3]:
-            seconds[name].append(await spawn_to_first_listing(sides[name]))
-        keys = list(codes)
-        for key in keys[run % 3 :] + keys[: run % 3]:
-            imports[key].append(spawn_seconds(codes[key]))
+    with tempfile.TemporaryDirectory() as folder:
+        pid_file = Path(folder) / "pid"
+        await spawn_to_first_listing(sides["direct"], pid_file)  # file caches warm for every side
+        for run in range(runs):
+            names = list(sides)
+            for name in names[run % 3 :] + names[: run % 3]:
+                wall, used = await spawn_to_first_listing(sides[name], pid_file)
+                seconds[name].append(wall)
+                cpu[name].append(used)
+            keys = list(codes)
+            for key in keys[run % 3 :] + keys[: run % 3]:
+                imports[key].append(spawn_seconds(codes[key]))
     listing, widening = await first_listing_and_widening()
     print(f"start-up, spawn to the first tools/list over stdio: runs={runs} (medians, p25-p75)")
-    for name, values in seconds.items():
-        q1, median, q3 = statistics.quantiles(values, n=4)
-        print(f"  {name:<7} {median:7.3f} s   ({q1:.3f}-{q3:.3f})")
-    ratio, q1, q3 = paired(seconds["plain"], seconds["ours"])
-    print(f"  ours/plain {ratio:.3f} (p25-p75 of the paired ratios {q1:.3f}-{q3:.3f}); target <= 1.10")
+    print(f"  {'side':<7} {'wall s':>7} {'(p25-p75)':>13}   {'server CPU s':>12} {'(p25-p75)':>13}")
+    for name in sides:
+        q1, median, q3 = statistics.quantiles(seconds[name], n=4)
+        c1, cm, c3 = statistics.quantiles(cpu[name], n=4)
+        print(f"  {name:<7} {median:7.3f} ({q1:.3f}-{q3:.3f})   {cm:12.3f} ({c1:.3f}-{c3:.3f})")
+    for label, values in (("wall", seconds), ("server CPU", cpu)):
+        ratio, q1, q3 = paired(values["plain"], values["ours"])
+        print(f"  ours/plain {label}: {ratio:.3f} (p25-p75 of the paired ratios {q1:.3f}-{q3:.3f}); target <= 1.10")
     python = statistics.median(imports["python"])
     print("where it goes:")
     for key in ("plain", "ours"):
         print(f"  imports, {key:<5} {statistics.median(imports[key]) - python:7.3f} s (interpreter start subtracted)")
+    added, packages = added_imports()
+    print(f"  modules only ours imports (-X importtime, own times) {added * 1000:7.1f} ms, most:")
+    print("    " + ", ".join(f"{package} {seconds * 1000:.1f}" for package, seconds in packages))
     print(f"  our first listing (check_upstream, child running) {listing * 1000:7.2f} ms")
     print(f"  widening its outputSchemas                        {widening * 1000:7.2f} ms")
 

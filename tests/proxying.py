@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 from anyio.abc import Process
+from fastmcp import FastMCP
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult
 
@@ -45,14 +46,25 @@ async def proxied(
 ) -> AsyncIterator[Client]:
     """A proxy in this process in front of a fresh upstream child, and a client connected to it."""
     child = ChildProcess(sys.executable, [UPSTREAM], backoff=backoff, stderr=stderr, env=env)
-    server = build_proxy(child, settings)
+    # fastmcp's own in-memory transport connects to the same low-level server.
+    async with served(child, settings) as server, Client(server._mcp_server, mode=mode) as client:  # type: ignore[arg-type]
+        yield client
+
+
+@contextlib.asynccontextmanager
+async def served(upstream: ChildProcess | str, settings: ProxySettings | None = None) -> AsyncIterator[FastMCP[Any]]:
+    """A proxy in this process for `upstream` (a child or a URL), checked, and closed with its upstream at the end."""
+    server = build_proxy(upstream, settings)
     try:
-        await check_upstream(server, child, seconds=STARTUP_SECONDS)
-        # fastmcp's own in-memory transport connects to the same low-level server.
-        async with Client(server._mcp_server, mode=mode) as client:  # type: ignore[arg-type]
-            yield client
+        await check_upstream(server, upstream, seconds=STARTUP_SECONDS)
+        yield server
     finally:
-        await close_upstream(server, child)
+        await close_upstream(server, upstream)
+
+
+def front(server: FastMCP[Any]) -> Client:
+    """A new front session of `server`: an in-memory client of the 2025-11-25 protocol."""
+    return Client(server._mcp_server, mode="legacy")  # type: ignore[arg-type]  # fastmcp's low-level server
 
 
 def command_params(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> StdioServerParameters:

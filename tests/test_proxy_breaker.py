@@ -18,10 +18,9 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
 from mcp_errors._shared.telemetry import recording_metrics
-from mcp_errors.proxy import ProxySettings, build_proxy
+from mcp_errors.proxy import ProxySettings
 from mcp_errors.proxy._breaker import BreakerSettings, Circuit, Verdict
-from mcp_errors.proxy._server import check_upstream, close_upstream
-from proxying import STARTUP_SECONDS, UPSTREAM, command_params, http_upstream, proxied
+from proxying import STARTUP_SECONDS, UPSTREAM, command_params, front, http_upstream, proxied, served
 
 
 def decisions(reader: InMemoryMetricReader) -> dict[tuple[str, str | None], float]:
@@ -148,19 +147,15 @@ async def test_the_breaker_opens_answers_at_once_half_opens_and_closes_against_a
 
 @pytest.mark.anyio
 async def test_an_unreachable_upstream_opens_the_upstreams_circuit_for_every_tool() -> None:
-    async with http_upstream() as (url, process):
-        server = build_proxy(url, ProxySettings(breaker_failures=3, breaker_cooldown=60))
-        try:
-            await check_upstream(server, url, seconds=STARTUP_SECONDS)
-            with recorded() as reader:
-                async with Client(server._mcp_server, mode="legacy") as client:  # type: ignore[arg-type]
-                    process.terminate()
-                    await process.wait()
-                    unreachable = [await client.call_tool("echo", {"text": str(n)}) for n in range(3)]
-                    refused = await client.call_tool("forecast", {"city": "Oslo"})
-                counted = decisions(reader)
-        finally:
-            await close_upstream(server, url)
+    settings = ProxySettings(breaker_failures=3, breaker_cooldown=60)
+    async with http_upstream() as (url, process), served(url, settings) as server:
+        with recorded() as reader:
+            async with front(server) as client:
+                process.terminate()
+                await process.wait()
+                unreachable = [await client.call_tool("echo", {"text": str(n)}) for n in range(3)]
+                refused = await client.call_tool("forecast", {"city": "Oslo"})
+            counted = decisions(reader)
     assert {read_result(result).code for result in unreachable} == {"UPSTREAM_UNAVAILABLE"}
     assert read_result(refused).retry_after_seconds == 60
     assert counted == {("breaker_opened", "upstream"): 1, ("breaker_refused", "upstream"): 1}

@@ -9,10 +9,9 @@ import pytest
 from mcp import Client
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
-from mcp_errors.proxy import ChildProcess, ProxySettings, build_proxy
+from mcp_errors.proxy import ChildProcess, ProxySettings
 from mcp_errors.proxy._guard import REPEAT_OF_META, RepeatGuardMiddleware
-from mcp_errors.proxy._server import check_upstream, close_upstream
-from proxying import STARTUP_SECONDS, UPSTREAM, command_params, proxied
+from proxying import STARTUP_SECONDS, UPSTREAM, command_params, front, proxied, served
 
 
 @pytest.mark.anyio
@@ -49,21 +48,15 @@ async def test_a_retryable_failure_is_not_guarded(mode: str) -> None:
 @pytest.mark.anyio
 async def test_a_success_in_between_and_the_end_of_the_window_let_the_call_through_again() -> None:
     clock = [1000.0]
-    child = ChildProcess(sys.executable, [UPSTREAM])
-    server = build_proxy(child)
-    guard = RepeatGuardMiddleware(60, clock=lambda: clock[0])
-    server.middleware.insert(2, guard)  # where `--repeat-guard` puts it
-    try:
-        await check_upstream(server, child, seconds=STARTUP_SECONDS)
-        async with Client(server._mcp_server, mode="legacy") as client:  # type: ignore[arg-type]
+    async with served(ChildProcess(sys.executable, [UPSTREAM])) as server:
+        server.middleware.insert(2, RepeatGuardMiddleware(60, clock=lambda: clock[0]))  # where `--repeat-guard` is
+        async with front(server) as client:
             await client.call_tool("refuse", {"key": "x"})
             clock[0] += 59
             guarded = await client.call_tool("refuse", {"key": "x"})
             clock[0] += 2  # 61 s after the failure
             through = await client.call_tool("refuse", {"key": "x"})
             ran = await client.call_tool("attempts", {"key": "x"})
-    finally:
-        await close_upstream(server, child)
     assert REPEAT_OF_META in (guarded.meta or {})
     assert REPEAT_OF_META not in (through.meta or {})
     assert ran.structured_content == {"result": 2}
@@ -72,18 +65,10 @@ async def test_a_success_in_between_and_the_end_of_the_window_let_the_call_throu
 @pytest.mark.anyio
 async def test_each_front_session_is_its_own_caller() -> None:
     child = ChildProcess(sys.executable, [UPSTREAM])
-    server = build_proxy(child, ProxySettings(repeat_guard=60))
-    try:
-        await check_upstream(server, child, seconds=STARTUP_SECONDS)
-        async with (
-            Client(server._mcp_server, mode="legacy") as one,  # type: ignore[arg-type]
-            Client(server._mcp_server, mode="legacy") as other,  # type: ignore[arg-type]
-        ):
-            await one.call_tool("refuse", {"key": "shared"})
-            theirs = await other.call_tool("refuse", {"key": "shared"})
-            ran = await one.call_tool("attempts", {"key": "shared"})
-    finally:
-        await close_upstream(server, child)
+    async with served(child, ProxySettings(repeat_guard=60)) as server, front(server) as one, front(server) as other:
+        await one.call_tool("refuse", {"key": "shared"})
+        theirs = await other.call_tool("refuse", {"key": "shared"})
+        ran = await one.call_tool("attempts", {"key": "shared"})
     assert REPEAT_OF_META not in (theirs.meta or {})
     assert ran.structured_content == {"result": 2}
 

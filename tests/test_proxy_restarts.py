@@ -12,10 +12,9 @@ from mcp import Client, StdioServerParameters
 
 from mcp_errors import read_result
 from mcp_errors._shared.error_text import read_error_text
-from mcp_errors.proxy import ChildProcess, build_proxy
+from mcp_errors.proxy import ChildProcess
 from mcp_errors.proxy._restarts import RESTARTED_META
-from mcp_errors.proxy._server import check_upstream, close_upstream
-from proxying import PROXY, STARTUP_SECONDS, UPSTREAM, proxied
+from proxying import PROXY, STARTUP_SECONDS, UPSTREAM, front, proxied, served
 
 
 @pytest.mark.anyio
@@ -57,22 +56,17 @@ async def test_an_error_result_carries_the_notice_in_its_first_text_block_before
 
 @pytest.mark.anyio
 async def test_every_front_session_is_told_once_and_a_session_that_began_after_the_restart_is_not() -> None:
-    child = ChildProcess(sys.executable, [UPSTREAM])
-    server = build_proxy(child)
-    try:
-        await check_upstream(server, child, seconds=STARTUP_SECONDS)
-        async with (
-            Client(server._mcp_server, mode="legacy") as first,  # type: ignore[arg-type]
-            Client(server._mcp_server, mode="legacy") as second,  # type: ignore[arg-type]
-        ):
-            await second.call_tool("echo", {"text": "second was here before"})
-            await first.call_tool("crash", {})
-            told_first = await first.call_tool("echo", {"text": "a"})
-            told_second = await second.call_tool("echo", {"text": "b"})
-            async with Client(server._mcp_server, mode="legacy") as third:  # type: ignore[arg-type]
-                untold = await third.call_tool("echo", {"text": "c"})
-    finally:
-        await close_upstream(server, child)
+    async with (
+        served(ChildProcess(sys.executable, [UPSTREAM])) as server,
+        front(server) as first,
+        front(server) as second,
+    ):
+        await second.call_tool("echo", {"text": "second was here before"})
+        await first.call_tool("crash", {})
+        told_first = await first.call_tool("echo", {"text": "a"})
+        told_second = await second.call_tool("echo", {"text": "b"})
+        async with front(server) as third:
+            untold = await third.call_tool("echo", {"text": "c"})
     assert RESTARTED_META in (told_first.meta or {})
     assert RESTARTED_META in (told_second.meta or {})
     assert RESTARTED_META not in (untold.meta or {})

@@ -7,18 +7,39 @@ The upstream is `tests/servers/proxy_upstream.py` over streamable HTTP; its `rem
 from __future__ import annotations
 
 import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
-from mcp_errors.proxy import build_proxy
 from mcp_errors.proxy._restarts import RESTARTED_META
-from mcp_errors.proxy._server import check_upstream, close_upstream
 from mcp_errors.proxy._sessions import current_front_session, is_session_dropped
-from proxying import STARTUP_SECONDS, command_params, http_upstream
+from proxying import STARTUP_SECONDS, command_params, front, http_upstream, served
 from services import free_port
+
+
+@contextlib.asynccontextmanager
+async def upstream_on_one_port() -> AsyncIterator[tuple[str, Callable[..., Awaitable[Any]]]]:
+    """The HTTP upstream, and a function that stops it and starts it again on the same port.
+
+    `restart(while_down=call)` awaits `call()` while the upstream is stopped and returns its result.
+    """
+    port = str(free_port())
+    async with contextlib.AsyncExitStack() as stack:
+        url, process = await stack.enter_async_context(http_upstream("http", port))
+        running = [process]
+
+        async def restart(while_down: Callable[[], Awaitable[Any]] | None = None) -> Any:
+            running[0].terminate()
+            await running[0].wait()
+            result = await while_down() if while_down is not None else None
+            running[0] = (await stack.enter_async_context(http_upstream("http", port)))[1]
+            return result
+
+        yield url, restart
 
 
 @pytest.mark.anyio
@@ -33,35 +54,20 @@ async def test_a_stateful_http_upstream_keeps_its_state_across_calls_through_the
 
 @pytest.mark.anyio
 async def test_each_front_session_has_its_own_upstream_session() -> None:
-    async with http_upstream() as (url, _):
-        server = build_proxy(url)
-        try:
-            await check_upstream(server, url, seconds=STARTUP_SECONDS)
-            async with (
-                Client(server._mcp_server, mode="legacy") as first,  # type: ignore[arg-type]
-                Client(server._mcp_server, mode="legacy") as second,  # type: ignore[arg-type]
-            ):
-                await first.call_tool("remember", {"text": "first's note"})
-                await second.call_tool("remember", {"text": "second's note"})
-                mine = await first.call_tool("recall", {})
-                theirs = await second.call_tool("recall", {})
-        finally:
-            await close_upstream(server, url)
+    async with http_upstream() as (url, _), served(url) as server, front(server) as first, front(server) as second:
+        await first.call_tool("remember", {"text": "first's note"})
+        await second.call_tool("remember", {"text": "second's note"})
+        mine = await first.call_tool("recall", {})
+        theirs = await second.call_tool("recall", {})
     assert mine.structured_content == {"result": ["first's note"]}
     assert theirs.structured_content == {"result": ["second's note"]}
 
 
 @pytest.mark.anyio
 async def test_a_session_the_upstream_dropped_is_opened_again_the_call_resent_and_the_loss_told(mode: str) -> None:
-    port = str(free_port())
-    async with contextlib.AsyncExitStack() as stack:
-        url, first = await stack.enter_async_context(http_upstream("http", port))
-        client = await stack.enter_async_context(Client(command_params(url), mode=mode))
+    async with upstream_on_one_port() as (url, restart), Client(command_params(url), mode=mode) as client:
         await client.call_tool("remember", {"text": "before the restart"})
-        first.terminate()
-        await first.wait()
-        # The same server on the same port, started again: it knows no session of before.
-        await stack.enter_async_context(http_upstream("http", port))
+        await restart()  # the same server on the same port: it knows no session of before
         with anyio.fail_after(STARTUP_SECONDS):
             remembered = await client.call_tool("remember", {"text": "after the restart"})
             recalled = await client.call_tool("recall", {})
@@ -75,20 +81,12 @@ async def test_a_session_the_upstream_dropped_is_opened_again_the_call_resent_an
 
 @pytest.mark.anyio
 async def test_a_stateless_upstream_serves_every_front_session_on_one_shared_session() -> None:
-    async with http_upstream("http-stateless") as (url, _):
-        server = build_proxy(url)
-        try:
-            await check_upstream(server, url, seconds=STARTUP_SECONDS)
-            async with (
-                Client(server._mcp_server, mode="legacy") as first,  # type: ignore[arg-type]
-                Client(server._mcp_server, mode="legacy") as second,  # type: ignore[arg-type]
-            ):
-                one = await first.call_tool("echo", {"text": "one"})
-                two = await second.call_tool("echo", {"text": "two"})
-            sessions = next(p.sessions for p in server.providers if getattr(p, "sessions", None) is not None)
-            kept = len(sessions._kept)
-        finally:
-            await close_upstream(server, url)
+    async with http_upstream("http-stateless") as (url, _), served(url) as server:
+        async with front(server) as first, front(server) as second:
+            one = await first.call_tool("echo", {"text": "one"})
+            two = await second.call_tool("echo", {"text": "two"})
+        sessions = next(p.sessions for p in server.providers if getattr(p, "sessions", None) is not None)
+        kept = len(sessions._kept)
     assert (one.structured_content, two.structured_content) == ({"result": "one"}, {"result": "two"})
     assert sessions.stateless is True
     assert kept == 1
@@ -98,16 +96,10 @@ async def test_a_stateless_upstream_serves_every_front_session_on_one_shared_ses
 async def test_an_http_upstream_that_went_away_between_calls_answers_not_executed_then_comes_back(
     mode: str,
 ) -> None:
-    port = str(free_port())
-    async with contextlib.AsyncExitStack() as stack:
-        url, first = await stack.enter_async_context(http_upstream("http", port))
-        client = await stack.enter_async_context(Client(command_params(url), mode=mode))
+    async with upstream_on_one_port() as (url, restart), Client(command_params(url), mode=mode) as client:
         await client.call_tool("echo", {"text": "hello"})
-        first.terminate()
-        await first.wait()
         with anyio.fail_after(STARTUP_SECONDS):
-            gone = await client.call_tool("count_write", {"key": "w"})
-        await stack.enter_async_context(http_upstream("http", port))
+            gone = await restart(while_down=lambda: client.call_tool("count_write", {"key": "w"}))
         with anyio.fail_after(STARTUP_SECONDS):
             back = await client.call_tool("echo", {"text": "back"})
     outcome = read_result(gone)
