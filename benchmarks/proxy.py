@@ -1,22 +1,30 @@
-"""Added time per call of `mcp-errors proxy`: ours vs a plain fastmcp proxy vs a direct connection.
+"""`mcp-errors proxy` against a plain fastmcp proxy and a direct connection: per call, over HTTP, at start-up.
 
-One upstream server (an `MCPServer` without the contract, over stdio, a child process of its
-own for each side) has two tools:
+One upstream server (an `MCPServer` without the contract) has two tools: `echo` succeeds,
+and `fail` answers an `isError` result with the text "Invalid order id: not an order id"
+(our proxy classifies it through the whole chain, word rules included, as an inferred
+`validation` failure and writes the envelope). Our proxy runs with its default settings,
+circuit breaker included: a failure that is not transient never opens it. Three parts, each printing
+medians over interleaved runs (the order rotates every run) and the spread (p25-p75) of the
+paired per-run ratios:
 
-- `echo` succeeds (the success path: both proxies relay the result);
-- `fail` answers an `isError` result with the text "upstream timed out" (the error path: the
-  plain proxy relays it; ours classifies it through the whole chain, schema check and word
-  rules included, and writes the envelope).
+- `calls`: the upstream over stdio, one child per side, all open at once: `direct` (the SDK's
+  client over stdio), `plain` (`fastmcp.server.create_proxy` of a `StdioTransport`) and
+  `ours` (`build_proxy` of a `ChildProcess`), both proxies in this process and reached in
+  memory by the SDK's client, so what differs is only what each proxy does. Wall time and
+  this process's CPU time per call. Target: ours/plain <= 1.10.
+- `http`: the same upstream over streamable HTTP (one uvicorn process, stateful: it gives
+  session ids), called `direct` (the SDK's client to its URL), through `plain` and through
+  `ours`, each reached in memory. fastmcp's proxy opens an MCP session per call; ours keeps
+  one per front session. Target: ours/direct <= 1.5 (wall time per call).
+- `startup`: spawn to the first tools/list answered, over stdio as a host starts a server:
+  `direct` (the upstream itself), `plain` (a script that runs `create_proxy(...).run()`) and
+  `ours` (`python -m mcp_errors proxy -- <upstream>`), one after the other in each run. Then
+  where the time goes: each proxy's imports alone (`python -c "import ..."`, the interpreter's
+  own start subtracted), and, in this process, our first listing and its schema widening.
+  Target: ours/plain <= 1.10.
 
-Three sides, each with its own upstream child, all open at once: `direct` (the SDK's client
-over stdio to the upstream), `plain` (`fastmcp.server.create_proxy` of a `StdioTransport`,
-in this process) and `ours` (`mcp_errors.proxy.build_proxy` of a `ChildProcess`, in this
-process). Both proxies are reached in memory by the SDK's client, so what differs between
-them is only what the proxy itself does. Runs are interleaved (the order rotates every run);
-each figure is the median over runs, of wall time per call and of this process's CPU time per
-call (the proxy's work; the upstream child's is the same on both proxy sides), next to the
-median of the paired per-run ratios ours/plain. Target: ours/plain <= 1.10 on both paths.
-Run: `uv run python benchmarks/proxy.py [--runs 15 --calls 200 --mode legacy]`.
+Run: `uv run python benchmarks/proxy.py [--part calls|http|startup|all] [--runs 15 --calls 200]`.
 """
 
 from __future__ import annotations
@@ -24,27 +32,38 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
+import socket
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
-from fastmcp.client.transports import StdioTransport
-from fastmcp.server import create_proxy
 from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 
-from mcp_errors.proxy import ChildProcess, build_proxy
-from mcp_errors.proxy._server import check_upstream
-
 UPSTREAM = [sys.executable, __file__, "--serve-upstream"]
 
+# The plain proxy a user would write: fastmcp's `create_proxy` of the same upstream, stdio front.
+PLAIN_PROXY = (
+    "import logging, sys\n"
+    "from fastmcp.client.transports import StdioTransport\n"
+    "from fastmcp.server import create_proxy\n"
+    "logging.getLogger('fastmcp').setLevel(logging.WARNING)\n"
+    "create_proxy(StdioTransport(sys.argv[1], sys.argv[2:]), mode='legacy').run(show_banner=False)\n"
+)
+PLAIN_IMPORTS = "import fastmcp.server, fastmcp.server.providers.proxy, fastmcp.client.transports"
+OUR_IMPORTS = "import mcp_errors._cli, mcp_errors.proxy._cli, mcp_errors.proxy._server, mcp_errors.proxy._rules"
 
-def serve_upstream() -> None:
+
+def build_upstream() -> MCPServer[Any]:
     server: MCPServer[Any] = MCPServer("bench-upstream")
 
     @server.tool()
@@ -53,10 +72,20 @@ def serve_upstream() -> None:
 
     @server.tool()
     def fail(text: str) -> str:
-        raise SDKToolError("upstream timed out")
+        raise SDKToolError("Invalid order id: not an order id")
 
-    logging.disable(logging.CRITICAL)
-    server.run()
+    return server
+
+
+def serve_upstream_http() -> None:
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    print(sock.getsockname()[1], flush=True)
+    server = uvicorn.Server(uvicorn.Config(build_upstream().streamable_http_app(), log_level="warning"))
+    anyio.run(lambda: server.serve(sockets=[sock]))
 
 
 @dataclass
@@ -75,70 +104,265 @@ async def time_calls(side: Side, tool: str, calls: int) -> None:
     side.cpu.setdefault(tool, []).append((time.process_time() - cpu) / calls)
 
 
-async def bench(runs: int, calls: int, mode: str) -> list[Side]:
+async def run_interleaved(sides: list[Side], runs: int, calls: int) -> None:
+    for side in sides:  # warm-up as a host does (tools/list first), caches, lazy imports
+        await side.client.list_tools()
+        for tool in ("echo", "fail"):
+            for _ in range(20):
+                await side.client.call_tool(tool, {"text": "hi"})
+        side.wall.clear()
+        side.cpu.clear()
+    for run in range(runs):
+        for index in range(len(sides)):
+            side = sides[(run + index) % len(sides)]
+            for tool in ("echo", "fail"):
+                await time_calls(side, tool, calls)
+
+
+async def measure_sides(direct: Any, plain: Any, ours: Any, *, runs: int, calls: int, mode: str) -> dict[str, Side]:
+    """`direct` (what `mcp.Client` connects to), `plain` and `ours` (fastmcp servers), timed interleaved."""
     async with contextlib.AsyncExitStack() as stack:
-        direct = StdioServerParameters(command=UPSTREAM[0], args=UPSTREAM[1:])
-        plain = create_proxy(StdioTransport(UPSTREAM[0], UPSTREAM[1:]), mode="legacy")
-        child = ChildProcess(UPSTREAM[0], UPSTREAM[1:])
-        stack.push_async_callback(child.close)
-        ours = build_proxy(child)
-        await check_upstream(ours, child, seconds=60)
         sides = [
             Side("direct", await stack.enter_async_context(Client(direct, mode=mode))),
             # The SDK's client reaches a fastmcp server in memory through its low-level server.
-            Side("plain", await stack.enter_async_context(Client(plain._mcp_server, mode=mode))),  # type: ignore[arg-type]
-            Side("ours", await stack.enter_async_context(Client(ours._mcp_server, mode=mode))),  # type: ignore[arg-type]
+            Side("plain", await stack.enter_async_context(Client(plain._mcp_server, mode=mode))),
+            Side("ours", await stack.enter_async_context(Client(ours._mcp_server, mode=mode))),
         ]
-        for side in sides:  # warm-up as a host does (tools/list first), caches, lazy imports
-            await side.client.list_tools()
-            for tool in ("echo", "fail"):
-                for _ in range(20):
-                    await side.client.call_tool(tool, {"text": "hi"})
-            side.wall.clear()
-            side.cpu.clear()
-        for run in range(runs):
-            for index in range(len(sides)):
-                side = sides[(run + index) % len(sides)]
-                for tool in ("echo", "fail"):
-                    await time_calls(side, tool, calls)
-        return sides
+        await run_interleaved(sides, runs, calls)
+    return {side.name: side for side in sides}
 
 
-def paired(sides: dict[str, Side], tool: str, metric: Callable[[Side], dict[str, list[float]]]) -> float:
-    return statistics.median(
-        o / p for o, p in zip(metric(sides["ours"])[tool], metric(sides["plain"])[tool], strict=True)
-    )
+def paired(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
+    """Median of the per-run ratios b/a, and their p25 and p75."""
+    ratios = [y / x for x, y in zip(a, b, strict=True)]
+    q1, median, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (ratios[0],) * 3
+    return median, q1, q3
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--mode", default="legacy", choices=["auto", "legacy"])
-    parser.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.serve_upstream:
-        serve_upstream()
-        return
-    # Both proxies log at INFO on failures; formatting log lines would dominate here.
-    logging.disable(logging.CRITICAL)
-    sides = {side.name: side for side in anyio.run(bench, args.runs, args.calls, args.mode)}
-    print(f"mode={args.mode} runs={args.runs} calls/run={args.calls} (medians over interleaved runs)")
+# --- calls: the stdio upstream ---------------------------------------------------------------
+
+
+async def bench_calls(runs: int, calls: int, mode: str) -> None:
+    from fastmcp.client.transports import StdioTransport
+    from fastmcp.server import create_proxy
+
+    from mcp_errors.proxy import ChildProcess, build_proxy
+    from mcp_errors.proxy._server import check_upstream
+
+    child = ChildProcess(UPSTREAM[0], UPSTREAM[1:])
+    try:
+        ours = build_proxy(child)
+        await check_upstream(ours, child, seconds=60)
+        plain = create_proxy(StdioTransport(UPSTREAM[0], UPSTREAM[1:]), mode="legacy")
+        direct = StdioServerParameters(command=UPSTREAM[0], args=UPSTREAM[1:])
+        by_name = await measure_sides(direct, plain, ours, runs=runs, calls=calls, mode=mode)
+    finally:
+        await child.close()
+    print(f"calls, stdio upstream: mode={mode} runs={runs} calls/run={calls} (medians over interleaved runs)")
     print(
         f"{'path':<8} {'direct ms':>10} {'plain ms':>9} {'ours ms':>8} {'ours-plain ms':>14} {'ours/plain wall':>16}"
         f" {'plain cpu ms':>13} {'ours cpu ms':>12} {'ours/plain cpu':>15} {'spread (p25-p75)':>18}"
     )
     for tool, label in (("echo", "success"), ("fail", "error")):
-        wall = {name: statistics.median(side.wall[tool]) * 1000 for name, side in sides.items()}
-        cpu = {name: statistics.median(side.cpu[tool]) * 1000 for name, side in sides.items()}
-        ratios = [o / p for o, p in zip(sides["ours"].cpu[tool], sides["plain"].cpu[tool], strict=True)]
-        quartiles = statistics.quantiles(ratios, n=4)
+        wall = {name: statistics.median(side.wall[tool]) * 1000 for name, side in by_name.items()}
+        cpu = {name: statistics.median(side.cpu[tool]) * 1000 for name, side in by_name.items()}
+        wall_ratio = paired(by_name["plain"].wall[tool], by_name["ours"].wall[tool])[0]
+        cpu_ratio, q1, q3 = paired(by_name["plain"].cpu[tool], by_name["ours"].cpu[tool])
         print(
             f"{label:<8} {wall['direct']:>10.3f} {wall['plain']:>9.3f} {wall['ours']:>8.3f}"
-            f" {wall['ours'] - wall['plain']:>14.3f} {paired(sides, tool, lambda s: s.wall):>16.3f}"
-            f" {cpu['plain']:>13.3f} {cpu['ours']:>12.3f} {paired(sides, tool, lambda s: s.cpu):>15.3f}"
-            f" {quartiles[0]:>8.3f}-{quartiles[2]:<9.3f}"
+            f" {wall['ours'] - wall['plain']:>14.3f} {wall_ratio:>16.3f}"
+            f" {cpu['plain']:>13.3f} {cpu['ours']:>12.3f} {cpu_ratio:>15.3f} {q1:>8.3f}-{q3:<9.3f}"
         )
+
+
+# --- http: the upstream over streamable HTTP --------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def http_upstream() -> AsyncIterator[str]:
+    async with await anyio.open_process([*UPSTREAM, "--http"]) as process:
+        try:
+            assert process.stdout is not None
+            with anyio.fail_after(60):
+                port = int((await process.stdout.receive()).decode().split()[0])
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            process.terminate()
+
+
+async def bench_http(runs: int, calls: int, mode: str) -> None:
+    from fastmcp.server import create_proxy
+
+    from mcp_errors.proxy import build_proxy
+    from mcp_errors.proxy._server import check_upstream, close_upstream
+
+    async with http_upstream() as url:
+        ours = build_proxy(url)
+        try:
+            await check_upstream(ours, url, seconds=60)
+            plain = create_proxy(url, mode="legacy")
+            by_name = await measure_sides(url, plain, ours, runs=runs, calls=calls, mode=mode)
+        finally:
+            await close_upstream(ours, url)
+    print(f"calls, HTTP upstream: mode={mode} runs={runs} calls/run={calls} (medians over interleaved runs)")
+    print(
+        f"{'path':<8} {'direct ms':>10} {'plain ms':>9} {'ours ms':>8} {'plain/direct':>13} {'ours/direct':>12}"
+        f" {'spread (p25-p75)':>18}"
+    )
+    for tool, label in (("echo", "success"), ("fail", "error")):
+        wall = {name: statistics.median(side.wall[tool]) * 1000 for name, side in by_name.items()}
+        plain_ratio = paired(by_name["direct"].wall[tool], by_name["plain"].wall[tool])[0]
+        ours_ratio, q1, q3 = paired(by_name["direct"].wall[tool], by_name["ours"].wall[tool])
+        print(
+            f"{label:<8} {wall['direct']:>10.3f} {wall['plain']:>9.3f} {wall['ours']:>8.3f}"
+            f" {plain_ratio:>13.2f} {ours_ratio:>12.2f} {q1:>8.2f}-{q3:<9.2f}"
+        )
+
+
+# --- startup: spawn to the first tools/list ---------------------------------------------------
+
+
+async def spawn_to_first_listing(command: list[str], pid_file: Path) -> tuple[float, float]:
+    """Wall seconds from spawn to the first tools/list answered, and the CPU seconds the server
+    process itself (not its upstream child) used by then, read from /proc (Linux)."""
+    # `exec` keeps the pid that `sh` writes down.
+    wrapped = ["-c", 'echo $$ > "$0"; exec "$@"', str(pid_file), *command]
+    params = StdioServerParameters(command="sh", args=wrapped, env=dict(os.environ))
+    started = time.perf_counter()
+    async with Client(params, mode="legacy") as client:
+        await client.list_tools()
+        wall = time.perf_counter() - started
+        cpu = process_cpu_seconds(pid_file)
+    return wall, cpu
+
+
+def process_cpu_seconds(pid_file: Path) -> float:
+    """User + system CPU seconds of the live process whose pid `pid_file` holds (Linux `/proc`)."""
+    fields = Path(f"/proc/{pid_file.read_text().strip()}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def spawn_seconds(code: str) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return time.perf_counter() - started
+
+
+def import_self_times(code: str) -> dict[str, float]:
+    """`python -X importtime -c code`: each module's own import time, in seconds."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True, check=True)
+    times: dict[str, float] = {}
+    for line in done.stderr.splitlines():
+        fields = line.removeprefix("import time:").split("|")
+        if len(fields) == 3 and fields[0].strip().isdigit():
+            times[fields[2].strip()] = int(fields[0]) / 1e6
+    return times
+
+
+def added_imports(top: int = 8) -> tuple[float, list[tuple[str, float]]]:
+    """What our proxy imports beyond the plain one: the total, and the packages that cost most."""
+    plain, ours = import_self_times(PLAIN_IMPORTS), import_self_times(OUR_IMPORTS)
+    packages: dict[str, float] = {}
+    for module, seconds in ours.items():
+        if module not in plain:
+            parts = module.split(".")
+            package = ".".join(parts[:2]) if parts[0] == "mcp_errors" else parts[0]
+            packages[package] = packages.get(package, 0.0) + seconds
+    ranked = sorted(packages.items(), key=lambda item: -item[1])
+    return sum(packages.values()), ranked[:top]
+
+
+async def first_listing_and_widening() -> tuple[float, float]:
+    """Our check_upstream's first listing, and widening its schemas, in this process (seconds)."""
+    from mcp_errors._server.fastmcp import widen_tools
+    from mcp_errors._shared.envelope import WideningCache
+    from mcp_errors.proxy import ChildProcess, build_proxy
+    from mcp_errors.proxy._server import check_upstream
+
+    child = ChildProcess(UPSTREAM[0], UPSTREAM[1:])
+    try:
+        proxy = build_proxy(child)
+        await check_upstream(proxy, child, seconds=60)  # the child's start, once
+        started = time.perf_counter()
+        await check_upstream(proxy, child, seconds=60)
+        listing = time.perf_counter() - started
+        tools = await proxy.list_tools()
+        started = time.perf_counter()
+        widen_tools(tools, WideningCache())
+        return listing, time.perf_counter() - started
+    finally:
+        await child.close()
+
+
+async def bench_startup(runs: int) -> None:
+    sides: dict[str, list[str]] = {
+        "direct": UPSTREAM,
+        "plain": [sys.executable, "-c", PLAIN_PROXY, *UPSTREAM],
+        "ours": [sys.executable, "-m", "mcp_errors", "proxy", "--", *UPSTREAM],
+    }
+    seconds: dict[str, list[float]] = {name: [] for name in sides}
+    cpu: dict[str, list[float]] = {name: [] for name in sides}
+    imports: dict[str, list[float]] = {"python": [], "plain": [], "ours": []}
+    codes = {"python": "pass", "plain": PLAIN_IMPORTS, "ours": OUR_IMPORTS}
+    with tempfile.TemporaryDirectory() as folder:
+        pid_file = Path(folder) / "pid"
+        await spawn_to_first_listing(sides["direct"], pid_file)  # file caches warm for every side
+        for run in range(runs):
+            names = list(sides)
+            for name in names[run % 3 :] + names[: run % 3]:
+                wall, used = await spawn_to_first_listing(sides[name], pid_file)
+                seconds[name].append(wall)
+                cpu[name].append(used)
+            keys = list(codes)
+            for key in keys[run % 3 :] + keys[: run % 3]:
+                imports[key].append(spawn_seconds(codes[key]))
+    listing, widening = await first_listing_and_widening()
+    print(f"start-up, spawn to the first tools/list over stdio: runs={runs} (medians, p25-p75)")
+    print(f"  {'side':<7} {'wall s':>7} {'(p25-p75)':>13}   {'server CPU s':>12} {'(p25-p75)':>13}")
+    for name in sides:
+        q1, median, q3 = statistics.quantiles(seconds[name], n=4)
+        c1, cm, c3 = statistics.quantiles(cpu[name], n=4)
+        print(f"  {name:<7} {median:7.3f} ({q1:.3f}-{q3:.3f})   {cm:12.3f} ({c1:.3f}-{c3:.3f})")
+    for label, values in (("wall", seconds), ("server CPU", cpu)):
+        ratio, q1, q3 = paired(values["plain"], values["ours"])
+        print(f"  ours/plain {label}: {ratio:.3f} (p25-p75 of the paired ratios {q1:.3f}-{q3:.3f}); target <= 1.10")
+    python = statistics.median(imports["python"])
+    print("where it goes:")
+    for key in ("plain", "ours"):
+        print(f"  imports, {key:<5} {statistics.median(imports[key]) - python:7.3f} s (interpreter start subtracted)")
+    added, packages = added_imports()
+    print(f"  modules only ours imports (-X importtime, own times) {added * 1000:7.1f} ms, most:")
+    print("    " + ", ".join(f"{package} {seconds * 1000:.1f}" for package, seconds in packages))
+    print(f"  our first listing (check_upstream, child running) {listing * 1000:7.2f} ms")
+    print(f"  widening its outputSchemas                        {widening * 1000:7.2f} ms")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--part", default="all", choices=["calls", "http", "startup", "all"])
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--startup-runs", type=int, default=9)
+    parser.add_argument("--mode", default="legacy", choices=["auto", "legacy"])
+    parser.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--http", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve_upstream:
+        logging.disable(logging.CRITICAL)
+        serve_upstream_http() if args.http else build_upstream().run()
+        return
+    # Both proxies log at INFO on failures; formatting log lines would dominate here.
+    logging.disable(logging.CRITICAL)
+    parts: dict[str, Callable[[], Any]] = {
+        "calls": lambda: anyio.run(bench_calls, args.runs, args.calls, args.mode),
+        "http": lambda: anyio.run(bench_http, args.runs, max(1, args.calls // 4), args.mode),
+        "startup": lambda: anyio.run(bench_startup, args.startup_runs),
+    }
+    print(f"load average at start: {os.getloadavg()[0]:.2f}")
+    for name, part in parts.items():
+        if args.part in (name, "all"):
+            part()
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ import anyio
 import anyio.abc
 import pytest
 from anyio.streams.text import TextReceiveStream
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.stdio import stdio_client as stdio_transport
 from mcp_types import CallToolResult
 
@@ -36,42 +37,9 @@ from mcp_errors._shared.error_text import read_error_text
 from mcp_errors.proxy import ChildProcess, ProxySettings, StartupError, build_proxy, load_rules
 from mcp_errors.proxy._child import RestartBackoff
 from mcp_errors.proxy._server import check_upstream
-from servers import proxy_upstream
+from proxying import PROXY, STARTUP_SECONDS, UPSTREAM, command_params, http_upstream, proxied, wire
 from servers.checks import assert_nothing_leaks, check_error, check_success, memory_kept_per_batch
 from servers.proxy_upstream import LEAKED_PATH, LEAKED_SECRET
-
-UPSTREAM = str(Path(proxy_upstream.__file__))
-PROXY = (sys.executable, "-m", "mcp_errors", "proxy")
-STARTUP_SECONDS = 60.0
-
-
-def wire(result: CallToolResult) -> dict[str, Any]:
-    return result.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
-@contextlib.asynccontextmanager
-async def proxied(
-    mode: str,
-    settings: ProxySettings | None = None,
-    *,
-    backoff: RestartBackoff | None = None,
-    stderr: io.StringIO | None = None,
-) -> AsyncIterator[Client]:
-    """A proxy in this process in front of a fresh upstream child, and a client connected to it."""
-    child = ChildProcess(sys.executable, [UPSTREAM], backoff=backoff, stderr=stderr)
-    server = build_proxy(child, settings)
-    try:
-        await check_upstream(server, child, seconds=STARTUP_SECONDS)
-        # fastmcp's own in-memory transport connects to the same low-level server.
-        async with Client(server._mcp_server, mode=mode) as client:  # type: ignore[arg-type]
-            yield client
-    finally:
-        await child.close()
-
-
-def command_params(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> StdioServerParameters:
-    """`mcp-errors proxy <args>` as a stdio server."""
-    return StdioServerParameters(command=PROXY[0], args=[*PROXY[1:], *args], env=env, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -595,6 +563,85 @@ async def test_the_users_rules_come_after_what_the_upstream_declares_and_before_
     assert check_error(wire(declared), None)["errorCategory"] == "transient"  # declared beats the rules
 
 
+# --- idempotency keys in a shared store ------------------------------------------------------
+
+SHARED_STORES = ["sqlite", "postgres", "redis"]
+
+
+def shared_store(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path}/keys.sqlite3"
+    # Keys are random per test (and namespaced per upstream), so tests share the server's table.
+    return str(request.getfixturevalue("postgres_url" if backend == "postgres" else "redis_url"))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("backend", SHARED_STORES)
+async def test_three_proxy_replicas_sharing_a_store_run_a_keyed_write_once(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    store = shared_store(backend, request, tmp_path)
+    key = {"mcp-errors/idempotencyKey": f"charge-{uuid.uuid4()}"}
+    answers: list[CallToolResult] = []
+    async with http_upstream() as (url, _), contextlib.AsyncExitStack() as stack:
+        replicas = [
+            await stack.enter_async_context(Client(command_params("--idempotency-keys", "--store", store, url)))
+            for _ in range(3)
+        ]
+
+        async def send(client: Client) -> None:
+            answers.append(await client.call_tool("count_write", {"key": key["mcp-errors/idempotencyKey"]}, meta=key))
+
+        with anyio.fail_after(STARTUP_SECONDS):
+            async with anyio.create_task_group() as group:  # the same write, to every replica at once
+                for client in replicas:
+                    group.start_soon(send, client)
+            ran = await replicas[0].call_tool("attempts", {"key": key["mcp-errors/idempotencyKey"]})
+    assert ran.structured_content == {"result": 1}
+    assert [answer.structured_content for answer in answers] == [{"result": "ran 1 time(s)"}] * 3
+    assert sum(bool((answer.meta or {}).get("mcp-errors/replayed")) for answer in answers) == 2
+
+
+@pytest.mark.anyio
+async def test_a_restarted_proxy_replays_a_keyed_write_from_its_store(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path}/keys.sqlite3"
+    key = {"mcp-errors/idempotencyKey": "refund-42"}
+    async with http_upstream() as (url, _):
+        async with Client(command_params("--idempotency-keys", "--store", store, url)) as before:
+            first = await before.call_tool("count_write", {"key": "refund-42"}, meta=key)
+        async with Client(command_params("--idempotency-keys", "--store", store, url)) as after:
+            again = await after.call_tool("count_write", {"key": "refund-42"}, meta=key)
+            ran = await after.call_tool("attempts", {"key": "refund-42"})
+    assert again.structured_content == first.structured_content == {"result": "ran 1 time(s)"}
+    assert (again.meta or {}).get("mcp-errors/replayed") is True
+    assert ran.structured_content == {"result": 1}
+
+
+@pytest.mark.anyio
+async def test_proxies_of_different_upstreams_keep_their_keys_apart_in_one_store(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path}/keys.sqlite3"
+    key = {"mcp-errors/idempotencyKey": "ticket-1"}
+    answers = {}
+    for name in ("zendesk", "jira", "jira"):
+        settings = ProxySettings(idempotency_keys=True, store=store)
+        async with proxied("legacy", settings, env={**os.environ, "PROXY_UPSTREAM_NAME": name}) as client:
+            answers.setdefault(name, []).append(await client.call_tool("count_write", {"key": "t"}, meta=key))
+    # Each upstream ran its own write once; the second jira proxy replayed jira's answer, never zendesk's.
+    assert [(answer.meta or {}).get("mcp-errors/replayed") for answer in answers["zendesk"]] == [None]
+    assert [(answer.meta or {}).get("mcp-errors/replayed") for answer in answers["jira"]] == [None, True]
+
+
+def test_a_store_without_idempotency_keys_or_with_an_unknown_scheme_is_refused() -> None:
+    alone = run_proxy("--store", "sqlite:///keys.sqlite3", "--", sys.executable, UPSTREAM)
+    unknown = run_proxy("--idempotency-keys", "--store", "mongodb://db/keys", "--", sys.executable, UPSTREAM)
+    assert (alone.returncode, unknown.returncode) == (2, 2)
+    assert "--idempotency-keys" in alone.stderr
+    assert "mongodb://" in unknown.stderr
+
+
+# --- a streamable HTTP upstream --------------------------------------------------------------
+
+
 # --- words: read-only tools, disguised failures, the log, resends --------------------------
 
 
@@ -654,10 +701,10 @@ async def test_a_success_rule_turns_a_failure_answered_as_a_success_into_the_con
 async def test_each_rewritten_failure_is_logged_with_the_upstreams_words_under_its_error_id(
     client: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="mcp_errors.proxy")
+    caplog.set_level(logging.WARNING, logger="mcp_errors.proxy.failures")
     result = await client.call_tool("fail", {"message": f"the ledger broke, key {LEAKED_SECRET}\x1b[2J"})
     envelope = check_error(wire(result), None)
-    [line] = [record for record in caplog.records if record.name == "mcp_errors.proxy"]
+    [line] = [record for record in caplog.records if record.name == "mcp_errors.proxy.failures"]
     assert line.levelno == logging.WARNING  # shown by default: a host keeps the proxy's stderr
     assert line.error_id == envelope["errorId"]  # type: ignore[attr-defined]
     message = line.getMessage()

@@ -36,7 +36,7 @@ from mcp_errors import (
     install,
 )
 from mcp_errors._shared.contract import CONTRACT_CODES
-from mcp_errors.proxy import ChildProcess, build_proxy
+from mcp_errors.proxy import ChildProcess, ProxySettings, build_proxy
 from mcp_errors.proxy._server import check_upstream
 from mcp_errors.stores import MemoryStore
 from mcp_errors.testing import add_flaky_tool
@@ -54,6 +54,8 @@ LOW_CARDINALITY = {
     "mcp_errors.replayed",
     "mcp_errors.decision",
     "mcp_errors.server.name",
+    "mcp_errors.proxy.decision",
+    "mcp_errors.proxy.breaker.scope",
 }
 
 
@@ -333,6 +335,46 @@ async def test_a_fastmcp_server_counts_its_results_and_marks_its_own_tools_call_
     assert busy.attributes is not None
     assert busy.attributes["mcp_errors.error.retryable"] is True
     assert "check_stock" in busy.name  # fastmcp's span of the call, not a second one of ours
+
+
+async def test_what_the_proxy_decides_is_counted_with_closed_labels_and_marked_on_the_calls_span(
+    telemetry: Telemetry,
+) -> None:
+    child = ChildProcess(sys.executable, [str(Path(proxy_upstream.__file__))])
+    proxy = build_proxy(child, ProxySettings(breaker_failures=2, breaker_cooldown=60, repeat_guard=60))
+    try:
+        await check_upstream(proxy, child, seconds=60)
+        async with Client(proxy._mcp_server) as client:  # type: ignore[arg-type]  # fastmcp's low-level server
+            for _ in range(3):  # two time-outs open the tool's circuit; the third is refused
+                await client.call_tool("flaky_read", {"key": "t", "failures": 9})
+            for _ in range(2):  # the identical resend of a validation failure
+                await client.call_tool("refuse", {"key": "bad"})
+            await client.call_tool("crash", {})
+            await client.call_tool("echo", {"text": "after the restart"})
+    finally:
+        await child.close()
+
+    assert (
+        telemetry.count("mcp_errors.proxy.decisions", proxy__decision="breaker_opened", proxy__breaker__scope="tool")
+        == 1
+    )
+    assert (
+        telemetry.count("mcp_errors.proxy.decisions", proxy__decision="breaker_refused", proxy__breaker__scope="tool")
+        == 1
+    )
+    assert telemetry.count("mcp_errors.proxy.decisions", proxy__decision="repeat_refused") == 1
+    assert telemetry.count("mcp_errors.proxy.decisions", proxy__decision="upstream_restarted") == 1
+    assert telemetry.count("mcp_errors.proxy.decisions", proxy__decision="restart_notified") == 1
+    for found, _ in telemetry.points("mcp_errors.proxy.decisions"):
+        assert set(found) <= LOW_CARDINALITY
+    [refused] = spans_with(telemetry, "mcp_errors.proxy.decision", "breaker_refused")
+    assert refused.name.startswith("tools/call")  # the SDK's span of the call, not one of ours
+    assert (refused.attributes or {})["mcp_errors.error.code"] == "UPSTREAM_UNAVAILABLE"
+    [event] = [event for event in refused.events if event.name == "mcp_errors.proxy.decision"]
+    assert event.attributes is not None
+    assert event.attributes["mcp_errors.tool.name"] == "flaky_read"  # on the span only
+    [repeated] = spans_with(telemetry, "mcp_errors.proxy.decision", "repeat_refused")
+    assert (repeated.attributes or {})["mcp_errors.error.category"] == "validation"
 
 
 async def test_the_proxy_counts_an_upstream_failure_it_classified(telemetry: Telemetry) -> None:

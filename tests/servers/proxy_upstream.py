@@ -5,8 +5,8 @@ servers send them: prose in an `isError` result, raised JSON-RPC errors, structu
 of its own, SEP-3313 `_meta`. It also has what the proxy must pass through untouched
 (successes, empty results, progress, foreign `_meta`, resources, prompts) and what it must
 survive (a child that dies in the middle of a call). Run it over stdio:
-`python tests/servers/proxy_upstream.py`, or over streamable HTTP with `... http` (it prints
-its port).
+`python tests/servers/proxy_upstream.py`, or over streamable HTTP with `... http [PORT]`
+(stateful) or `... http-stateless` (it prints its port).
 
 Per-process counters (`attempts`, `count_write`) let the tests see how often the proxy
 really called the upstream.
@@ -50,9 +50,13 @@ class Forecast(BaseModel):
 
 
 def build_server() -> MCPServer[Any]:
-    """The upstream server; every tool is described in its docstring."""
-    server: MCPServer[Any] = MCPServer("proxy-upstream")
+    """The upstream server; every tool is described in its docstring.
+
+    Its name is `proxy-upstream`, or `$PROXY_UPSTREAM_NAME`.
+    """
+    server: MCPServer[Any] = MCPServer(os.environ.get("PROXY_UPSTREAM_NAME", "proxy-upstream"))
     calls: Counter[str] = Counter()
+    notes: dict[str, list[str]] = {}
 
     @server.tool(annotations=READ_ONLY)
     def echo(text: str) -> str:
@@ -149,6 +153,24 @@ def build_server() -> MCPServer[Any]:
         calls[key] += 1
         return f"ran {calls[key]} time(s)"
 
+    @server.tool(annotations=WRITES)
+    def refuse(key: str) -> str:
+        """Count the call for `key`, then refuse it: "Invalid order id" (a validation failure)."""
+        calls[key] += 1
+        raise SDKToolError(f"Invalid order id: {key!r} is not an order id")
+
+    @server.tool(annotations=WRITES)
+    def remember(text: str, ctx: Context) -> str:
+        """Keep `text` in this MCP session's notes (what a stateful server holds for its caller)."""
+        session = notes.setdefault(_session_of(ctx), [])
+        session.append(text)
+        return f"{len(session)} note(s)"
+
+    @server.tool(annotations=READ_ONLY)
+    def recall(ctx: Context) -> list[str]:
+        """This MCP session's notes."""
+        return notes.get(_session_of(ctx), [])
+
     @server.tool(annotations=READ_ONLY)
     def attempts(key: str) -> int:
         """How often a counting tool ran for `key`."""
@@ -205,6 +227,11 @@ def build_server() -> MCPServer[Any]:
     return server
 
 
+def _session_of(ctx: Context) -> str:
+    """The caller's MCP session: its `Mcp-Session-Id` over HTTP, the one stdio session otherwise."""
+    return (ctx.headers or {}).get("mcp-session-id", "stdio")
+
+
 def build_paged_server(tools: int = 10, page: int = 4) -> Server[Any]:
     """A low-level server that lists its tools `page` at a time (`tool_0` ... `tool_<n-1>`)."""
 
@@ -227,8 +254,11 @@ async def serve_paged_over_stdio() -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-def serve_http() -> None:
-    """Serve over streamable HTTP on a free port of 127.0.0.1, and print the port once bound."""
+def serve_http(port: int = 0, *, stateless: bool = False) -> None:
+    """Serve over streamable HTTP on 127.0.0.1 (a free port by default), and print the port once bound.
+
+    Stateful by default (it gives each session an `Mcp-Session-Id`); `stateless` gives none.
+    """
     import functools
     import socket
 
@@ -236,10 +266,12 @@ def serve_http() -> None:
 
     # Bound before the port is printed: the kernel queues connections until uvicorn accepts.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart on the same port
+    sock.bind(("127.0.0.1", port))
     sock.listen(64)
     print(sock.getsockname()[1], flush=True)
-    server = uvicorn.Server(uvicorn.Config(build_server().streamable_http_app(), log_level="warning"))
+    app = build_server().streamable_http_app(stateless_http=stateless)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     anyio.run(functools.partial(server.serve, sockets=[sock]))
 
 
@@ -247,6 +279,10 @@ if __name__ == "__main__":
     match sys.argv[1:]:
         case ["http"]:
             serve_http()
+        case ["http", port]:
+            serve_http(int(port))
+        case ["http-stateless"]:
+            serve_http(stateless=True)
         case ["paged"]:
             anyio.run(serve_paged_over_stdio)
         case _:

@@ -44,6 +44,7 @@ from mcp_errors._shared.tool_failure import with_tool_failure
 from mcp_errors.stores import IdempotencyStore
 
 __all__ = [
+    "ReplayMiddleware",
     "error_tool_result",
     "forget_raw_text",
     "install_on_fastmcp",
@@ -66,7 +67,7 @@ def install_on_fastmcp(server: FastMCP[Any], *, tool_failure_meta: bool, store: 
         return
     replacement = replay_middleware(store, namespace=server.name)
     for middleware in chain:
-        if isinstance(middleware, _ReplayMiddleware):
+        if isinstance(middleware, ReplayMiddleware):
             middleware.replay = replacement.replay
             return
     contract = next(index for index, middleware in enumerate(chain) if isinstance(middleware, _ContractMiddleware))
@@ -165,7 +166,7 @@ def widen_tools(tools: Sequence[Tool], widening: WideningCache) -> list[Tool]:
     ]
 
 
-def replay_middleware(store: IdempotencyStore, *, namespace: str | None = None) -> _ReplayMiddleware:
+def replay_middleware(store: IdempotencyStore, *, namespace: str | None = None) -> ReplayMiddleware:
     """A fastmcp middleware that honours idempotency keys with `store` (the proxy adds one).
 
     Args:
@@ -175,7 +176,7 @@ def replay_middleware(store: IdempotencyStore, *, namespace: str | None = None) 
             need different namespaces; replicas of one server need the same.
     """
     replay = Replay[ToolResult](store, to_wire=_to_wire, from_wire=ToolResult.from_mcp_result)
-    return _ReplayMiddleware(replay, namespace=namespace)
+    return ReplayMiddleware(replay, namespace=namespace)
 
 
 class _ContractMiddleware(Middleware):
@@ -240,7 +241,9 @@ async def _failure(context: MiddlewareContext[CallToolRequestParams], exc: Excep
     return classify_failure(exc, error_id=error_id, tool_name=name)
 
 
-class _ReplayMiddleware(Middleware):
+class ReplayMiddleware(Middleware):
+    """Idempotency replay on a fastmcp server (build it with `replay_middleware`)."""
+
     def __init__(self, replay: Replay[ToolResult], *, namespace: str | None) -> None:
         self.replay = replay
         self.namespace = namespace

@@ -42,7 +42,10 @@ from mcp_errors._shared.envelope import ResultLike, is_empty_result
 
 __all__ = [
     "ATTEMPT_EVENT",
+    "PROXY_DECISION_EVENT",
+    "BreakerScope",
     "OutcomeLabel",
+    "ProxyDecision",
     "ToolResultLike",
     "annotate_tool_result",
     "enabled",
@@ -52,6 +55,7 @@ __all__ = [
     "record_budget_refusal",
     "record_decision",
     "record_partial",
+    "record_proxy_decision",
     "recording_metrics",
     "recovery_span",
 ]
@@ -65,6 +69,19 @@ except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a
 _tracer: Final = trace.get_tracer(_NAME, _VERSION)
 
 OutcomeLabel = Literal["success", "empty", "error"]
+
+ProxyDecision = Literal[
+    "breaker_opened",
+    "breaker_half_opened",
+    "breaker_closed",
+    "breaker_refused",
+    "repeat_refused",
+    "upstream_restarted",
+    "session_reopened",
+    "restart_notified",
+]
+"""What `mcp-errors proxy` decided on its own: a closed set, so it can be a metric attribute."""
+BreakerScope = Literal["upstream", "tool"]
 
 
 class ToolResultLike(ResultLike, Protocol):
@@ -94,8 +111,13 @@ IDEMPOTENCY_KEY: Final = "mcp_errors.idempotency_key"
 ANSWERED: Final = "mcp_errors.partial.answered"
 TOTAL: Final = "mcp_errors.partial.total"
 
+PROXY_DECISION: Final = "mcp_errors.proxy.decision"
+BREAKER_SCOPE: Final = "mcp_errors.proxy.breaker.scope"
+
 ATTEMPT_EVENT: Final = "mcp_errors.attempt"
 """The name of the client span's event for each attempt."""
+PROXY_DECISION_EVENT: Final = "mcp_errors.proxy.decision"
+"""The name of the event a proxy decision adds to the `tools/call` span it happened in."""
 
 
 class _Instruments:
@@ -131,6 +153,12 @@ class _Instruments:
             "mcp_errors.client.retry_budget.refusals",
             unit="{call}",
             description="Logical tool calls whose resend the retry budget refused.",
+        )
+        self.proxy_decisions = meter.create_counter(
+            "mcp_errors.proxy.decisions",
+            unit="{decision}",
+            description="Decisions mcp-errors proxy took on its own: circuit breaker changes and refusals, "
+            "guarded repeats, upstream restarts and the notices of them.",
         )
 
     def count_result(self, labels: tuple[tuple[str, str | bool], ...]) -> None:
@@ -321,6 +349,28 @@ def record_budget_refusal(*, tool: str, listed: bool, server: str) -> None:
     if not enabled():
         return
     _instruments.budget_refusals.add(1, {TOOL: tool if listed else UNKNOWN_TOOL, SERVER: server})
+
+
+def record_proxy_decision(
+    decision: ProxyDecision, *, scope: BreakerScope | None = None, tool: str | None = None
+) -> None:
+    """Count a decision of the proxy, and add it as an event to the current span (a `tools/call`'s).
+
+    Args:
+        decision: What was decided.
+        scope: For the circuit breaker, whether the circuit is the upstream's or one tool's.
+        tool: The tool concerned, on the span only (metric attributes stay a closed set).
+    """
+    if not enabled():
+        return
+    labels: dict[str, str] = {PROXY_DECISION: decision}
+    if scope is not None:
+        labels[BREAKER_SCOPE] = scope
+    _instruments.proxy_decisions.add(1, labels)
+    span = trace.get_current_span()
+    if span.is_recording():
+        span.add_event(PROXY_DECISION_EVENT, {**labels, TOOL: tool} if tool is not None else labels)
+        span.set_attribute(PROXY_DECISION, decision)
 
 
 @contextmanager

@@ -10,14 +10,18 @@ what a wrapper in front of someone else's server needs:
   the SDK keeps the process object to itself);
 - a child that exits is started again on the next request, with a backoff when it keeps
   exiting: while the backoff lasts, requests fail at once with `UpstreamUnavailableError` (the
-  proxy answers a transient, not-executed error with the wait) instead of piling up.
+  proxy answers a transient, not-executed error with the wait) instead of piling up;
+- each restart is counted and logged with how the child ended, for the restart notice
+  (`_restarts.py`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import select
+import shlex
 import shutil
 import sys
 import tempfile
@@ -31,7 +35,11 @@ from typing import Any, BinaryIO, Final, TextIO
 from fastmcp.client.transports import StdioTransport
 from mcp import ClientSession
 
+from mcp_errors._shared.telemetry import record_proxy_decision
+
 __all__ = ["ChildProcess", "RestartBackoff", "StderrTail", "UpstreamUnavailableError", "find_command"]
+
+logger = logging.getLogger("mcp_errors.proxy")
 
 
 class UpstreamUnavailableError(Exception):
@@ -190,6 +198,11 @@ class ChildProcess(StdioTransport):
         )
         self._exit_recorded: object = None
         self._started_at = time.monotonic()
+        self.restarts = 0
+        """How often a child was started again after one that had run exited."""
+        self.last_exit = ""
+        """How the child before the running one ended (`exited with status 3`), once one was restarted."""
+        self._exited: str | None = None
 
     @property
     def running(self) -> bool:
@@ -210,6 +223,8 @@ class ChildProcess(StdioTransport):
                 raise UpstreamUnavailableError(
                     f"The server {self.describe_exit()} and is started again after a wait.", retry_after=wait
                 )
+            if task is not None and self._exited is None:
+                self._exited = self.describe_exit()  # before the next start overwrites the status
             self._status_file.unlink(missing_ok=True)
         try:
             session = await super().connect(**kwargs)
@@ -223,7 +238,24 @@ class ChildProcess(StdioTransport):
             ) from exc
         if self._connect_task is not task:
             self._started_at = time.monotonic()
+            if self._exited is not None:
+                self._restarted(self._exited)
         return session
+
+    def _restarted(self, how: str) -> None:
+        self.restarts += 1
+        self.last_exit, self._exited = how, None
+        logger.warning(
+            "The upstream server `%s` %s; it was started again (restart %d). What it kept in memory is lost.",
+            shlex.join(self.server_command),
+            how,
+            self.restarts,
+        )
+        record_proxy_decision("upstream_restarted")
+
+    def restarts_for(self, front: object) -> tuple[int, str]:
+        """How often the child was restarted, and how (one child serves every caller)."""
+        return self.restarts, f"{self.last_exit} and was started again"
 
     def exit_status(self) -> int | None:
         """The last child's exit status, when it exited on its own (POSIX only)."""

@@ -57,6 +57,49 @@ def proxy(
             "--idempotency-keys", help="Answer a repeated idempotency key with the first answer.", show_default="off"
         ),
     ] = False,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            metavar="URL",
+            help="Where --idempotency-keys keeps its keys: sqlite:///path, postgresql://..., redis://... or memory://.",
+            show_default="the proxy's memory",
+        ),
+    ] = None,
+    store_namespace: Annotated[
+        str | None,
+        typer.Option(
+            "--store-namespace",
+            metavar="NAME",
+            help="Keeps this proxy's keys apart from other upstreams' in a shared store.",
+            show_default="proxy/<the upstream's name>",
+        ),
+    ] = None,
+    breaker_failures: Annotated[
+        int,
+        typer.Option(
+            "--breaker-failures",
+            min=0,
+            help="Transient failures in a row that open the circuit breaker (0 turns it off).",
+        ),
+    ] = 5,
+    breaker_window: Annotated[
+        float, typer.Option("--breaker-window", min=0.1, help="Seconds within which those failures must fall.")
+    ] = 30.0,
+    breaker_cooldown: Annotated[
+        float,
+        typer.Option("--breaker-cooldown", min=0.1, help="Seconds an open circuit answers at once before a probe."),
+    ] = 30.0,
+    repeat_guard: Annotated[
+        float,
+        typer.Option(
+            "--repeat-guard",
+            metavar="SECONDS",
+            min=0,
+            help="Answer the identical resend of a call that failed for good, within SECONDS, without the upstream.",
+            show_default="off",
+        ),
+    ] = 0.0,
     tool_failure_meta: Annotated[
         bool,
         typer.Option(
@@ -106,6 +149,8 @@ def proxy(
     from mcp_errors.proxy._rules import RulesError, load_rules
     from mcp_errors.proxy._server import ProxySettings, StartupError, Upstream, serve
 
+    if store is not None and not idempotency_keys:
+        _fail("--store is where --idempotency-keys keeps its keys: add --idempotency-keys.", status=2)
     loaded = None
     if rules is not None:
         try:
@@ -120,17 +165,31 @@ def proxy(
         if find_command(target[0]) is None and "/" not in target[0]:
             _fail(f"The upstream server's command {target[0]!r} is not on PATH.", status=2)
         upstream = ChildProcess(target[0], target[1:])
+    opened_store = None
+    if store is not None:
+        from mcp_errors.stores import open_store
+
+        try:
+            opened_store = open_store(store)
+        except (ValueError, ImportError) as exc:
+            _fail(f"--store: {exc}", status=2)
     _quiet_fastmcp()
     if not failure_log:
-        # The only WARNING lines of the proxy's logger; the proxy's own faults stay (ERROR, on `mcp_errors`).
-        logging.getLogger("mcp_errors.proxy").setLevel(logging.ERROR)
+        # Only the per-failure lines: restarts, an open circuit and a lost upstream session still say so.
+        logging.getLogger("mcp_errors.proxy.failures").setLevel(logging.ERROR)
     settings = ProxySettings(
         rules=loaded,
         retry=retry,
         retry_deadline=retry_deadline,
         idempotency_keys=idempotency_keys,
+        store=opened_store,
+        store_namespace=store_namespace,
         tool_failure_meta=tool_failure_meta,
         disguised_failures=disguised_failures,
+        breaker_failures=breaker_failures,
+        breaker_window=breaker_window,
+        breaker_cooldown=breaker_cooldown,
+        repeat_guard=repeat_guard,
     )
     try:
         anyio.run(functools.partial(serve, upstream, settings, http=front, startup_seconds=startup_timeout))

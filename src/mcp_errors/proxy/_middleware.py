@@ -45,6 +45,8 @@ from mcp_errors.proxy._classify import UpstreamClassifier, UpstreamFailure
 __all__ = ["ContractMiddleware"]
 
 logger = logging.getLogger("mcp_errors.proxy")
+failure_log = logging.getLogger("mcp_errors.proxy.failures")
+"""One line per rewritten failure, with the upstream's own words (`--no-failure-log` quiets it alone)."""
 
 
 class ContractMiddleware(Middleware):
@@ -236,9 +238,9 @@ class ContractMiddleware(Middleware):
     ) -> ToolResult:
         # The server's log (the host keeps the proxy's stderr) is where an errorId leads: the
         # upstream's own words go there whole, once, and to the agent only sanitised.
-        if logger.isEnabledFor(logging.WARNING):
+        if failure_log.isEnabledFor(logging.WARNING):
             shown = _loggable(name, _MAX_LOGGED_NAME_CHARS)  # a caller can invent any name
-            logger.warning(
+            failure_log.warning(
                 "tool %r failed: %s, errorId %s%s",
                 shown,
                 f"{details.category.value} {details.code}" if details.code else details.category.value,

@@ -3,8 +3,12 @@
 The proxy is a fastmcp server whose components all come from one `ProxyProvider`:
 tools, resources, templates and prompts are the upstream's, and fastmcp forwards
 progress, logging, list-changed notifications, cancellation, sampling, elicitation and
-roots, and application `_meta` keys. Middleware adds the contract (`_middleware`) and,
-when asked for, recovery (`_recovery`). Three things differ from `fastmcp.server.create_proxy`:
+roots, and application `_meta` keys. Middleware adds, outermost first: the restart notice
+(`_restarts`), the repeat guard (`_guard`, opt-in), idempotency replay (opt-in, in a shared
+store when given), the circuit breaker (`_breaker`), resends (`_recovery`, opt-in), the
+contract (`_middleware`), and inside it the breaker's probe and, for an HTTP upstream, the
+resend of a request that never reached it (`_sessions`). Four things differ from
+`fastmcp.server.create_proxy`:
 
 - the backend speaks the 2025-11-25 handshake whatever the front negotiated: every server
   speaks it, one stdio child has one session, and its server-initiated requests (sampling,
@@ -14,40 +18,44 @@ when asked for, recovery (`_recovery`). Three things differ from `fastmcp.server
   front: the stdio session lives on across requests, so its handlers must see the current
   request, not the first one (fastmcp binds them per client copy);
 - a tools/list that fails while the child restarts answers with the last good list, not an
-  empty one: a host that caches the list would otherwise lose every tool.
+  empty one: a host that caches the list would otherwise lose every tool;
+- an HTTP upstream keeps one session per front session (`_sessions`), where fastmcp opens
+  one per request.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import shlex
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import anyio
 from fastmcp import FastMCP
-from fastmcp.client import Client
-from fastmcp.client.logging import LogMessage
-from fastmcp.server.providers.proxy import (
-    ProxyClient,
-    ProxyMetadataMiddleware,
-    ProxyProvider,
-    _restore_request_context,
-    default_proxy_log_handler,
-    default_proxy_message_handler,
-)
+from fastmcp.server.providers.proxy import ProxyMetadataMiddleware, ProxyProvider
 from fastmcp.tools import Tool
 
 from mcp_errors._client.budget import RetryBudget
-from mcp_errors._server.fastmcp import replay_middleware
+from mcp_errors._server.fastmcp import ReplayMiddleware, replay_middleware
+from mcp_errors._server.replay import as_store
 from mcp_errors._shared.words import seconds_in_words
+from mcp_errors.proxy._breaker import AnswerProbe, BreakerMiddleware, BreakerSettings
 from mcp_errors.proxy._child import ChildProcess
 from mcp_errors.proxy._classify import UpstreamClassifier
+from mcp_errors.proxy._guard import RepeatGuardMiddleware
 from mcp_errors.proxy._middleware import ContractMiddleware
-from mcp_errors.proxy._recovery import RetryMiddleware
+from mcp_errors.proxy._restarts import RestartNoticeMiddleware, Restarts
 from mcp_errors.proxy._rules import Rules
-from mcp_errors.stores import MemoryStore
+from mcp_errors.proxy._sessions import (
+    KeptSessions,
+    SessionMiddleware,
+    UpstreamClient,
+    http_transport,
+    is_session_dropped,
+)
+from mcp_errors.stores import IdempotencyStore, MemoryStore
 
 __all__ = ["ProxySettings", "StartupError", "build_proxy", "check_upstream", "serve"]
 
@@ -66,8 +74,19 @@ class ProxySettings:
         retry: Resend a safe transient failure at most this many times (0: never).
         retry_deadline: Seconds after the first answer by which resends must be done.
         idempotency_keys: Replay the first answer for a repeated idempotency key.
+        store: Where those keys live: an `IdempotencyStore` or a URL for `open_store`
+            (`sqlite:///keys.sqlite3`, `postgresql://...`, `redis://...`); the proxy's
+            memory when omitted.
+        store_namespace: Keeps this proxy's keys apart from those of proxies of other
+            upstreams in the same store; `proxy/<the upstream's serverInfo name>` when omitted
+            (named by `check_upstream`).
         tool_failure_meta: Also write SEP-3313 `_meta["io.modelcontextprotocol/toolFailure"]`.
         disguised_failures: Also rewrite a success that plainly reads as a failure.
+        breaker_failures: Transient failures in a row that open a circuit (0: no breaker).
+        breaker_window: Seconds within which that run of failures must fall.
+        breaker_cooldown: Seconds an open circuit answers at once before it lets a probe through.
+        repeat_guard: Seconds during which the identical resend of a call that failed with a
+            non-retryable verdict is answered by the proxy (0: off).
         name: The proxy's name before the upstream's is known.
     """
 
@@ -75,13 +94,24 @@ class ProxySettings:
     retry: int = 0
     retry_deadline: float = 30.0
     idempotency_keys: bool = False
+    store: IdempotencyStore | str | None = None
+    store_namespace: str | None = None
     tool_failure_meta: bool = False
     disguised_failures: bool = False
+    breaker_failures: int = 5
+    breaker_window: float = 30.0
+    breaker_cooldown: float = 30.0
+    repeat_guard: float = 0.0
     name: str = "mcp-errors proxy"
 
     def __post_init__(self) -> None:
         if self.retry < 0 or self.retry_deadline <= 0:
             raise ValueError("retry must be >= 0 and retry_deadline > 0")
+        if self.repeat_guard < 0:
+            raise ValueError("repeat_guard must be >= 0 seconds")
+        if self.store is not None and not self.idempotency_keys:
+            raise ValueError("a store is for idempotency keys: set idempotency_keys=True too")
+        BreakerSettings(failures=self.breaker_failures, window=self.breaker_window, cooldown=self.breaker_cooldown)
 
 
 class StartupError(Exception):
@@ -111,16 +141,42 @@ def build_proxy(upstream: Upstream, settings: ProxySettings | None = None) -> Fa
         ```
     """
     settings = settings or ProxySettings()
-    base = _SharedContextClient(upstream, mode=_BACKEND_ERA)
-    provider = _LastGoodToolsProvider(base.new, identity="upstream")
+    base = UpstreamClient(
+        upstream if isinstance(upstream, ChildProcess) else http_transport(upstream), mode=_BACKEND_ERA
+    )
+    restarts: Restarts
+    if isinstance(upstream, ChildProcess):
+        # The transport keeps the child's one session; every copy of the client reuses it.
+        provider = _LastGoodToolsProvider(base.new, identity="upstream")
+        restarts = upstream
+    else:
+        sessions = KeptSessions(base)
+        provider = _LastGoodToolsProvider(sessions.client, identity="upstream")
+        provider.sessions = restarts = sessions
     server: FastMCP[Any] = FastMCP(settings.name)
     server.add_provider(provider)
     server.add_middleware(ProxyMetadataMiddleware(provider, identity="upstream"))
-    # First added is outermost: the key store keeps final answers, resends read contract
-    # results, and the contract sees the upstream's answers first.
+    # First added is outermost. Whatever answers a call, its front session learns of a
+    # restart; a guarded repeat and a replayed key need no upstream, not even a closed
+    # circuit; the breaker sees a call's final answer (its resends count once); resends read
+    # contract results; the contract sees the upstream's answers first; inside it, the
+    # upstream's exceptions are still exceptions.
+    server.add_middleware(RestartNoticeMiddleware(restarts))
+    if settings.repeat_guard:
+        server.add_middleware(RepeatGuardMiddleware(settings.repeat_guard))
     if settings.idempotency_keys:
-        server.add_middleware(replay_middleware(MemoryStore()))
+        store = MemoryStore() if settings.store is None else as_store(settings.store)
+        server.add_middleware(replay_middleware(store, namespace=settings.store_namespace))
+    if settings.breaker_failures:
+        breaker = BreakerSettings(
+            failures=settings.breaker_failures, window=settings.breaker_window, cooldown=settings.breaker_cooldown
+        )
+        server.add_middleware(BreakerMiddleware(breaker))
     if settings.retry:
+        # Imported only when asked for: the recovery policy (tenacity and the client side)
+        # is start-up time a proxy without `--retry` need not spend (docs/performance.md).
+        from mcp_errors.proxy._recovery import RetryMiddleware
+
         server.add_middleware(
             RetryMiddleware(resends=settings.retry, deadline=settings.retry_deadline, budget=RetryBudget())
         )
@@ -132,6 +188,10 @@ def build_proxy(upstream: Upstream, settings: ProxySettings | None = None) -> Fa
             disguised_failures=settings.disguised_failures,
         )
     )
+    if settings.breaker_failures:
+        server.add_middleware(AnswerProbe())
+    if not isinstance(upstream, ChildProcess):
+        server.add_middleware(SessionMiddleware())
     return server
 
 
@@ -157,8 +217,16 @@ async def check_upstream(server: FastMCP[Any], upstream: Upstream, *, seconds: f
     try:
         with anyio.fail_after(seconds):
             # Through the provider's own client: the session it opens is the one calls use.
-            async with cast(Client[Any], provider.client_factory()) as client:
-                return [tool.name for tool in await client.list_tools()]
+            client = provider.client_factory()
+            if inspect.isawaitable(client):
+                client = await client
+            async with client:
+                info = client.initialize_result.server_info if client.initialize_result is not None else None
+            # Listed through the provider, whose cache then finds a called tool while the
+            # upstream is down (the call fails as unavailable, not as an unknown tool).
+            names = [tool.name for tool in await provider.list_tools()]
+        _name_key_namespace(server, info.name if info is not None else None)
+        return names
     except TimeoutError:
         reason = f"did not answer the MCP handshake within {seconds_in_words(seconds)}"
         if isinstance(upstream, ChildProcess):
@@ -168,6 +236,13 @@ async def check_upstream(server: FastMCP[Any], upstream: Upstream, *, seconds: f
         if isinstance(upstream, ChildProcess):
             raise StartupError(_startup_message(upstream, upstream.describe_exit())) from exc
         raise StartupError(_startup_message(upstream, f"is not reachable ({type(exc).__name__}: {exc})")) from exc
+
+
+def _name_key_namespace(server: FastMCP[Any], upstream_name: str | None) -> None:
+    """Give the proxy's idempotency keys their namespace, unless the settings named one."""
+    for middleware in server.middleware:
+        if isinstance(middleware, ReplayMiddleware) and middleware.namespace is None:
+            middleware.namespace = f"proxy/{upstream_name or 'unnamed'}"
 
 
 def _startup_message(upstream: Upstream, reason: str) -> str:
@@ -210,54 +285,35 @@ async def serve(
                 show_banner=False, host=host, port=port, stateless_http=True, json_response=True
             )
     finally:
-        if isinstance(upstream, ChildProcess):
-            with anyio.CancelScope(shield=True):
-                await upstream.close()
+        with anyio.CancelScope(shield=True):
+            await close_upstream(server, upstream)
 
 
-class _SharedContextClient(ProxyClient[Any]):
-    """fastmcp's proxy client, whose copies share the context that forwards the child's requests.
-
-    fastmcp binds each copy's forwarding handlers to that copy's own slot, but a kept-alive
-    stdio session keeps the handlers of the copy that opened it: without one shared slot,
-    the child's sampling and elicitation requests would go to a request that has ended.
-    Notifications and log messages the child sends before the host's first request have no
-    request to travel with: they are dropped (logged at debug), not raised in the session.
-    """
-
-    def __init__(self, target: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("message_handler", self._forward_notification)
-        kwargs.setdefault("log_handler", self._forward_log)
-        super().__init__(target, **kwargs)
-
-    async def _forward_notification(self, message: Any) -> None:
-        await self._forward(default_proxy_message_handler, message)
-
-    async def _forward_log(self, message: LogMessage) -> None:
-        await self._forward(default_proxy_log_handler, message)
-
-    async def _forward(self, handler: Callable[[Any], Awaitable[None]], message: Any) -> None:
-        _restore_request_context(self._proxy_rc_ref)
-        try:
-            await handler(message)
-        except RuntimeError:  # fastmcp's "No active context found": no host request yet
-            logger.debug("dropped a message of the upstream that came outside any request: %r", message)
-
-    def new(self) -> _SharedContextClient:
-        # fastmcp's `Client.new` copies the client with its session handlers, which are bound
-        # to this client's forwarding slot; `ProxyClient.new` would give the copy a slot of
-        # its own, which the kept-alive session never reads.
-        return cast(_SharedContextClient, Client.new(self))
+async def close_upstream(server: FastMCP[Any], upstream: Upstream) -> None:
+    """Stop the child, or close the sessions kept to an HTTP upstream, and the key store."""
+    for provider in server.providers:
+        sessions = getattr(provider, "sessions", None)
+        if sessions is not None:
+            await sessions.aclose()
+    if isinstance(upstream, ChildProcess):
+        await upstream.close()
+    for middleware in server.middleware:
+        replay = getattr(middleware, "replay", None)
+        if replay is not None:
+            await replay.store.aclose()
 
 
 class _LastGoodToolsProvider(ProxyProvider):
     """fastmcp's `ProxyProvider`, answering tools/list from the last good list while the upstream is down."""
 
+    sessions: KeptSessions | None = None
+    """The sessions kept to an HTTP upstream, closed with the proxy."""
+
     async def _list_tools(self) -> Sequence[Tool]:
         try:
             return await super()._list_tools()
-        except Exception:
+        except Exception as exc:
             cache = self._tools_cache
-            if cache is None:
-                raise
+            if cache is None or is_session_dropped(exc):
+                raise  # a dropped session is opened again and the listing sent once more
             return cache.items

@@ -1,0 +1,148 @@
+"""The repeat guard (opt-in): the exact call that just failed for good is not sent again.
+
+The most common wasted call in agent logs is the identical resend of a call that failed with
+a verdict no resend can change (`validation`, `business`, `permission`: `isRetryable:
+false`). With `--repeat-guard SECONDS`, such a call (the same tool, the same arguments, from
+the same front session) resent within SECONDS of its failure is answered by the proxy at
+once with the first answer, and a note that this exact call already failed, without reaching
+the upstream. A changed call (other arguments, another tool) passes as usual, and so does
+the same call once the window is over (the world may have changed: a permission granted,
+a record created).
+
+The answer keeps the first one's category, code, description and field errors, says
+`executionState: not_executed` (this call was not sent) and carries
+`_meta["mcp-errors/repeatOf"]`: `{"errorId": <the first answer's>, "secondsAgo": ...}`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from fastmcp.server.middleware import CallNext, MiddlewareContext
+from fastmcp.tools import ToolResult
+from mcp_types import CallToolRequestParams, CallToolResult
+
+from mcp_errors._client.outcome import read_result
+from mcp_errors._server.classify import new_error_id
+from mcp_errors._server.fastmcp import error_tool_result
+from mcp_errors._server.replay import fingerprint
+from mcp_errors._shared.contract import CONTRACT_FIELDS, ExecutionState, is_error_envelope
+from mcp_errors._shared.envelope import CATEGORY_INFERRED, FailureDetails
+from mcp_errors._shared.telemetry import annotate_tool_result, record_proxy_decision
+from mcp_errors._shared.words import seconds_in_words
+from mcp_errors.proxy._sessions import ToolCallMiddleware, current_front_session, new_slot
+
+__all__ = ["REPEAT_OF_META", "RepeatGuardMiddleware"]
+
+logger = logging.getLogger("mcp_errors.proxy")
+
+REPEAT_OF_META: Final = "mcp-errors/repeatOf"
+"""`_meta` key of a guarded repeat: which answer it repeats, and how long ago that was."""
+
+_MAX_FAILED: Final = 256
+"""Failed calls remembered per front session; the oldest are forgotten first."""
+
+
+@dataclass(frozen=True)
+class _Failed:
+    details: FailureDetails
+    error_id: str | None
+    at: float
+
+
+class RepeatGuardMiddleware(ToolCallMiddleware):
+    """Answers the identical resend of a call that failed with a non-retryable verdict, within `window` seconds.
+
+    Args:
+        window: Seconds after a failure during which its identical resend is answered by the proxy.
+        clock: Monotonic seconds (tests pass a fake).
+    """
+
+    def __init__(self, window: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        if not window > 0:
+            raise ValueError("the repeat guard's window must be > 0 seconds")
+        self.window = window
+        self._clock = clock
+        self._slot = new_slot()
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[CallToolRequestParams],
+        call_next: CallNext[CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        name = context.message.name
+        call = (name, fingerprint(context.message.arguments or {}))
+        failed: OrderedDict[tuple[str, str], _Failed] = current_front_session().state.setdefault(
+            self._slot, OrderedDict()
+        )
+        now = self._clock()
+        first = failed.get(call)
+        if first is not None and now - first.at <= self.window:
+            return self._repeat(name, first, now - first.at)
+        result = await call_next(context)
+        details = _final_failure(result)
+        if details is None:
+            failed.pop(call, None)
+            return result
+        failed[call] = _Failed(details, _error_id(result), self._clock())
+        failed.move_to_end(call)
+        while len(failed) > _MAX_FAILED or (failed and now - next(iter(failed.values())).at > self.window):
+            failed.popitem(last=False)
+        return result
+
+    def _repeat(self, name: str, first: _Failed, ago: float) -> ToolResult:
+        details = first.details
+        when = "less than a second ago" if ago < 1 else f"{seconds_in_words(round(ago))} ago"
+        note = (
+            f"This exact call (the same tool with the same arguments) already failed {when} with this answer, so it "
+            "was not sent again: change what the answer asks for before calling again."
+        )
+        repeat = FailureDetails(
+            message="",  # the note says it
+            category=details.category,
+            description=f"{note} {details.description}",
+            code=details.code,
+            field_errors=details.field_errors,
+            execution_state=ExecutionState.NOT_EXECUTED,
+            extra=details.extra,
+            inferred=details.inferred,
+        )
+        error_id = new_error_id()
+        logger.info("tool %r: the identical call failed %.1f s ago; answered without the upstream", name, ago)
+        record_proxy_decision("repeat_refused", tool=name)
+        meta = {REPEAT_OF_META: {"errorId": first.error_id, "secondsAgo": round(ago, 1)}}
+        result = error_tool_result(details=repeat, error_id=error_id, meta=meta)
+        annotate_tool_result(name, result)
+        return result
+
+
+def _final_failure(result: ToolResult) -> FailureDetails | None:
+    """A contract failure no resend can change, as details to answer its repeats with; else `None`."""
+    envelope = result.structured_content
+    if not (result.is_error and is_error_envelope(envelope) and envelope is not None):
+        return None
+    if envelope.get("isRetryable") is not False:
+        return None
+    outcome = read_result(CallToolResult(content=result.content, structured_content=envelope, is_error=True))
+    if outcome.category is None:
+        return None
+    return FailureDetails(
+        message=outcome.message,
+        category=outcome.category,
+        description=outcome.description,
+        code=outcome.code,
+        field_errors=outcome.field_errors,
+        extra={key: value for key, value in envelope.items() if key not in CONTRACT_FIELDS},
+        inferred=envelope.get(CATEGORY_INFERRED) is True,
+    )
+
+
+def _error_id(result: ToolResult) -> str | None:
+    envelope: Any = result.structured_content
+    value = envelope.get("errorId") if isinstance(envelope, Mapping) else None
+    return value if isinstance(value, str) else None

@@ -1,0 +1,447 @@
+"""Who calls the proxy (its front sessions), and the upstream sessions kept for them.
+
+A *front session* is what the proxy's callers hold. A connection of the 2025-11-25 protocol
+(a host over stdio, a client in memory, a stateful HTTP session) lasts across its requests.
+A 2026-07-28 request, and a request to the stateless `--http` front, is a session of one
+request: such requests are grouped by the credentials they carry (their `Authorization`
+header), all of those without one as one caller. The proxy keeps per front session what must
+not pass from one caller to the next: its upstream session, the repeat guard's memory, the
+restarts it was told of.
+
+An HTTP upstream gets one MCP session per front session: opened at the front session's
+first request, kept open, and closed when the front session ends. (fastmcp's proxy opens a
+new session per request: a handshake and a DELETE around every call, and a stateful server
+forgets what the caller built up between two calls.) Where the upstream is stateless (it
+gave no `Mcp-Session-Id` when the first session opened), a session holds nothing to keep
+apart, and one session serves every front session with the same credentials. A session the
+upstream dropped (HTTP 404, "Session terminated": it restarted, or expired the session) is
+opened again, and the request is sent once more: the upstream refused it unread. A stdio
+child has one session whatever the front (`_child.py`).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextvars
+import hashlib
+import json
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any, Final, cast
+
+import anyio
+import httpx2
+from fastmcp.client import Client
+from fastmcp.client.logging import LogMessage
+from fastmcp.client.transports import StreamableHttpTransport
+from fastmcp.server.dependencies import get_context, get_http_headers
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.server.providers.proxy import (
+    ProxyClient,
+    _restore_request_context,
+    default_proxy_log_handler,
+    default_proxy_message_handler,
+)
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, INVALID_REQUEST
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from mcp_errors._shared.causes import causes
+from mcp_errors._shared.telemetry import record_proxy_decision
+
+__all__ = [
+    "FrontSession",
+    "KeptSessions",
+    "RequestNotSentError",
+    "SessionMiddleware",
+    "ToolCallMiddleware",
+    "UpstreamClient",
+    "current_front_session",
+    "http_transport",
+    "is_session_dropped",
+    "is_unsent",
+    "new_slot",
+]
+
+logger = logging.getLogger("mcp_errors.proxy")
+
+
+@dataclass(eq=False)
+class FrontSession:
+    """One caller of the proxy, as far as state goes.
+
+    Args:
+        key: Its identity: the front connection, or the credentials of a sessionless caller.
+        state: Scratch state that lives as long as the front session (each user takes a
+            slot of its own, `new_slot()`).
+        on_end: Registers a callback run when the front session ends; `None` for sessionless
+            callers, whose state is dropped oldest first instead.
+    """
+
+    key: Hashable
+    state: dict[str, Any]
+    on_end: Callable[[Callable[[], Awaitable[None]]], None] | None = None
+
+
+def new_slot() -> str:
+    """A key of `FrontSession.state` that belongs to one user (a middleware, a session keeper) only."""
+    return f"mcp-errors/{uuid.uuid4().hex}"
+
+
+def current_front_session() -> FrontSession:
+    """The front session of the request being served (the sessionless caller outside any request)."""
+    try:
+        context = get_context()
+    except RuntimeError:
+        return _sessionless(None)
+    request_context = context.request_context
+    connection = getattr(request_context.session, "_connection", None) if request_context is not None else None
+    if connection is not None and _lasts(connection, context.transport):
+        return FrontSession(key=connection, state=connection.state, on_end=connection.exit_stack.push_async_callback)
+    return _sessionless(get_http_headers(include={"authorization"}).get("authorization"))
+
+
+def _lasts(connection: Any, transport: str | None) -> bool:
+    """Whether a front connection outlives its request (a 2025-11-25 session, not a stateless HTTP request)."""
+    if connection.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return False
+    return connection.session_id is not None or transport not in ("streamable-http", "sse")
+
+
+_MAX_SESSIONLESS: Final = 1024
+"""Sessionless callers remembered (their credentials hashed); the oldest are forgotten first."""
+_sessionless_states: collections.OrderedDict[Hashable, dict[str, Any]] = collections.OrderedDict()
+
+
+def _sessionless(credentials: str | None) -> FrontSession:
+    key: Hashable = ("sessionless", None if credentials is None else hashlib.sha256(credentials.encode()).hexdigest())
+    state = _sessionless_states.get(key)
+    if state is None:
+        state = _sessionless_states[key] = {}
+        while len(_sessionless_states) > _MAX_SESSIONLESS:
+            _sessionless_states.popitem(last=False)
+    else:
+        _sessionless_states.move_to_end(key)
+    return FrontSession(key=key, state=state)
+
+
+def is_session_dropped(exc: BaseException) -> bool:
+    """Whether `exc` says the upstream no longer knows our session (HTTP 404 on a session id).
+
+    The SDK's streamable HTTP client turns that 404 into this JSON-RPC error; the upstream
+    refused the request without running it.
+    """
+    return any(
+        isinstance(cause, MCPError) and cause.code == INVALID_REQUEST and cause.error.message == _DROPPED
+        for cause in causes(exc)
+    )
+
+
+class RequestNotSentError(Exception):
+    """A request on a kept HTTP session whose connection was refused: no byte of it reached the upstream.
+
+    The SDK's client reports it as a lost connection (as if the request might have run); the
+    connection attempt that failed shows it never left.
+    """
+
+
+def is_unsent(exc: BaseException) -> bool:
+    """Whether `exc` says the request never reached the upstream (a dropped session, a refused connection)."""
+    return is_session_dropped(exc) or any(isinstance(cause, RequestNotSentError) for cause in causes(exc))
+
+
+class UpstreamClient(ProxyClient[Any]):
+    """fastmcp's proxy client, whose copies share the context that forwards the upstream's requests.
+
+    fastmcp binds each copy's forwarding handlers to that copy's own slot, but a kept
+    session keeps the handlers of the copy that opened it: without one shared slot, the
+    upstream's sampling and elicitation requests would go to a request that has ended.
+    Notifications and log messages the upstream sends before the host's first request have no
+    request to travel with: they are dropped (logged at debug), not raised in the session.
+    A copy also notes when the upstream dropped its session, so that it is not used again.
+    """
+
+    def __init__(self, target: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("message_handler", self._forward_notification)
+        kwargs.setdefault("log_handler", self._forward_log)
+        super().__init__(target, **kwargs)
+        self.dropped = False
+        """Whether the upstream answered this client's session with "Session terminated"."""
+        self.refused_request = False
+        """Whether the connection for one of this session's requests was refused (HTTP only)."""
+        self._in_flight = 0
+
+    async def _forward_notification(self, message: Any) -> None:
+        await self._forward(default_proxy_message_handler, message)
+
+    async def _forward_log(self, message: LogMessage) -> None:
+        await self._forward(default_proxy_log_handler, message)
+
+    async def _forward(self, handler: Callable[[Any], Awaitable[None]], message: Any) -> None:
+        _restore_request_context(self._proxy_rc_ref)
+        try:
+            await handler(message)
+        except RuntimeError:  # fastmcp's "No active context found": no host request yet
+            logger.debug("dropped a message of the upstream that came outside any request: %r", message)
+
+    async def _await_with_session_monitoring(self, coro: Any) -> Any:
+        # Every request of the client passes here (fastmcp's own hook for session failures).
+        self._in_flight += 1
+        try:
+            return await super()._await_with_session_monitoring(coro)
+        except MCPError as exc:
+            if is_session_dropped(exc):
+                self.dropped = True
+            elif exc.code == CONNECTION_CLOSED and self.refused_request and self._in_flight == 1:
+                # The SDK ends a session whose request could not connect, and fails what is
+                # pending as "Connection closed". With one request in flight, the refused one
+                # was this one: it never left.
+                raise RequestNotSentError("the connection to the upstream server was refused") from exc
+            raise
+        finally:
+            self._in_flight -= 1
+
+    def new(self) -> UpstreamClient:
+        # fastmcp's `Client.new` copies the client with its session handlers, which are bound
+        # to this client's forwarding slot; `ProxyClient.new` would give the copy a slot of
+        # its own, which a kept session never reads.
+        copy = cast(UpstreamClient, Client.new(self))
+        copy.dropped = copy.refused_request = False
+        copy._in_flight = 0
+        return copy
+
+
+_opening: contextvars.ContextVar[UpstreamClient | None] = contextvars.ContextVar(
+    "mcp_errors_proxy_opening", default=None
+)
+"""The client whose session is being opened: its HTTP connections are made in that context."""
+
+
+def http_transport(url: str) -> StreamableHttpTransport:
+    """fastmcp's streamable HTTP transport to `url`, whose connections tell a refused request apart."""
+    return StreamableHttpTransport(url, httpx_client_factory=_http_client)
+
+
+def _http_client(
+    headers: dict[str, str] | None = None,
+    timeout: httpx2.Timeout | None = None,
+    auth: httpx2.Auth | None = None,
+    **_: Any,
+) -> httpx2.AsyncClient:
+    # The SDK's defaults (`create_mcp_http_client`): 30 s to connect, write and wait for the
+    # pool, 300 s to read, redirects left to the SDK's own same-origin rule.
+    client = _opening.get()
+    inner = httpx2.AsyncHTTPTransport()
+    transport: httpx2.AsyncBaseTransport = inner if client is None else _UnsentNotingTransport(inner, client)
+    return httpx2.AsyncClient(
+        headers=headers, timeout=timeout or httpx2.Timeout(30.0, read=300.0), auth=auth, transport=transport
+    )
+
+
+class _UnsentNotingTransport(httpx2.AsyncBaseTransport):
+    """Tells, for its client, the requests of a kept session that never reached the upstream.
+
+    - A request whose connection was refused (nothing of it was sent) is noted on the client.
+    - A request the upstream answered with 404 on our session id (it restarted, or expired
+      the session, and refused the request unread) is answered "Session terminated", the
+      SDK's own words for it, whatever the upstream's body said (the SDK's server says
+      "Session not found", other servers other things), so that `is_session_dropped` knows it.
+    """
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport, client: UpstreamClient) -> None:
+        self._inner = inner
+        self._client = client
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            response = await self._inner.handle_async_request(request)
+        except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout):
+            if request.method == "POST" and _request_id(request) is not None:
+                self._client.refused_request = True
+            raise
+        if response.status_code != 404 or "mcp-session-id" not in request.headers or request.method != "POST":
+            return response
+        request_id = _request_id(request)
+        if request_id is None:
+            return response
+        await response.aclose()
+        self._client.dropped = True
+        error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": INVALID_REQUEST, "message": _DROPPED}}
+        return httpx2.Response(404, json=error, request=request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+_DROPPED: Final = "Session terminated"
+
+
+def _request_id(request: httpx2.Request) -> object:
+    """The JSON-RPC id of a POST that carries a request (not a notification, not an answer to the upstream)."""
+    try:
+        message = json.loads(request.content)
+    except ValueError:
+        return None
+    if isinstance(message, dict) and "method" in message:
+        return message.get("id")
+    return None
+
+
+@dataclass(eq=False)
+class _Kept:
+    """An upstream session kept open for one front session (or for all, when the upstream is stateless)."""
+
+    client: UpstreamClient
+    opened: int = 1
+    """Sessions opened for this front session so far: more than one means state was lost."""
+    lost: str = ""
+    """How the last session ended, for the restart notice."""
+
+
+@dataclass(eq=False)
+class KeptSessions:
+    """The proxy's client factory for an HTTP upstream: one kept session per front session.
+
+    Args:
+        base: The client every session is a copy of.
+    """
+
+    base: UpstreamClient
+    stateless: bool | None = None
+    """Whether the upstream keeps no session state (it gave no session id); `None` until a session opened."""
+    _kept: dict[Hashable, _Kept] = field(default_factory=dict)
+    _opening: dict[Hashable, anyio.Lock] = field(default_factory=dict)
+
+    async def client(self) -> UpstreamClient:
+        """The current front session's upstream client, connected (fastmcp's `client_factory`).
+
+        Raises:
+            Exception: What connecting raised, when the upstream cannot be reached.
+        """
+        front = current_front_session()
+        key = self._key(front)
+        kept = self._kept.get(key)
+        if kept is not None and _usable(kept.client):
+            return kept.client
+        lock = self._opening.setdefault(key, anyio.Lock())
+        async with lock:
+            kept = self._kept.get(key)
+            if kept is not None and _usable(kept.client):
+                return kept.client
+            client = self.base.new()
+            token = _opening.set(client)
+            try:
+                # Held until the front session ends (`_close`); fastmcp leaves `__aenter__` unannotated.
+                await client.__aenter__()  # type: ignore[no-untyped-call]
+            finally:
+                _opening.reset(token)
+            if self.stateless is None:
+                self.stateless = client.transport.get_session_id() is None
+            if kept is None:
+                self._kept[key] = _Kept(client)
+                await self._forget_oldest()
+                if front.on_end is not None and not self.stateless:
+                    front.on_end(lambda: self._end(key))
+            else:
+                await self._close(kept.client)
+                kept.lost = (
+                    "ended its session with this proxy, which opened a new one"
+                    if kept.client.dropped
+                    else "closed its connection to this proxy, which opened a new session"
+                )
+                kept.client, kept.opened = client, kept.opened + 1
+                if not self.stateless:
+                    logger.warning("The upstream server %s %s.", getattr(self.base.transport, "url", ""), kept.lost)
+                    record_proxy_decision("session_reopened")
+        return client
+
+    def restarts_for(self, front: FrontSession) -> tuple[int, str]:
+        """How often `front`'s upstream session was opened again, and how the last one ended.
+
+        Always 0 for a stateless upstream: a new session of it has lost nothing.
+        """
+        kept = self._kept.get(self._key(front))
+        if kept is None or self.stateless:
+            return 0, ""
+        return kept.opened - 1, kept.lost
+
+    async def aclose(self) -> None:
+        """Close every kept session (at the proxy's shutdown)."""
+        while self._kept:
+            _, kept = self._kept.popitem()
+            await self._close(kept.client)
+
+    def _key(self, front: FrontSession) -> Hashable:
+        if self.stateless and not isinstance(front.key, tuple):
+            # Nothing to keep apart: one session for every caller with these credentials
+            # (none, over stdio and in memory).
+            return ("sessionless", None)
+        return front.key
+
+    async def _forget_oldest(self) -> None:
+        sessionless = [key for key in self._kept if isinstance(key, tuple)]
+        for key in sessionless[: max(0, len(sessionless) - _MAX_KEPT_SESSIONLESS)]:
+            await self._end(key)
+
+    async def _end(self, key: Hashable) -> None:
+        kept = self._kept.pop(key, None)
+        self._opening.pop(key, None)
+        if kept is not None:
+            await self._close(kept.client)
+
+    @staticmethod
+    async def _close(client: UpstreamClient) -> None:
+        with anyio.CancelScope(shield=True):
+            try:
+                await client._disconnect(force=True)
+            except Exception:  # a session that already failed has nothing left to close
+                logger.debug("closing an upstream session failed", exc_info=True)
+
+
+_MAX_KEPT_SESSIONLESS: Final = 64
+"""Sessions kept for sessionless callers (one per set of credentials); the oldest are closed first."""
+
+
+def _usable(client: UpstreamClient) -> bool:
+    if not client.is_connected() or client.dropped:
+        return False
+    # A connection the upstream closed leaves the session's dispatcher closed before the
+    # session task notices (fastmcp's stdio transport reads the same flag for the same reason):
+    # a request sent on it would fail as if lost mid-call.
+    dispatcher = getattr(client.session, "_dispatcher", None)
+    return not getattr(dispatcher, "_closed", False)
+
+
+class ToolCallMiddleware(Middleware):
+    """A middleware that acts on tools/call only, entered once per message.
+
+    fastmcp's base class builds three wrappers per message and middleware (`on_message`,
+    `on_request`, then the method's hook); the proxy's own middlewares take the documented
+    `__call__` form instead, which keeps the relay's added time down (benchmarks/proxy.py).
+    """
+
+    async def __call__(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
+        if context.method == "tools/call":
+            return await self.on_call_tool(context, call_next)
+        return await call_next(context)
+
+
+class SessionMiddleware(Middleware):
+    """Sends a request once more, on a new session, when it never reached the upstream.
+
+    That is when the upstream dropped the session (it refused the request unread), or when
+    the kept session's connection was refused: the new session then fails to connect the way
+    a first connection does, which says "not executed", or finds the upstream back.
+
+    The innermost middleware, so that it sees the upstream's error before anything reads it.
+    """
+
+    async def __call__(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
+        try:
+            return await call_next(context)
+        except Exception as exc:
+            if not is_unsent(exc):
+                raise
+        return await call_next(context)

@@ -1,0 +1,194 @@
+"""The circuit breaker: closed, open (answered at once), half-open (one probe), per upstream and per tool."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from mcp import Client
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+from mcp_errors import ErrorCategory, ExecutionState, read_result
+from mcp_errors._shared.telemetry import recording_metrics
+from mcp_errors.proxy import ProxySettings
+from mcp_errors.proxy._breaker import BreakerSettings, Circuit, Verdict
+from proxying import STARTUP_SECONDS, UPSTREAM, command_params, front, http_upstream, proxied, served
+
+
+def decisions(reader: InMemoryMetricReader) -> dict[tuple[str, str | None], float]:
+    """`mcp_errors.proxy.decisions` so far, by (decision, breaker scope)."""
+    counted: dict[tuple[str, str | None], float] = {}
+    data = reader.get_metrics_data()
+    for resource in data.resource_metrics if data is not None else []:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name != "mcp_errors.proxy.decisions":
+                    continue
+                for point in metric.data.data_points:
+                    attributes: dict[str, Any] = dict(point.attributes or {})
+                    key = (attributes["mcp_errors.proxy.decision"], attributes.get("mcp_errors.proxy.breaker.scope"))
+                    counted[key] = counted.get(key, 0) + point.value  # type: ignore[union-attr]  # a sum's point
+    return counted
+
+
+@contextlib.contextmanager
+def recorded() -> Iterator[InMemoryMetricReader]:
+    reader = InMemoryMetricReader()
+    with recording_metrics(MeterProvider(metric_readers=[reader])):
+        yield reader
+
+
+# --- the state machine -----------------------------------------------------------------------
+
+
+def test_a_run_of_failures_within_the_window_opens_and_the_cooldown_is_answered_at_once() -> None:
+    circuit = Circuit(BreakerSettings(failures=3, window=10, cooldown=30))
+    for now in (0.0, 1.0):
+        circuit.record("failure", now=now, probe=False)
+    assert circuit.state == "closed"
+    circuit.record("failure", now=2.0, probe=False)
+    assert circuit.state == "open"
+    assert circuit.admit(12.0) == (False, 20.0)
+
+
+def test_a_success_ends_the_run_and_failures_spread_beyond_the_window_never_open() -> None:
+    circuit = Circuit(BreakerSettings(failures=3, window=10, cooldown=30))
+    for now, verdict in ((0.0, "failure"), (1.0, "failure"), (2.0, "success"), (3.0, "failure"), (4.0, "failure")):
+        circuit.record(verdict, now=now, probe=False)  # type: ignore[arg-type]
+    assert circuit.state == "closed"
+    for now in (20.0, 31.0, 42.0, 53.0):  # a failure every 11 s: never three within 10 s
+        circuit.record("failure", now=now, probe=False)
+    assert circuit.state == "closed"
+
+
+def test_after_the_cooldown_one_probe_passes_and_its_answer_closes_or_reopens() -> None:
+    changes: list[str] = []
+    circuit = Circuit(BreakerSettings(failures=1, window=10, cooldown=5), changed=changes.append)
+    circuit.record("failure", now=0.0, probe=False)
+    assert circuit.admit(5.0) == (True, None)  # the probe
+    assert circuit.admit(5.1) == (False, 1.0)  # the others wait for it
+    circuit.record("failure", now=6.0, probe=True)
+    assert circuit.admit(7.0) == (False, 4.0)  # open again, a new cooldown
+    assert circuit.admit(11.0) == (True, None)
+    circuit.record("success", now=11.5, probe=True)
+    assert circuit.admit(11.6) == (False, None)
+    assert changes == ["open", "half_open", "open", "half_open", "closed"]
+
+
+def test_a_failure_that_asks_for_a_longer_wait_keeps_the_circuit_open_that_long() -> None:
+    circuit = Circuit(BreakerSettings(failures=1, window=10, cooldown=5))
+    circuit.record("failure", now=0.0, probe=False, retry_after=60)
+    assert circuit.admit(30.0) == (False, 30.0)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["failure", "success", "neither"]), st.floats(0, 20)), max_size=60))
+def test_a_circuit_opens_exactly_when_a_run_of_failures_falls_within_the_window(
+    answers: list[tuple[Verdict, float]],
+) -> None:
+    settings = BreakerSettings(failures=3, window=10, cooldown=1e9)
+    circuit = Circuit(settings)
+    now, run, expected_open = 0.0, [], False
+    for verdict, gap in answers:
+        now += gap
+        circuit.record(verdict, now=now, probe=False)
+        if expected_open:
+            continue
+        if verdict == "success":
+            run = []
+        elif verdict == "failure":
+            run = [at for at in [*run, now] if now - at <= settings.window]
+            expected_open = len(run) >= settings.failures
+    assert (circuit.state == "open") is expected_open
+
+
+# --- against real upstreams --------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_breaker_opens_answers_at_once_half_opens_and_closes_against_a_failing_tool(mode: str) -> None:
+    options = ["--breaker-failures", "3", "--breaker-cooldown", "0.5"]
+    async with Client(command_params(*options, "--", sys.executable, UPSTREAM), mode=mode) as client:
+        # `flaky_read` times out 4 times for this key, then works: the upstream's own words.
+        call = ("flaky_read", {"key": "k", "failures": 4})
+        with anyio.fail_after(STARTUP_SECONDS):
+            failed = [await client.call_tool(*call) for _ in range(3)]  # the third opens the circuit
+            refused = await client.call_tool(*call)
+            ran_while_open = await client.call_tool("attempts", {"key": "k"})
+            other_tool = await client.call_tool("echo", {"text": "other tools still work"})
+            await anyio.sleep(read_result(refused).retry_after_seconds or 0)  # as a client that honours it
+            probe = await client.call_tool(*call)  # the 4th time out: open again
+            await anyio.sleep(read_result(await client.call_tool(*call)).retry_after_seconds or 0)
+            closing = await client.call_tool(*call)  # the probe that works
+            after = await client.call_tool(*call)
+            ran = await client.call_tool("attempts", {"key": "k"})
+    assert [read_result(result).code for result in failed] == ["UPSTREAM_TIMEOUT"] * 3
+    outcome = read_result(refused)
+    assert (outcome.category, outcome.code, outcome.execution_state) == (
+        ErrorCategory.TRANSIENT,
+        "UPSTREAM_UNAVAILABLE",
+        ExecutionState.NOT_EXECUTED,
+    )
+    assert outcome.retry_after_seconds is not None
+    assert 0 < outcome.retry_after_seconds <= 0.5
+    assert ran_while_open.structured_content == {"result": 3}  # the refused call never reached it
+    assert not other_tool.is_error  # a tool's circuit is its own
+    assert read_result(probe).code == "UPSTREAM_TIMEOUT"
+    assert (closing.is_error, after.is_error) == (False, False)
+    assert ran.structured_content == {"result": 6}
+
+
+@pytest.mark.anyio
+async def test_an_unreachable_upstream_opens_the_upstreams_circuit_for_every_tool() -> None:
+    settings = ProxySettings(breaker_failures=3, breaker_cooldown=60)
+    async with http_upstream() as (url, process), served(url, settings) as server:
+        with recorded() as reader:
+            async with front(server) as client:
+                process.terminate()
+                await process.wait()
+                unreachable = [await client.call_tool("echo", {"text": str(n)}) for n in range(3)]
+                refused = await client.call_tool("forecast", {"city": "Oslo"})
+            counted = decisions(reader)
+    assert {read_result(result).code for result in unreachable} == {"UPSTREAM_UNAVAILABLE"}
+    assert read_result(refused).retry_after_seconds == 60
+    assert counted == {("breaker_opened", "upstream"): 1, ("breaker_refused", "upstream"): 1}
+
+
+@pytest.mark.anyio
+async def test_the_default_breaker_never_opens_on_a_healthy_upstream() -> None:
+    """Successes, input and policy errors, and now and then a transient failure, some at once."""
+    rng = random.Random(7)
+    units: list[list[tuple[str, dict[str, Any]]]] = []  # each unit's calls in order, units at once
+    for n in range(300):
+        choice = rng.random()
+        if choice < 0.55:
+            units.append([("echo", {"text": f"hello {n}"})])
+        elif choice < 0.7:
+            units.append([("refuse", {"key": f"bad-{n}"})])  # validation
+        elif choice < 0.8:
+            units.append([("fail", {"message": f"the ledger broke on {n}"})])  # business
+        elif choice < 0.9:
+            units.append([("search", {"query": "nothing"})])  # an empty result
+        else:  # one timeout now and then, and the resend that works
+            units.append([("flaky_read", {"key": f"r-{n}", "failures": 1})] * 2)
+
+    async def run(unit: list[tuple[str, dict[str, Any]]]) -> None:
+        for name, arguments in unit:
+            await client.call_tool(name, arguments)
+
+    with recorded() as reader:
+        async with proxied("legacy", ProxySettings()) as client:
+            with anyio.fail_after(STARTUP_SECONDS * 2):
+                for start in range(0, len(units), 8):  # eight at once, as parallel agents send them
+                    async with anyio.create_task_group() as group:
+                        for unit in units[start : start + 8]:
+                            group.start_soon(run, unit)
+        counted = decisions(reader)
+    assert not counted
