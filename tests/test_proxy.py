@@ -50,8 +50,13 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module", params=["legacy", "auto"])
 async def client(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
-    """A client of one proxy with the default settings per connection mode, shared by the tests that only read."""
-    async with proxied(request.param) as connected:
+    """A client of one proxy per connection mode, shared by the tests that only read.
+
+    Its circuit breaker is off: these tests send one tool failure after another on purpose,
+    which an open circuit would answer itself (the breaker's own tests are
+    tests/test_proxy_breaker.py).
+    """
+    async with proxied(request.param, ProxySettings(breaker_failures=0)) as connected:
         yield connected
 
 
