@@ -27,6 +27,7 @@ from mcp_errors import (
     InputValidationError,
     RecoveryPolicy,
     RetryBudget,
+    TaskPolling,
     ToolCall,
     TransientError,
     call_tool_with_recovery,
@@ -40,6 +41,7 @@ from mcp_errors.stores import MemoryStore
 from mcp_errors.testing import add_flaky_tool
 from servers import proxy_upstream
 from servers.contract_fastmcp import build_fastmcp_server
+from services import require_fastmcp_tasks
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("zero_wait")]
 
@@ -340,3 +342,22 @@ async def test_the_proxy_counts_an_upstream_failure_it_classified(telemetry: Tel
     assert telemetry.count("mcp_errors.tool.results", tool__name="fail_jsonrpc", error__category="validation") == 1
     [failed] = spans_with(telemetry, "mcp_errors.error.category", "validation")
     assert "fail_jsonrpc" in failed.name
+
+
+async def test_a_task_that_failed_in_its_worker_is_counted_and_marks_the_workers_span(telemetry: Telemetry) -> None:
+    require_fastmcp_tasks()
+    from servers import task_reports
+
+    server, _ = task_reports.build()
+    async with Client(server._mcp_server, extensions=[TaskPolling()]) as client:
+        await client.call_tool("refund_batch", {"total": 12_000.0})
+        await client.call_tool("slow", {"seconds": 0.01})
+
+    attributes = {"tool__name": "refund_batch", "error__category": "business", "error__code": "REFUND_BATCH_LIMIT"}
+    assert telemetry.count("mcp_errors.tool.results", **attributes) == 1
+    assert telemetry.count("mcp_errors.tool.results", tool__name="slow", outcome="success") == 1
+    # The tool ran in the task worker, inside Docket's span for it (the `tools/call` span had ended).
+    [worker] = [span for span in telemetry.spans.get_finished_spans() if span.name.startswith("tool:refund_batch")]
+    assert worker.attributes is not None
+    assert worker.attributes["mcp_errors.error.code"] == "REFUND_BATCH_LIMIT"
+    assert worker.attributes["mcp_errors.error.retryable"] is False

@@ -28,6 +28,8 @@ __all__ = [
     "PROTOCOL_SIGNAL_CODES",
     "REPLAYED_META",
     "REQUIRED_FIELDS",
+    "TASKS_EXTENSION",
+    "TASK_META",
     "ErrorCategory",
     "ExecutionState",
     "FieldError",
@@ -160,3 +162,14 @@ again gets the same answer."""
 HONOURS_IDEMPOTENCY_META: Final = "mcp-errors/honoursIdempotencyKey"
 """Key in a tool's `_meta` (from `tools/list`), `true` when the server replays the first
 result for a repeated idempotency key, so a resend of a write cannot apply it twice."""
+
+
+# -- tasks (SEP-2663, the `io.modelcontextprotocol/tasks` extension) --
+
+TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+"""The identifier of the tasks extension, under which a client declares that it drives tasks
+and a server runs a `tools/call` as a task (answering it with the task's id, then `tasks/get`)."""
+
+TASK_META: Final = "mcp-errors/task"
+"""Key in a `tools/call` result's `_meta` that the client side writes when the call ran as a
+task: `{"taskId": ..., "status": ...}`, so that a reader knows which task answered."""
