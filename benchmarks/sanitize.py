@@ -36,6 +36,10 @@ TEXTS = {
     "scheme://u:...": "a://b:",
     "eyJ-eyJ-...": "eyJ-",
     "C:\\a b ...": "C:\\a b ",
+    "password: x is ...": "password: x is ",
+    "sk-a-sk-a-...": "sk-a-",
+    "a://b:c/...": "a://b:c/@",
+    "<password>a</...": "<password>a</",
     "realistic": REALISTIC,
 }
 TYPICAL = (

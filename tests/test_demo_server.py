@@ -184,6 +184,16 @@ async def test_search_answers_from_the_source_and_an_outage_is_a_transient_error
 
 
 @pytest.mark.anyio
+async def test_a_search_of_thousands_of_words_is_a_validation_error_not_an_internal_one(mode: str) -> None:
+    # Each word is a clause of the search: 25,000 broke SQLite's limits (found by the corpus run's fuzz).
+    query = " ".join(f"w{index}" for index in range(25_000))
+    async with desk(mode) as (client, schemas):
+        result = await call(client, "search_knowledge", {"query": query, "source": "faq"})
+    envelope = check_error(result, schemas["search_knowledge"])
+    assert (envelope["errorCategory"], envelope["code"]) == ("validation", "QUERY_TOO_LONG")
+
+
+@pytest.mark.anyio
 async def test_annotations_are_truthful(mode: str) -> None:
     async with Client(build_server(), mode=mode) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}

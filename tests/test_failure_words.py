@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_errors import ErrorCategory, ExecutionState
+from mcp_errors._shared.failure_vocabulary import KINDS
 from mcp_errors._shared.failure_words import (
-    KINDS,
     MAX_JUDGED_CHARS,
     judge_code,
     judge_failure,
     judge_status,
     judge_success,
     strip_sdk_wrappers,
-    vocabulary_table,
 )
-
-DOC = Path(__file__).parents[1] / "docs" / "failure-words.md"
 
 
 @pytest.mark.parametrize(
@@ -184,26 +178,3 @@ def test_only_the_start_of_any_text_is_read(noise: str) -> None:
     assert judge_failure(noise + " connection refused") == judge_failure(
         (noise + " connection refused")[:MAX_JUDGED_CHARS]
     )
-
-
-def test_the_docs_table_is_the_vocabulary() -> None:
-    text = DOC.read_text(encoding="utf-8")
-    found = re.search(r"<!-- vocabulary:start -->\n(.*?)<!-- vocabulary:end -->", text, re.S)
-    assert found is not None
-    assert found.group(1) == render_table(), "regenerate: uv run python tests/test_failure_words.py"
-
-
-def render_table() -> str:
-    lines = ["| code | category | execution state | strength | words |", "|---|---|---|---|---|"]
-    lines += [
-        f"| `{code}` | {category} | {state} | {strength} | {words} |"
-        for code, category, state, strength, words in vocabulary_table()
-    ]
-    return "\n".join(lines) + "\n"
-
-
-if __name__ == "__main__":  # rewrite the docs table from the vocabulary
-    page = DOC.read_text(encoding="utf-8")
-    start, end = "<!-- vocabulary:start -->\n", "<!-- vocabulary:end -->"
-    head, _, rest = page.partition(start)
-    DOC.write_text(head + start + render_table() + end + rest.partition(end)[2], encoding="utf-8")

@@ -35,7 +35,7 @@ from mcp_errors.proxy import ChildProcess, ProxySettings, StartupError, build_pr
 from mcp_errors.proxy._child import RestartBackoff
 from mcp_errors.proxy._server import check_upstream
 from servers import proxy_upstream
-from servers.checks import assert_nothing_leaks, check_error, check_success
+from servers.checks import assert_nothing_leaks, check_error, check_success, memory_kept_per_batch
 from servers.proxy_upstream import LEAKED_PATH, LEAKED_SECRET
 
 UPSTREAM = str(Path(proxy_upstream.__file__))
@@ -244,7 +244,7 @@ async def test_returned_failures_are_classified_in_precedence_with_the_upstreams
         assert envelope.get("categoryInferred", False) is inferred, where
         if words is not None:
             assert words in envelope["description"], where
-        assert_nothing_leaks(wire(result), LEAKED_SECRET, LEAKED_PATH)
+        assert_nothing_leaks(wire(result), LEAKED_SECRET, LEAKED_PATH, "Hunter2Hunter2")
 
 
 @pytest.mark.anyio
@@ -296,6 +296,31 @@ async def test_a_result_already_in_the_contract_passes_through_unchanged(client:
     assert result.is_error
     assert result.structured_content == envelope
     assert result.content[0].text == "as sent"  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_an_upstreams_own_envelope_keeps_its_shape_but_not_its_secrets(mode: str) -> None:
+    said = f"Login refused: password={LEAKED_SECRET} in {LEAKED_PATH}; ask an admin."
+    envelope = {
+        "errorCategory": "permission",
+        "isRetryable": False,
+        "description": said,
+        "code": "LOGIN_REFUSED",
+        "fieldErrors": [{"field": "password", "problem": f"was {LEAKED_SECRET}", "received": "Hunter2Hunter2"}],
+        "errorId": "abc123abc123",
+    }
+    # Over stdio, as a host runs it: `mcp-errors proxy -- <upstream>`.
+    async with Client(command_params("--", sys.executable, UPSTREAM), mode=mode) as client:
+        with anyio.fail_after(60):
+            result = await client.call_tool("fail_structured", {"structured": envelope, "text": f"[permission] {said}"})
+    assert_nothing_leaks(wire(result), LEAKED_SECRET, LEAKED_PATH, "Hunter2Hunter2")
+    outcome = read_result(result)
+    assert (outcome.category, outcome.code, outcome.error_id) == (
+        ErrorCategory.PERMISSION,
+        "LOGIN_REFUSED",
+        "abc123abc123",
+    )
+    assert "ask an admin" in outcome.description
 
 
 @pytest.mark.anyio
@@ -499,6 +524,20 @@ async def test_idempotency_keys_replay_the_first_answer_of_a_write(mode: str) ->
     assert (again.meta or {}).get("mcp-errors/replayed") is True
     assert read_result(reused).code == "IDEMPOTENCY_KEY_REUSED"
     assert ran.structured_content == {"result": 1}
+
+
+@pytest.mark.anyio
+async def test_keyed_calls_to_invented_tool_names_do_not_grow_the_proxy() -> None:
+    async with proxied("auto", ProxySettings(idempotency_keys=True)) as client:
+
+        async def invent(batch: int) -> None:
+            for number in range(200):
+                name = "x" * 10_000 + f"{batch}-{number}"  # the agent sees only its head
+                result = await client.call_tool(name, {}, meta={"mcp-errors/idempotencyKey": f"op-{batch}-{number}"})
+                assert read_result(result).code == "UNKNOWN_TOOL"
+
+        kept = await memory_kept_per_batch(invent)
+    assert kept < 100_000  # an entry per name would keep 200 x 10 KB a batch
 
 
 @pytest.mark.anyio

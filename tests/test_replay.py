@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+import os
+import sqlite3
+import subprocess
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +33,8 @@ from mcp_types import URL_ELICITATION_REQUIRED, CallToolResult, Tool
 from mcp_errors import Decision, RecoveryPolicy, call_tool_with_recovery, install
 from mcp_errors._server.replay import fingerprint, scope_key
 from mcp_errors._shared.contract import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
-from mcp_errors.stores import Claim, IdempotencyStore, MemoryStore, RedisStore, SQLiteStore, Won
+from mcp_errors.stores import Claim, IdempotencyStore, MemoryStore, PostgresStore, RedisStore, SQLiteStore, Won
+from servers.checks import memory_kept_per_batch
 from servers.keyed_writes import ServerKind, build
 from services import free_port
 
@@ -104,6 +109,27 @@ async def test_a_repeated_key_replays_the_first_answer_without_running_again(fla
     assert other.content != first.content
     assert unkeyed.content != first.content
     assert effects.writes == ["charge 5"] * 3
+
+
+INVENTED_NAME_CHARS = 10_000
+
+
+@pytest.mark.anyio
+async def test_keyed_calls_to_invented_tool_names_do_not_grow_the_server(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore())
+    async with connect(flavour, server) as session:
+
+        async def invent(batch: int) -> None:
+            for number in range(200):
+                name = "x" * INVENTED_NAME_CHARS + f"{batch}-{number}"  # the agent sees only its head
+                result = await session.call(name, {}, key=f"op-{batch}-{number}")
+                assert envelope(result)[1] == "UNKNOWN_TOOL"
+
+        kept = await memory_kept_per_batch(invent)
+
+    # A cache entry per name would keep 200 x 10 KB a batch.
+    assert kept < 200 * INVENTED_NAME_CHARS / 20
+    assert effects.writes == []
 
 
 @pytest.mark.anyio
@@ -420,13 +446,109 @@ async def test_an_unreachable_store_refuses_the_call_before_it_runs(flavour: Any
     assert effects.writes == ["charge 1"], "only the unkeyed call ran"
 
 
+@contextlib.contextmanager
+def read_only_folder(folder: Path) -> Iterator[Path]:
+    """`folder`, which nobody may write into while the block runs (root included: `chattr +i`)."""
+    folder.mkdir()
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+    elif subprocess.run(["chattr", "+i", str(folder)], capture_output=True, check=False).returncode != 0:
+        pytest.skip("root ignores folder permissions, and chattr +i is not available here")
+    try:
+        yield folder
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        folder.chmod(0o755)
+
+
+@pytest.mark.anyio
+async def test_a_read_only_store_folder_is_a_failure_to_escalate_not_to_resend(flavour: Any, tmp_path: Path) -> None:
+    with read_only_folder(tmp_path / "keys") as folder:
+        server, effects = build(flavour[0], SQLiteStore(folder / "keys.sqlite3"))
+        async with connect(flavour, server) as session:
+            refused = await session.call("charge", {"amount": 1}, "k")
+            again = await session.call("charge", {"amount": 1}, "k")
+    assert envelope(refused) == envelope(again) == ("business", "IDEMPOTENCY_STORE_UNWRITABLE", "not_executed")
+    assert refused.structured_content["isRetryable"] is False  # type: ignore[index]
+    assert effects.writes == []
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full, a device whose every write is ENOSPC")
+async def test_a_full_disk_under_the_store_is_a_failure_to_escalate_not_to_resend(flavour: Any) -> None:
+    server, effects = build(flavour[0], SQLiteStore("/dev/full"))
+    async with connect(flavour, server) as session:
+        refused = await session.call("charge", {"amount": 1}, "k")
+    assert envelope(refused) == ("business", "IDEMPOTENCY_STORE_UNWRITABLE", "not_executed")
+    assert effects.writes == []
+
+
+@pytest.mark.anyio
+async def test_a_sqlite_store_locked_by_another_process_answers_within_its_timeout_and_resends_run(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "keys.sqlite3"
+    # Waiting for the lock is bounded by the operation's timeout, not by `busy_timeout`; the
+    # worker thread cannot be cancelled, so it must stop on its own, its queue included.
+    server, effects = build("mcpserver", SQLiteStore(path, busy_timeout=60, timeout_seconds=1))
+    async with Client(server) as client:
+
+        async def charge(amount: int) -> CallToolResult:
+            return await client.call_tool("charge", {"amount": amount}, meta={IDEMPOTENCY_KEY_META: f"op-{amount}"})  # type: ignore[arg-type]
+
+        await charge(1)  # the file and its table exist
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")  # another process's long write
+        refused: list[CallToolResult] = []
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as calls:
+                for amount in (2, 3, 4):  # queued behind each other for the one worker thread
+                    calls.start_soon(lambda amount=amount: _append(refused, charge(amount)))
+        holder.execute("ROLLBACK")
+        holder.close()
+        resent = [await charge(amount) for amount in (2, 3, 4)]
+    assert [envelope(result) for result in refused] == [
+        ("transient", "IDEMPOTENCY_STORE_UNAVAILABLE", "not_executed")
+    ] * 3
+    assert [result.is_error for result in resent] == [False] * 3
+    assert effects.writes == ["charge 1", "charge 2", "charge 3", "charge 4"]
+
+
+async def _append(results: list[CallToolResult], call: Awaitable[CallToolResult]) -> None:
+    results.append(await call)
+
+
+@pytest.mark.anyio
+async def test_a_postgres_claim_held_up_by_a_lock_is_cancelled_by_the_database_so_the_resend_runs(
+    postgres_url: str,
+) -> None:
+    psycopg = pytest.importorskip("psycopg")
+    table = f"keys_{uuid.uuid4().hex[:12]}"
+    server, effects = build("mcpserver", PostgresStore(postgres_url, table=table, timeout_seconds=1))
+    key = {IDEMPOTENCY_KEY_META: "op-2"}
+    async with Client(server) as client:
+        await client.call_tool("charge", {"amount": 1}, meta={IDEMPOTENCY_KEY_META: "op-1"})  # type: ignore[arg-type]
+        async with await psycopg.AsyncConnection.connect(postgres_url) as other:
+            await other.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")  # another session's long write
+            with anyio.fail_after(10):
+                refused = await client.call_tool("charge", {"amount": 2}, meta=key)  # type: ignore[arg-type]
+            await other.rollback()
+        # Told "not executed, resend with the same key": the resend must run it, not find a
+        # claim that committed after the answer and is held by nobody.
+        resent = await client.call_tool("charge", {"amount": 2}, meta=key)  # type: ignore[arg-type]
+    assert envelope(refused) == ("transient", "IDEMPOTENCY_STORE_UNAVAILABLE", "not_executed")
+    assert (resent.is_error, replayed(resent)) == (False, False)
+    assert effects.writes == ["charge 1", "charge 2"]
+
+
 @pytest.mark.anyio
 async def test_a_key_whose_runner_died_answers_outcome_unknown_and_never_runs_again(flavour: Any) -> None:
     now = [0.0]
     store = MemoryStore(clock=lambda: now[0])
     server, effects = build(flavour[0], store)
     # What a replica that died mid-call leaves: a claim nobody renews.
-    claim = await store.claim(scope_key(None, "charge", "k"), fingerprint({"amount": 1}), lease_seconds=30)
+    claim = await store.claim(scope_key(server.name, None, "charge", "k"), fingerprint({"amount": 1}), lease_seconds=30)
     assert isinstance(claim, Won)
     now[0] += 31
     async with connect(flavour, server) as session:
@@ -459,13 +581,48 @@ async def test_replay_works_the_same_on_every_shared_store(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("kinds", [("mcpserver", "mcpserver"), ("mcpserver", "fastmcp"), ("fastmcp", "fastmcp")])
+async def test_two_servers_sharing_one_store_file_keep_their_keys_apart(
+    kinds: tuple[ServerKind, ServerKind], tmp_path: Path
+) -> None:
+    store = f"sqlite:///{tmp_path}/shared.sqlite3"  # one file, one table, a store each
+    tickets: dict[str, list[str]] = {"zendesk": [], "jira": []}
+
+    def ticket_tool(name: str) -> Callable[[str], str]:
+        def create_ticket(title: str) -> str:
+            """Open a ticket."""
+            tickets[name].append(title)
+            return f"{name} ticket #{len(tickets[name])}: {title}"
+
+        return create_ticket
+
+    servers = []
+    for kind, name in zip(kinds, tickets, strict=True):
+        server: Any = install(MCPServer(name) if kind == "mcpserver" else FastMCP(name), idempotency=store)
+        server.tool()(ticket_tool(name)) if kind == "mcpserver" else server.tool(ticket_tool(name))
+        servers.append((kind, server))
+
+    answers: dict[str, list[str]] = {}
+    for (kind, server), name in zip(servers, tickets, strict=True):
+        async with connect((kind, None if kind == "fastmcp" else "legacy"), server) as session:
+            for _ in range(2):  # the call and its resend
+                result = await session.call("create_ticket", {"title": "Printer on fire"}, key="op-1")
+                answers.setdefault(name, []).append(result.content[0].text)  # type: ignore[union-attr]
+    assert tickets == {"zendesk": ["Printer on fire"], "jira": ["Printer on fire"]}  # each server's tool ran once
+    assert answers["zendesk"] == ["zendesk ticket #1: Printer on fire"] * 2
+    assert answers["jira"] == ["jira ticket #1: Printer on fire"] * 2
+
+
+@pytest.mark.anyio
 async def test_installing_again_swaps_the_store(tmp_path: Path) -> None:
     server, effects = build("mcpserver", MemoryStore())
     install(server, idempotency=SQLiteStore(tmp_path / "keys.sqlite3"))
     async with Client(server) as client:
         await client.call_tool("charge", {"amount": 1}, meta={IDEMPOTENCY_KEY_META: "k"})  # type: ignore[arg-type]
     async with SQLiteStore(tmp_path / "keys.sqlite3") as reopened:
-        claim = await reopened.claim(scope_key(None, "charge", "k"), fingerprint({"amount": 1}), lease_seconds=1)
+        claim = await reopened.claim(
+            scope_key(server.name, None, "charge", "k"), fingerprint({"amount": 1}), lease_seconds=1
+        )
     assert json.loads(claim.result)["content"][0]["text"] == "charge #1 of 1"  # type: ignore[union-attr]
     assert effects.writes == ["charge 1"]
 

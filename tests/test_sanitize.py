@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import json
 import unicodedata
+from pathlib import Path
 
 import anyio
 import anyio.to_thread
@@ -12,7 +14,7 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from leak_strategies import FILLER, a_traceback, texts_with_a_path, texts_with_a_secret
-from mcp_errors._shared.sanitize import REDACTED, find_leaks, is_secret_name, sanitize_text
+from mcp_errors._shared.sanitize import REDACTED, find_leaks, is_secret_name, sanitize_json, sanitize_text
 
 
 @given(texts_with_a_secret(), st.integers(min_value=20, max_value=400))
@@ -179,6 +181,41 @@ LEAKS = [
     ),
     pytest.param("gpg: passphrase=Hunter2Hunter2 rejected", "Hunter2Hunter2", id="passphrase"),
     pytest.param("webhook signing_key=abcd1234efgh5678 expired", "abcd1234efgh5678", id="signing-key"),
+    # Shapes that passed before (issue 24, item 6).
+    pytest.param(r"upstream said {\"password\":\"escaped-Pa55\"}", "escaped-Pa55", id="json-escaped"),
+    pytest.param('ArgumentError: {:password => "ruby-s3cret"}', "ruby-s3cret", id="ruby-hash-rocket"),
+    pytest.param("PDOException: ['password' => 'php-s3cret']", "php-s3cret", id="php-array"),
+    pytest.param("SOAP fault: <password>xmlPass123</password>", "xmlPass123", id="xml-element"),
+    pytest.param("invalid credentials <ApiKey>9f8e7d6c5b4a</ApiKey>", "9f8e7d6c5b4a", id="xml-api-key"),
+    pytest.param("auth failed pass=opensesame42", "opensesame42", id="pass"),
+    pytest.param("device login pw=Qwerty123 refused", "Qwerty123", id="pw"),
+    pytest.param("GET https://maps.example.com/geocode?address=Paris&key=mapsKey12345", "mapsKey12345", id="url-key"),
+    pytest.param("https://example.com/callback?code=4/0AX4XfWhAbCdEf&state=xyz", "4/0AX4XfWhAbCdEf", id="oauth-code"),
+    pytest.param(
+        "https://hooks.slack.com/services/T01ABCDEF12/B01ABCDEF34/abcdefghijklmnopqrstuvwx",
+        "abcdefghijklmnopqrstuvwx",
+        id="slack-webhook",
+    ),
+    pytest.param(
+        "https://discord.com/api/webhooks/123456789012345678/" + "AbCd0123_-" * 7,
+        "AbCd0123_-AbCd0123_-",
+        id="discord-webhook",
+    ),
+    pytest.param("socket mode rejected xapp-1-A0123456789-1234567890123-abc123def456", "abc123def456", id="slack-xapp"),
+    pytest.param(
+        "alg none refused: eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiJhZG1pbiJ9.",
+        "eyJzdWIiOiJhZG1pbiJ9",
+        id="jwt-unsigned",
+    ),
+    pytest.param(
+        "fatal: https://deploy:pa/ss+w0rd@git.example.com/repo.git", "pa/ss+w0rd", id="url-password-with-slash"
+    ),
+    pytest.param(
+        "token exchange failed: client_secret=abcdefghijklmnopqrstuv", "abcdefghijklmnopqrstuv", id="letters-only"
+    ),
+    pytest.param("command failed: deploy --password SuperSecret2 --env prod", "SuperSecret2", id="cli-flag"),
+    pytest.param("Invalid API key: ak_live_9f8e7d6c5b4a", "ak_live_9f8e7d6c5b4a", id="api-key-in-two-words"),
+    pytest.param("The password: hunter22 was rejected", "hunter22", id="credential-then-prose"),
 ]
 
 
@@ -187,12 +224,7 @@ def test_every_documented_secret_shape_is_redacted(text: str, secret: str) -> No
     assert secret not in sanitize_text(text, limit=1000)
 
 
-# The leak finder judges a labelled value by its first word, so a passphrase of plain words
-# is redacted but not flagged (docs/rules.md, ME010).
-JUDGED = [leak for leak in LEAKS if leak.id != "multi-word-password"]
-
-
-@pytest.mark.parametrize(("text", "secret"), JUDGED)
+@pytest.mark.parametrize(("text", "secret"), LEAKS)
 def test_the_leak_finder_flags_what_the_sanitiser_redacts_and_nothing_after(text: str, secret: str) -> None:
     assert find_leaks(text)
     assert find_leaks(sanitize_text(text, limit=1000)) == []
@@ -235,6 +267,24 @@ def test_a_lone_surrogate_becomes_the_replacement_character() -> None:
 
 
 HOSTILE_UNITS = [
+    "password: x is ",
+    "password: a b ",
+    "<password>",
+    "<password>a</",
+    '\\"password\\":\\"',
+    ":password => ",
+    "--password ",
+    "API key: ",
+    "sk-a-",
+    "sk-",
+    "a://b:c/",
+    "a://b:1/",
+    "?key=",
+    "v10.0.0.1 ",
+    "GET /v1/a ",
+    "/v1/a",
+    "T00000000/B",
+    "Bearer abc ",
     "a=",
     "a=a",
     "password=",
@@ -268,3 +318,70 @@ async def test_scanning_hostile_text_does_not_hang(unit: str) -> None:
     with anyio.fail_after(30):
         await anyio.to_thread.run_sync(find_leaks, text, abandon_on_cancel=True)
         await anyio.to_thread.run_sync(functools.partial(sanitize_text, text, limit=len(text)), abandon_on_cancel=True)
+
+
+# What the sanitiser must find and what it must leave alone, measured on two corpora of
+# error texts (tests/corpora/): secrets written the ways real errors carry them (recall), and
+# ordinary error texts with ids, versions, routes, plans and prose (precision). The figures
+# are in docs/wire-format.md; the few shapes still missed are listed there.
+CORPORA = Path(__file__).parent / "corpora"
+SECRETS = [json.loads(line) for line in (CORPORA / "secrets.jsonl").read_text().splitlines() if line.strip()]
+ORDINARY = [line for line in (CORPORA / "ordinary_errors.txt").read_text().splitlines() if line.strip()]
+
+
+def test_the_sanitiser_removes_at_least_94_percent_of_the_secret_corpus() -> None:
+    missed = [case["text"] for case in SECRETS if case["secret"] in sanitize_text(case["text"], limit=1000)]
+    assert len(SECRETS) >= 140
+    assert 1 - len(missed) / len(SECRETS) >= 0.94, missed
+
+
+def test_the_sanitiser_leaves_at_least_98_percent_of_ordinary_error_texts_unchanged() -> None:
+    changed = [text for text in ORDINARY if sanitize_text(text, limit=1000) != " ".join(text.split())]
+    assert len(ORDINARY) >= 200
+    assert 1 - len(changed) / len(ORDINARY) >= 0.98, changed
+
+
+def test_the_leak_finder_agrees_with_the_sanitiser_on_both_corpora() -> None:
+    for case in SECRETS:
+        redacted = case["secret"] not in sanitize_text(case["text"], limit=1000)
+        assert bool(find_leaks(case["text"])) is redacted, case["text"]
+    for text in ORDINARY:
+        assert bool(find_leaks(text)) is (sanitize_text(text, limit=1000) != " ".join(text.split())), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Words that share a name with a credential, and values that are not one (item 7).
+        "The Basic subscription cannot export reports.",
+        "api_token: must be 20+ characters; you sent 8",
+        "Invalid token: it expired at 10:42 UTC; sign in again.",
+        "SKU sk-2024-01-15-blue-widget is out of stock.",
+        "Requires agent version 10.2.3.4 or later.",
+        "GET /v1/orders/ord-123 returned 404 Not Found.",
+        "Bearer instruments are not supported by this account.",
+        "basic validation failed: quantity must be positive",
+        '{"errors": {"password": "is too short (minimum is 8 characters)"}}',
+        "api_key=${API_KEY} was not expanded; set the variable.",
+        "secret: Rotation pending",
+        "key=order-17 already exists",
+    ],
+)
+def test_what_only_shares_a_name_with_a_credential_is_kept(text: str) -> None:
+    assert sanitize_text(text, limit=1000) == text
+    assert find_leaks(text) == []
+
+
+def test_json_data_keeps_its_shape_with_every_string_sanitised_keys_included() -> None:
+    data = {"note": "see /srv/app/x.py", "password=hunter2-Sup3r": [1, True, None, {"token": "Bearer abc123def456"}]}
+    assert sanitize_json(data) == {
+        "note": "see [path]",
+        f"password={REDACTED}": [1, True, None, {"token": "Bearer [REDACTED]"}],
+    }
+
+
+def test_json_data_is_cut_past_eight_levels() -> None:
+    nested: object = "deep"
+    for _ in range(12):
+        nested = [nested]
+    assert "deep" not in str(sanitize_json(nested))

@@ -374,7 +374,14 @@ def test_open_store_refuses_urls_that_name_no_store(url: str) -> None:
 
 @pytest.mark.parametrize(
     "options",
-    [{"ttl_seconds": 0}, {"lease_seconds": -1}, {"wait_seconds": float("nan")}, {"max_result_bytes": 10}],
+    [
+        {"ttl_seconds": 0},
+        {"lease_seconds": -1},
+        {"wait_seconds": float("nan")},
+        {"max_result_bytes": 10},
+        {"timeout_seconds": 0},
+        {"timeout_seconds": float("inf")},
+    ],
 )
 def test_settings_that_cannot_work_are_refused(options: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="must"):

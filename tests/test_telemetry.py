@@ -19,7 +19,7 @@ from opentelemetry.sdk.metrics.export import AggregationTemporality, InMemoryMet
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import SpanKind, StatusCode
 
 from mcp_errors import (
     AccessDeniedError,
@@ -35,6 +35,7 @@ from mcp_errors import (
     gather_partial,
     install,
 )
+from mcp_errors._shared.contract import CONTRACT_CODES
 from mcp_errors.proxy import ChildProcess, build_proxy
 from mcp_errors.proxy._server import check_upstream
 from mcp_errors.stores import MemoryStore
@@ -342,6 +343,113 @@ async def test_the_proxy_counts_an_upstream_failure_it_classified(telemetry: Tel
     assert telemetry.count("mcp_errors.tool.results", tool__name="fail_jsonrpc", error__category="validation") == 1
     [failed] = spans_with(telemetry, "mcp_errors.error.category", "validation")
     assert "fail_jsonrpc" in failed.name
+
+
+def span_texts(telemetry: Telemetry, kind: SpanKind | None = None) -> list[str]:
+    """Each finished span as its exporter writes it: attributes, status, events and their stack traces."""
+    return [span.to_json() for span in telemetry.spans.get_finished_spans() if kind is None or span.kind is kind]
+
+
+async def test_a_fastmcp_tools_call_span_carries_no_raw_exception_text(telemetry: Telemetry) -> None:
+    server = install(fastmcp.FastMCP("spans"))
+
+    @server.tool
+    def connect() -> str:
+        raise RuntimeError("connect failed: password=hunter2-Sup3r, config /etc/app/secret.yaml")
+
+    async with fastmcp.Client(server) as client:
+        result = await client.call_tool_mcp("connect", {})
+
+    error_id = result.structured_content["errorId"]  # type: ignore[index]
+    [span] = spans_with(telemetry, "mcp_errors.error.id", error_id)
+    assert span.status.status_code is StatusCode.ERROR
+    assert error_id in (span.status.description or "")  # where the full text is: the log, under this id
+    for text in span_texts(telemetry):
+        assert "hunter2" not in text
+        assert "/etc/app" not in text
+        assert __file__ not in text  # no stack trace of the tool either
+
+
+async def test_the_proxys_tools_call_span_carries_no_upstream_secret(telemetry: Telemetry) -> None:
+    child = ChildProcess(sys.executable, [str(Path(proxy_upstream.__file__))])
+    proxy = build_proxy(child)
+    said = f"denied: Authorization: Bearer {proxy_upstream.LEAKED_SECRET} at {proxy_upstream.LEAKED_PATH}"
+    try:
+        await check_upstream(proxy, child, seconds=60)
+        async with Client(proxy._mcp_server) as client:  # type: ignore[arg-type]  # fastmcp's low-level server
+            await client.call_tool("fail_jsonrpc", {"code": -32603, "message": said})
+            await client.call_tool("fail", {"message": said})
+    finally:
+        await child.close()
+
+    server_spans = span_texts(telemetry, SpanKind.SERVER)
+    assert len(server_spans) >= 2
+    for text in server_spans:
+        assert proxy_upstream.LEAKED_SECRET not in text
+        assert proxy_upstream.LEAKED_PATH not in text
+
+
+def series(telemetry: Telemetry, metric: str, tool: str) -> list[dict[str, Any]]:
+    """Every label set `metric` reports for `tool`, those of earlier tests' results included (as 0)."""
+    return [found for found, _ in telemetry.points(metric) if found.get("mcp_errors.tool.name") == tool]
+
+
+async def test_codes_an_upstream_chooses_do_not_make_a_series_each(telemetry: Telemetry) -> None:
+    child = ChildProcess(sys.executable, [str(Path(proxy_upstream.__file__))])
+    proxy = build_proxy(child)
+    try:
+        await check_upstream(proxy, child, seconds=60)
+        async with Client(proxy._mcp_server) as client:  # type: ignore[arg-type]  # fastmcp's low-level server
+            for number in range(300):
+                # Half already in the contract (passed through), half the upstream's own fields.
+                structured = (
+                    {"errorCategory": "business", "isRetryable": False, "description": "No.", "code": f"UP_{number}"}
+                    if number % 2
+                    else {"error": {"code": f"UP_{number}", "message": "refused"}}
+                )
+                await client.call_tool("fail_structured", {"structured": structured})
+    finally:
+        await child.close()
+
+    found = series(telemetry, "mcp_errors.tool.results", "fail_structured")
+    assert telemetry.count("mcp_errors.tool.results", tool__name="fail_structured") == 300
+    assert len(found) <= 4  # per category the upstream's words gave, with the code `other`
+    assert {labels.get("mcp_errors.error.code") for labels in found} <= {"other", None, *CONTRACT_CODES}
+
+
+async def test_a_servers_own_codes_label_the_count_up_to_a_bound(telemetry: Telemetry) -> None:
+    server = install(MCPServer("many-codes"))
+
+    @server.tool()
+    def refuse(number: int) -> str:
+        raise BusinessRuleError("Refused", description="Take another path.", code=f"RULE_{number}")
+
+    async with Client(server) as client:
+        for number in range(300):
+            await client.call_tool("refuse", {"number": number})
+
+    codes = {labels["mcp_errors.error.code"] for labels in series(telemetry, "mcp_errors.tool.results", "refuse")}
+    assert "other" in codes
+    assert len(codes) <= 101
+
+
+async def test_a_tool_name_a_caller_invents_against_a_server_without_the_contract_is_unknown_on_the_client(
+    telemetry: Telemetry,
+) -> None:
+    plain: MCPServer[Any] = MCPServer("plain")  # no install: unknown tools are the SDK's own text errors
+
+    @plain.tool()
+    def lookup() -> str:
+        return "found"
+
+    async with Client(plain) as client:
+        await call_tool_with_recovery(client, "lookup", {}, policy=RecoveryPolicy())
+        for number in range(20):
+            await call_tool_with_recovery(client, f"invented-{number}", {}, policy=RecoveryPolicy())
+
+    for metric in ("mcp_errors.client.call.attempts", "mcp_errors.client.call.retry_delay"):
+        names = {found.get("mcp_errors.tool.name") for found, point in telemetry.points(metric) if point.count}
+        assert names == {"lookup", "(unknown)"}, metric
 
 
 async def test_a_task_that_failed_in_its_worker_is_counted_and_marks_the_workers_span(telemetry: Telemetry) -> None:

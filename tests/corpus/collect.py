@@ -299,6 +299,8 @@ def closed_port() -> int:
 # --- isolated network namespaces for DNS failures ---------------------------------------------
 
 NXDNS = HERE / "nxdns.py"
+RESOLV_CONF = Path(tempfile.gettempdir()) / "mcp-errors-corpus-resolv.conf"
+"""What /etc/resolv.conf becomes inside the namespace: the responder on its own loopback."""
 
 
 def in_netns(command: list[str], *, resolver: bool) -> list[str]:
@@ -308,14 +310,15 @@ def in_netns(command: list[str], *, resolver: bool) -> list[str]:
     every name NXDOMAIN ("Name or service not known", `ENOTFOUND`); without, the system's
     resolver is unreachable ("Temporary failure in name resolution", `EAI_AGAIN`).
     """
-    resolv = Path(tempfile.mkdtemp(prefix="corpus-ns-")) / "resolv.conf"
-    resolv.write_text("nameserver 127.0.0.1\noptions attempts:1 timeout:1\n")
-    script = "ip link set lo up 2>/dev/null; "
-    if resolver:
-        script += (
-            f"mount --bind {resolv} /etc/resolv.conf && ({sys.executable} {NXDNS} >/dev/null 2>&1 &) && sleep 0.5; "
-        )
-    script += 'exec "$@"'
+    if not resolver:
+        return ["unshare", "-n", "sh", "-c", 'ip link set lo up 2>/dev/null; exec "$@"', "sh", *command]
+    RESOLV_CONF.write_text("nameserver 127.0.0.1\noptions attempts:1 timeout:1\n")
+    # Not `exec`: the shell stays to stop the responder when the command ends or is stopped.
+    script = (
+        f"ip link set lo up 2>/dev/null; mount --bind {RESOLV_CONF} /etc/resolv.conf || exit 1; "
+        f"{sys.executable} {NXDNS} >/dev/null 2>&1 & dns=$!; "
+        "trap 'kill $dns 2>/dev/null' EXIT; trap 'exit 143' TERM INT; sleep 0.5; \"$@\""
+    )
     return ["unshare", "-n", "-m", "sh", "-c", script, "sh", *command]
 
 

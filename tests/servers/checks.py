@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import re
-from collections.abc import Mapping
+import tracemalloc
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import jsonschema
@@ -17,6 +19,28 @@ from mcp_errors._shared.envelope import FailureDetails
 _TEXT_HEAD = re.compile(
     r"^\[(transient|validation|business|permission) error(?: \(inferred\))?, (retryable|not retryable)[^\]]*\] "
 )
+
+
+async def memory_kept_per_batch(batch: Callable[[int], Awaitable[None]]) -> int:
+    """Bytes a second run of `batch` keeps beyond the first's (`tracemalloc`, garbage collected).
+
+    `batch(number)` runs one batch of work (its argument tells the batches apart). The first
+    run fills what is filled once (caches replaced wholesale, pools); what a second run keeps
+    on top is what grows with the work.
+    """
+    await batch(0)
+    tracemalloc.start()
+    try:
+        gc.collect()
+        start = tracemalloc.get_traced_memory()[0]
+        await batch(1)
+        gc.collect()
+        first = tracemalloc.get_traced_memory()[0] - start
+        await batch(2)
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - start - first
+    finally:
+        tracemalloc.stop()
 
 
 def details_on_the_wire(details: FailureDetails) -> str:

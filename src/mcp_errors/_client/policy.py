@@ -233,11 +233,14 @@ class _ToolInfo:
     read_only: bool = False
     idempotent: bool = False
     honours_key: bool = False
+    listed: bool = False
+    """Whether the server listed the tool (else its name came from the caller alone)."""
 
 
 def _tool_info(tool: Tool) -> _ToolInfo:
     annotations = tool.annotations
     return _ToolInfo(
+        listed=True,
         read_only=bool(annotations and annotations.read_only_hint),
         idempotent=bool(annotations and annotations.idempotent_hint),
         honours_key=(tool.meta or {}).get(HONOURS_IDEMPOTENCY_META) is True,
@@ -405,7 +408,11 @@ class _RecoveryRun:
                 reason=reason,
                 idempotency_key=self.key,
             )
-            _record(span, report, server=self.server)
+            if telemetry_enabled():
+                # A metric names only tools the server listed: any other name came from the
+                # caller, and would be a new time series per invented name.
+                listed = (self._info if self._info is not None else await self._tool_info(info)).listed
+                _record(span, report, server=self.server, listed=listed)
         return report
 
     async def _loop(self, call: CallFn, info: _ToolInfoSource) -> tuple[ToolOutcome, EscalationReason | None]:
@@ -569,10 +576,8 @@ def _decide(outcome: ToolOutcome, stopped: EscalationReason | None) -> tuple[Dec
     return Decision.ESCALATE, "unclassified"
 
 
-def _record(span: Span, report: RecoveryReport, *, server: str) -> None:
+def _record(span: Span, report: RecoveryReport, *, server: str, listed: bool) -> None:
     """The logical call's telemetry: an event per attempt, the decision, the retry metrics."""
-    if not telemetry_enabled():
-        return
     last = len(report.attempts)
     for attempt in report.attempts:
         outcome = attempt.outcome
@@ -590,6 +595,7 @@ def _record(span: Span, report: RecoveryReport, *, server: str) -> None:
     record_decision(
         span,
         tool=report.tool,
+        listed=listed,
         decision=report.decision.value,
         reason=report.reason,
         category=final.value if final is not None else None,
@@ -598,7 +604,7 @@ def _record(span: Span, report: RecoveryReport, *, server: str) -> None:
         total_wait=report.total_wait,
     )
     if report.reason == "retry_budget":
-        record_budget_refusal(tool=report.tool, server=server)
+        record_budget_refusal(tool=report.tool, listed=listed, server=server)
 
 
 def _known_not_run(outcome: ToolOutcome) -> bool:

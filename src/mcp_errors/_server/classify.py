@@ -66,6 +66,7 @@ from mcp_errors._shared.sanitize import (
     MAX_DESCRIPTION_CHARS,
     MAX_MESSAGE_CHARS,
     MAX_RECEIVED_CHARS,
+    sanitize_json,
     sanitize_text,
 )
 from mcp_errors._shared.words import may_have_applied, resend_after
@@ -549,34 +550,12 @@ def _sanitized_details(
         retry_after_seconds=retry_after_seconds,
         field_errors=tuple(map(_sanitize_field_error, field_errors)),
         execution_state=execution_state,
-        extra=_sanitize_extra(extra) if extra else {},
+        extra=sanitize_json(extra) if extra else {},
     )
 
 
 _shared_details: Final = functools.lru_cache(maxsize=256)(_sanitized_details)
 _SHARED_TEXT_CHARS: Final = 2000
-
-
-def _sanitize_extra(value: Any, depth: int = 0) -> Any:
-    # Extra fields are the tool's own data, but they cross to the agent like any text, keys
-    # included, and must be JSON: anything else is written as its (sanitised) text.
-    if isinstance(value, str):
-        return sanitize_text(value, limit=MAX_DESCRIPTION_CHARS)
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    if depth >= _MAX_EXTRA_DEPTH:
-        return None
-    if isinstance(value, Mapping):
-        return {
-            sanitize_text(str(key), limit=MAX_MESSAGE_CHARS): _sanitize_extra(item, depth + 1)
-            for key, item in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [_sanitize_extra(item, depth + 1) for item in value]
-    return sanitize_text(str(value), limit=MAX_MESSAGE_CHARS)
-
-
-_MAX_EXTRA_DEPTH: Final = 8
 
 
 def _sanitize_field_error(error: FieldError) -> FieldError:

@@ -20,7 +20,7 @@ schemas with the same `error_tool_result` and `widen_tools`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import fastmcp.exceptions
 import pydantic
@@ -38,11 +38,26 @@ from mcp_errors._server.replay import Replay, TaskCreated, advertise, covers, pr
 from mcp_errors._server.tasks import TaskBodies, created_task, resend_task, task_state_in_contract
 from mcp_errors._shared.contract import TASKS_EXTENSION, is_error_envelope, is_protocol_signal
 from mcp_errors._shared.envelope import FailureDetails, WideningCache
+from mcp_errors._shared.sanitize import (
+    MAX_DESCRIPTION_CHARS,
+    MAX_MESSAGE_CHARS,
+    REDACTED,
+    is_secret_name,
+    sanitize_json,
+    sanitize_text,
+)
 from mcp_errors._shared.telemetry import annotate_tool_result
 from mcp_errors._shared.tool_failure import with_tool_failure
 from mcp_errors.stores import IdempotencyStore
 
-__all__ = ["error_tool_result", "install_on_fastmcp", "replay_middleware", "widen_tools"]
+__all__ = [
+    "error_tool_result",
+    "forget_raw_text",
+    "install_on_fastmcp",
+    "replay_middleware",
+    "sanitized_contract_result",
+    "widen_tools",
+]
 
 
 def install_on_fastmcp(server: FastMCP[Any], *, tool_failure_meta: bool, store: IdempotencyStore | None) -> None:
@@ -59,7 +74,7 @@ def install_on_fastmcp(server: FastMCP[Any], *, tool_failure_meta: bool, store: 
         server.add_transform(TaskBodies(tool_failure_meta=tool_failure_meta))
     if store is None:
         return
-    replacement = replay_middleware(store, tool_failure_meta=contract.tool_failure_meta)
+    replacement = replay_middleware(store, namespace=server.name, tool_failure_meta=contract.tool_failure_meta)
     for middleware in chain:
         if isinstance(middleware, _ReplayMiddleware):
             middleware.replay = replacement.replay
@@ -98,6 +113,59 @@ def error_tool_result(
     )
 
 
+def forget_raw_text(exc: BaseException, result: ToolResult) -> None:
+    """Leave in `exc` only the facts `result` tells, once `exc` has been written as `result`.
+
+    fastmcp's request span records the exception that left its tool call when the request
+    ends, after the middleware turned it into a result: its message (the tool's raw text, a
+    password, a path) as the span's status and exception event, its traceback (file paths) as
+    the event's stack trace. Only the exception that left the call is changed, never what it
+    wraps: its message becomes the category, code and `errorId` (the full text and traceback
+    are in the server's log under that id), and its cause, context and traceback are dropped.
+
+    Args:
+        exc: What the tool call raised, already classified and logged.
+        result: The contract result written for it.
+    """
+    structured = result.structured_content if isinstance(result.structured_content, Mapping) else {}
+    category, code, error_id = (structured.get(field) for field in ("errorCategory", "code", "errorId"))
+    exc.args = (f"{category} error" + (f" {code}" if code else "") + f", errorId {error_id}",)
+    exc.__cause__ = exc.__context__ = None
+    exc.__suppress_context__ = True
+    exc.__traceback__ = None
+    if hasattr(exc, "__notes__"):
+        del exc.__notes__
+
+
+def sanitized_contract_result(result: ToolResult) -> ToolResult:
+    """An error result already in the contract that came from elsewhere (an upstream's own), its words made safe.
+
+    Its shape is trusted (the category, the verdict, the fields), not its words: every string
+    of its envelope and every text block is sanitised like anything else the agent reads, so
+    that a password or a server path in an upstream's own envelope stops here too.
+    """
+    structured = sanitize_json(result.structured_content) if result.structured_content is not None else None
+    for error in structured.get("fieldErrors", ()) if isinstance(structured, dict) else ():
+        # The value sent for a secret-named argument is a secret whatever it looks like.
+        if isinstance(error, dict) and "received" in error and is_secret_name(str(error.get("field")).split(".")[-1]):
+            error["received"] = REDACTED
+    return ToolResult.model_construct(
+        content=[
+            block.model_copy(update={"text": sanitize_text(block.text, limit=_PASSED_TEXT_CHARS)})
+            if isinstance(block, TextContent)
+            else block
+            for block in result.content
+        ],
+        structured_content=structured,
+        meta=result.meta,
+        is_error=result.is_error,
+    )
+
+
+_PASSED_TEXT_CHARS: Final = MAX_DESCRIPTION_CHARS + MAX_MESSAGE_CHARS + 200
+"""A contract text block: its head, a message and a description (`_shared/error_text.py`)."""
+
+
 def widen_tools(tools: Sequence[Tool], widening: WideningCache) -> list[Tool]:
     """`tools` with every outputSchema widened to admit the error envelope (copies; the originals are kept)."""
     return [
@@ -106,10 +174,20 @@ def widen_tools(tools: Sequence[Tool], widening: WideningCache) -> list[Tool]:
     ]
 
 
-def replay_middleware(store: IdempotencyStore, *, tool_failure_meta: bool = False) -> _ReplayMiddleware:
-    """A fastmcp middleware that honours idempotency keys with `store` (the proxy adds one)."""
+def replay_middleware(
+    store: IdempotencyStore, *, namespace: str | None = None, tool_failure_meta: bool = False
+) -> _ReplayMiddleware:
+    """A fastmcp middleware that honours idempotency keys with `store` (the proxy adds one).
+
+    Args:
+        store: Where keys are claimed.
+        namespace: Whose keys these are in `store`; by default the name of the server that
+            handles the call. Servers (and proxies of different upstreams) sharing one store
+            need different namespaces; replicas of one server need the same.
+        tool_failure_meta: Also write SEP-3313's `_meta` object on a task's failure a resend gets.
+    """
     replay = Replay[Any](store, to_wire=_to_wire, from_wire=ToolResult.from_mcp_result)
-    return _ReplayMiddleware(replay, tool_failure_meta=tool_failure_meta)
+    return _ReplayMiddleware(replay, namespace=namespace, tool_failure_meta=tool_failure_meta)
 
 
 class _ContractMiddleware(Middleware):
@@ -153,6 +231,7 @@ class _ContractMiddleware(Middleware):
                 raise exc.__cause__ from None
             error_id = new_error_id()
             result = error_tool_result(await _failure(context, exc, error_id), error_id)
+            forget_raw_text(exc, result)
         if not isinstance(result, ToolResult):
             return result  # a task the tasks extension started: its result comes with `tasks/get`
         if self.tool_failure_meta and result.is_error and is_error_envelope(result.structured_content):
@@ -182,8 +261,9 @@ async def _failure(context: MiddlewareContext[CallToolRequestParams], exc: Excep
 
 
 class _ReplayMiddleware(Middleware):
-    def __init__(self, replay: Replay[Any], *, tool_failure_meta: bool) -> None:
+    def __init__(self, replay: Replay[Any], *, namespace: str | None, tool_failure_meta: bool) -> None:
         self.replay = replay
+        self.namespace = namespace
         self._tool_failure_meta = tool_failure_meta
         # Only names the server has: a caller inventing names must not grow it.
         self._covered: dict[str, bool] = {}
@@ -207,6 +287,7 @@ class _ReplayMiddleware(Middleware):
             )
 
         return await self.replay.call(
+            namespace=self.namespace if self.namespace is not None else fastmcp_context.fastmcp.name,
             tool=name,
             arguments=context.message.arguments or {},
             key=key,

@@ -75,6 +75,7 @@ class _MCPServerAdapter:
         if replay is None or key is None or not await self._covers(name):
             return await self._call_in_contract(name, arguments, context)
         return await replay.call(
+            namespace=self.server.name,
             tool=name,
             arguments=arguments,
             key=key,

@@ -10,8 +10,8 @@ writes, like the demo desk's refunds, is left to do so):
   policy knows a resend with the same key cannot apply the call twice;
 - reads the key from the request's `params._meta["mcp-errors/idempotencyKey"]`; a call
   without a key runs as usual;
-- **claims** the key, scoped to the tool and to the caller when the server knows it (the
-  authenticated principal), *before* the tool runs, in one atomic step of the store. Exactly
+- **claims** the key, scoped to the server (its name), to the tool and to the caller when
+  the server knows it (the authenticated principal), *before* the tool runs, in one atomic step of the store. Exactly
   one call with the key runs the tool; every other one gets, from the same step:
   - the first call's stored answer, replayed, marked `_meta["mcp-errors/replayed"]: true`;
   - for a first call still running: a bounded wait for its answer (`wait_seconds`), then a
@@ -49,9 +49,11 @@ as a timeout inside the tool, are classified `outcome_unknown`: a tool that rais
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
+import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
@@ -60,6 +62,7 @@ import anyio
 from mcp_types import CallToolResult
 
 from mcp_errors._server.classify import log_fields, new_error_id
+from mcp_errors._shared.causes import causes
 from mcp_errors._shared.contract import (
     HONOURS_IDEMPOTENCY_META,
     IDEMPOTENCY_KEY_META,
@@ -93,8 +96,11 @@ logger = logging.getLogger("mcp_errors")
 
 R = TypeVar("R")
 
-_STORE_WRITE_SECONDS: Final = 10.0
-"""Bound of a shielded store operation (a claim, an answer's write): a hung store cannot hold a call forever."""
+_STORE_BOUND_FACTOR: Final = 2.0
+"""A shielded store operation (a claim, an answer's write) is given up after this many times the
+store's `timeout_seconds`: a hung store cannot hold a call forever, and a store that bounds
+its own operations (PostgreSQL, SQLite) answers before this bound, so that a claim it grants
+reaches its caller."""
 _FIRST_POLL: Final = 0.01
 _MAX_POLL: Final = 0.25
 _MAX_KEY_LENGTH: Final = 255
@@ -136,13 +142,16 @@ def request_key(meta: Mapping[str, Any] | None) -> object:
     return meta.get(IDEMPOTENCY_KEY_META) if meta else None
 
 
-def scope_key(principal: object, tool: str, key: str, run: int = 0) -> str:
-    """The store's key for an idempotency key: scoped to the caller and the tool, fixed length.
+def scope_key(namespace: str, principal: object, tool: str, key: str, run: int = 0) -> str:
+    """The store's key for an idempotency key: scoped to the server, the caller and the tool, fixed length.
 
-    `run` counts the task runs of one key before this one (see the module docs): 0 for every
-    call that is not a re-run of a task.
+    `namespace` is the server's name (replicas of one server share it, so their keys meet;
+    two servers sharing one store never see each other's keys). `run` counts the task runs of
+    one key before this one (see the module docs): 0 for every call that is not a re-run of a task.
     """
-    scope: list[object] = [principal, tool, key, run] if run else [principal, tool, key]
+    scope: list[object] = [namespace, principal, tool, key]
+    if run:
+        scope.append(run)
     return hashlib.sha256(json.dumps(scope, default=str).encode()).hexdigest()
 
 
@@ -180,6 +189,7 @@ class Replay(Generic[R]):
     async def call(
         self,
         *,
+        namespace: str,
         tool: str,
         arguments: Mapping[str, Any],
         key: object,
@@ -190,6 +200,8 @@ class Replay(Generic[R]):
         """Run `run` once for `key`, or answer from what the key holds.
 
         Args:
+            namespace: Whose keys these are: the server's name, so that servers sharing one
+                store keep their keys apart (the proxy may give its upstream's).
             tool: The tool's name.
             arguments: Its arguments (their hash must match the first call's).
             key: The caller's idempotency key, as sent: a string of 1 to 255 characters,
@@ -206,7 +218,7 @@ class Replay(Generic[R]):
             return self._error(_KEY_INVALID, tool)
         store = self.store
         runs = 0
-        scope = scope_key(principal, tool, key)
+        scope = scope_key(namespace, principal, tool, key)
         arguments_hash = fingerprint(arguments)
         deadline = anyio.current_time() + store.wait_seconds
         poll = _FIRST_POLL
@@ -216,10 +228,11 @@ class Replay(Generic[R]):
                 # Shielded: a claim the store granted must reach this call, or the key would
                 # be held by nobody and answer "outcome unknown" for a call that never ran.
                 # A caller that leaves now finds the call run on (see `_run_claimed`).
-                with anyio.move_on_after(_STORE_WRITE_SECONDS, shield=True):
+                with anyio.move_on_after(store.timeout_seconds * _STORE_BOUND_FACTOR, shield=True):
                     claim = await store.claim(scope, arguments_hash, lease_seconds=store.lease_seconds)
-            except Exception:
-                return self._error(_STORE_UNAVAILABLE, tool, exc_info=True)
+            except Exception as exc:
+                details = _STORE_UNWRITABLE if _is_unwritable(exc) else _STORE_UNAVAILABLE
+                return self._error(details, tool, exc_info=True)
             if claim is None:
                 return self._error(_STORE_UNAVAILABLE, tool)
             if isinstance(claim, Won):
@@ -235,7 +248,7 @@ class Replay(Generic[R]):
                 runs += 1
                 if runs >= _MAX_TASK_RUNS:
                     return self._error(_TOO_MANY_RUNS, tool)
-                scope = scope_key(principal, tool, key, runs)
+                scope = scope_key(namespace, principal, tool, key, runs)
                 continue
             if isinstance(claim, Mismatch):
                 return self._error(_KEY_REUSED, tool)
@@ -267,7 +280,7 @@ class Replay(Generic[R]):
                     except Exception as exc:
                         failure = exc
                     call.ended.set()
-                    with anyio.move_on_after(_STORE_WRITE_SECONDS):
+                    with anyio.move_on_after(self.store.timeout_seconds * _STORE_BOUND_FACTOR):
                         if failure is not None and is_protocol_signal(failure):
                             # The client must act first (-32042, -32021): the tool did not
                             # run, and the resend that follows must run it.
@@ -520,6 +533,48 @@ _STORE_UNAVAILABLE: Final = FailureDetails(
     retry_after_seconds=1.0,
     execution_state=ExecutionState.NOT_EXECUTED,
 )
+
+
+# A store that cannot be written (a read-only folder or database, a full disk, no permission)
+# is a configuration failure: no resend fixes it, someone must. Its category is `business`,
+# whose recovery is the one that fits (take another path or escalate), not `transient`
+# ("resend in a moment", which would loop) nor `permission` (another principal would not help:
+# it is the server that may not write).
+_STORE_UNWRITABLE: Final = FailureDetails(
+    message="Idempotency store cannot be written",
+    category=ErrorCategory.BUSINESS,
+    description="The server cannot write to the store that keeps idempotency keys (it is read-only, full, or "
+    "not permitted), so it did not run the call. Resending will not help until the server is fixed: escalate "
+    "to a human, quoting the errorId, or take another path.",
+    code="IDEMPOTENCY_STORE_UNWRITABLE",
+    execution_state=ExecutionState.NOT_EXECUTED,
+)
+
+_UNWRITABLE_SQLITE: Final = frozenset(
+    {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_FULL, sqlite3.SQLITE_PERM}
+)
+_UNWRITABLE_ERRNO: Final = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT})
+# PostgreSQL: disk full, insufficient privilege, a read-only transaction (a standby).
+_UNWRITABLE_SQLSTATE: Final = frozenset({"53100", "42501", "25006"})
+
+
+def _is_unwritable(exc: BaseException) -> bool:
+    """Whether a store failed because it cannot be written at all, rather than for a moment."""
+    return any(_cannot_write(cause) for cause in causes(exc))
+
+
+def _cannot_write(exc: BaseException) -> bool:
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        return code is not None and code & 0xFF in _UNWRITABLE_SQLITE
+    if isinstance(exc, OSError):
+        return exc.errno in _UNWRITABLE_ERRNO
+    # psycopg's errors carry their SQLSTATE; redis-py's are told by name and by Redis's words.
+    return (
+        getattr(exc, "sqlstate", None) in _UNWRITABLE_SQLSTATE
+        or type(exc).__name__ == "ReadOnlyError"
+        or str(exc).startswith("OOM ")
+    )
 
 
 def in_progress(seconds_left: float) -> FailureDetails:

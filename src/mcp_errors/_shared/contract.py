@@ -20,6 +20,7 @@ from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY, URL_ELICITATION_REQUIR
 
 __all__ = [
     "CATEGORY_VALUES",
+    "CONTRACT_CODES",
     "CONTRACT_FIELDS",
     "ENVELOPE_SCHEMA",
     "HONOURS_IDEMPOTENCY_META",
@@ -106,6 +107,52 @@ REQUIRED_FIELDS: Final[tuple[str, ...]] = tuple(ENVELOPE_SCHEMA["required"])
 CATEGORY_VALUES: Final = frozenset(category.value for category in ErrorCategory)
 """The four `errorCategory` strings, for checking untrusted input."""
 CONTRACT_FIELDS: Final = frozenset(ENVELOPE_SCHEMA["properties"])
+
+CONTRACT_CODES: Final = frozenset(
+    {
+        "ACCESS_DENIED",
+        "ALL_SOURCES_FAILED",
+        "ANSWER_NOT_KEPT",
+        "CLIENT_CAPABILITY_REQUIRED",
+        "DATABASE_BUSY",
+        "IDEMPOTENCY_KEY_INVALID",
+        "IDEMPOTENCY_KEY_REUSED",
+        "IDEMPOTENCY_KEY_USED_UP",
+        "IDEMPOTENCY_STORE_UNAVAILABLE",
+        "IDEMPOTENCY_STORE_UNWRITABLE",
+        "IN_PROGRESS",
+        "INTERNAL_ERROR",
+        "INVALID_ARGUMENTS",
+        "INVALID_REQUEST",
+        "NOT_FOUND",
+        "OUTCOME_UNKNOWN",
+        "TASK_CANCELLED",
+        "TASK_DEADLINE",
+        "TASK_EXPIRED",
+        "TASK_FAILED",
+        "TASK_INPUT_REQUIRED",
+        "TASK_LOOKUP_FAILED",
+        "TASK_RUNNING",
+        "TASK_TIMEOUT",
+        "TOOL_ERROR",
+        "TOOL_TIMEOUT",
+        "UNKNOWN_TOOL",
+        "UPSTREAM_CONFLICT",
+        "UPSTREAM_CONNECTION_LOST",
+        "UPSTREAM_EXITED",
+        "UPSTREAM_FORBIDDEN",
+        "UPSTREAM_RATE_LIMITED",
+        "UPSTREAM_REJECTED_INPUT",
+        "UPSTREAM_TIMEOUT",
+        "UPSTREAM_UNAUTHORIZED",
+        "UPSTREAM_UNAVAILABLE",
+    }
+)
+"""The codes mcp-errors itself writes (the server side, replay, the proxy and partial reports).
+
+`tests/test_contract.py` finds every code the package writes and checks that it is here:
+metrics keep these codes as labels whatever server sent them (`_shared/telemetry.py`).
+"""
 """The envelope's field names, which `extra` fields may not use."""
 MAX_RETRY_AFTER_SECONDS: Final = 86_400.0
 """The longest wait either side reads or writes (a day): a longer one is no retry an agent

@@ -23,8 +23,8 @@ import functools
 import ipaddress
 import itertools
 import re
-from collections.abc import Iterator
-from typing import Final
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
 
 __all__ = [
     "MAX_DESCRIPTION_CHARS",
@@ -36,6 +36,7 @@ __all__ = [
     "find_leaks",
     "has_secret",
     "is_secret_name",
+    "sanitize_json",
     "sanitize_text",
 ]
 
@@ -68,7 +69,9 @@ _PRIVATE_KEY: Final = re.compile(
 # characters starts.
 _TOKENS: Final = re.compile(
     r"(?<![A-Za-z0-9_-])(?:"
-    r"sk-[A-Za-z0-9_-]{16,}"  # OpenAI, Anthropic (sk-ant-...)
+    # OpenAI, Anthropic (sk-proj-..., sk-ant-api03-...): a random run of 20 or more somewhere,
+    # so that a SKU of short groups (sk-2024-01-15-blue) is not one.
+    r"sk-(?=[A-Za-z0-9_-]*?[A-Za-z0-9_]{20})[A-Za-z0-9_-]+"
     r"|[sr]k_(?:live|test)_[A-Za-z0-9]{10,}"  # Stripe secret and restricted keys
     r"|whsec_[A-Za-z0-9]{20,}"  # Stripe webhook secrets
     r"|(?:AKIA|ASIA)[0-9A-Z]{16}"  # AWS access key ids
@@ -77,28 +80,44 @@ _TOKENS: Final = re.compile(
     r"|glpat-[A-Za-z0-9_-]{20,}"  # GitLab personal access tokens
     r"|AIza[0-9A-Za-z_-]{35}"  # Google API keys
     r"|xox[abeprs]-[A-Za-z0-9-]{10,}"  # Slack tokens
+    r"|xapp-\d-[A-Za-z0-9-]{10,}"  # Slack app-level tokens
+    r"|T[A-Z0-9]{8,12}/[AB][A-Z0-9]{8,12}/[A-Za-z0-9]{20,}"  # Slack webhook URLs' secret path
+    r"|\d{17,20}/[A-Za-z0-9_-]{60,}"  # Discord webhook URLs' id and token
+    r"|hv[sbr]\.[A-Za-z0-9_-]{20,}"  # HashiCorp Vault tokens
     r"|npm_[A-Za-z0-9]{36}"  # npm tokens
     r"|pypi-[A-Za-z0-9_-]{50,}"  # PyPI tokens
     r"|hf_[A-Za-z0-9]{30,}"  # Hugging Face tokens
     r"|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"  # SendGrid keys
-    r"|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{5,}"  # JWTs
+    r"|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"  # JWTs, unsigned ones (`alg: none`) too
     r")"
 )
 # The password of `scheme://user:password@host`: up to the last `@` before the path, so
-# that a password containing `@` is redacted whole.
-_USERINFO: Final = re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,30}://[^\s:/?#@]*:)([^\s/?#]+)@")
-# Authorization schemes written without a key name.
+# that a password containing `@` is redacted whole; a password containing `/` ends at the
+# first `@` (a port and a path, `host:8080/users/ada@example.com`, are not a password).
+_USERINFO: Final = re.compile(
+    r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,30}://[^\s:/?#@]*:)([^\s/?#]+|(?!\d+/)[^\s?#@]{1,200})@"
+)
+# Authorization schemes written without a key name; the credential must look like one
+# (`_looks_random`), so that "Basic subscription" and "bearer bonds" stay words.
 _SCHEME_CREDENTIAL: Final = re.compile(r"(?i)(?<![A-Za-z0-9_-])((?:bearer|basic)\s+)([A-Za-z0-9._~+/=-]{8,})")
 
-# A key and its separator (`key=`, `key: `, JSON's `"key": `); whether the key names a secret
-# is decided in Python (`is_secret_name`), and only then is its value read.
-_KEY: Final = re.compile(r"(?<![A-Za-z0-9_-])([A-Za-z0-9_-]++)[\"']?[ \t]*[=:](\s*)")
-# The value after a secret-named key: a quoted string; after a spaced separator
-# (`password: correct horse battery staple`) or an authorization key
-# (`Authorization:Token abc`), the rest of the clause; else one word (`password=hunter2`).
+# A key and its separator (`key=`, `key: `, JSON's `"key": `, JSON escaped in a string
+# `\"key\":`, Ruby's and PHP's `key => `), or a command line's `--key value`; whether the key
+# names a secret is decided in Python (`is_secret_name`), and only then is its value read.
+_KEY: Final = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:([A-Za-z0-9_-]++)(?:\\?[\"'])?[ \t]*(=>|[=:])(\s*)"
+    r"|--([A-Za-z][A-Za-z0-9_-]*)[ \t]+(?=[^\s-]))"
+)
+# The value after a secret-named key: a quoted string (also JSON-escaped); after a spaced
+# separator (`password: correct horse battery staple`) or an authorization key
+# (`Authorization:Token abc`), the words of the clause up to the first word of prose; else
+# one word (`password=hunter2`).
 _QUOTED_VALUE: Final = re.compile(r"\"[^\"\n]*\"?|'[^'\n]*'?")
-_CLAUSE_VALUE: Final = re.compile(r"(?:[^\n\r,;&)\]}\".]|\.(?!\s|$))+")
+_ESCAPED_QUOTED_VALUE: Final = re.compile(r"\\\"(?:[^\"\\\n]|\\[^\"\n])*(?:\\\"|$)")
+_CLAUSE_WORD: Final = re.compile(r"[^\s,;&)\]}\"]+")
 _WORD_VALUE: Final = re.compile(r"[^\s,;&]+")
+# An XML element whose name is a secret's (`<password>...</password>`, `<ApiKey>`).
+_XML_ELEMENT: Final = re.compile(r"<([A-Za-z_][\w.:-]{0,60})(?:\s[^<>]{0,200})?>([^<]*)</")
 
 # Patterns that can start with a literal do, and check what precedes it after: the regex
 # engine then skips to candidates instead of testing a lookbehind at every position.
@@ -117,6 +136,20 @@ _INTERNAL_NETWORKS: Final = tuple(
     ipaddress.ip_network(network)
     for network in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16")
 ) + tuple(ipaddress.ip_network(network) for network in ("fc00::/7", "fe80::/10"))
+# An API route (`/v1/orders/ord-123`, `GET /orders/17`) is what an agent calls, not a place
+# on the server's disk: kept, unless it names a source or configuration file.
+_ROUTE_START: Final = re.compile(r"(?i)/(?:v\d{1,3}(?:\.\d{1,3})?|api|graphql|rest|oauth2?|\.well-known)(?:/|$)")
+_HTTP_METHOD_BEFORE: Final = re.compile(r"\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)[ \t]+$")
+_SOURCE_FILE: Final = re.compile(
+    r"(?i)\.(?:py|pyc|js|mjs|cjs|ts|rb|go|java|class|jar|php|rs|cs|c|h|cpp|sh|ya?ml|toml|ini|cfg|conf|env|json|"
+    r"xml|properties|pem|key|crt|log|db|sqlite3?)$"
+)
+# A dotted quad written as a version (`version 10.2.3.4`, `v10.2.3.4`, `pkg@10.2.3.4`,
+# `>=10.2.3.4`, `upgrade to 10.2.3.4`) is not an address.
+_VERSION_BEFORE: Final = re.compile(
+    r"(?i)(?:\b(?:version|versions|ver|release|build|firmware|patch|revision|rev|upgrade|downgrade|update|"
+    r"install|sdk)\b[ \t:=]*(?:to[ \t]+|is[ \t]+)?|(?<![A-Za-z0-9])v|[@=~^]|[<>]=?)$"
+)
 
 
 def sanitize_text(text: str, *, limit: int) -> str:
@@ -134,6 +167,39 @@ def sanitize_text(text: str, *, limit: int) -> str:
     if len(text) <= _CACHED_CHARS:
         return _sanitize_cached(text, limit)
     return _sanitize(text, limit)
+
+
+def sanitize_json(value: Any, depth: int = 0) -> Any:
+    """JSON data with every string in it sanitised, keys included; nesting cut at 8 levels.
+
+    For structured data that crosses to the agent (a tool's `extra` fields, an upstream's own
+    error envelope): its shape is kept, its words are not trusted. A value JSON cannot carry
+    is written as its sanitised text.
+
+    Args:
+        value: Any JSON-like value.
+        depth: How deep `value` already is (for the recursion).
+
+    Returns:
+        The same shape, safe to send.
+    """
+    if isinstance(value, str):
+        return sanitize_text(value, limit=MAX_DESCRIPTION_CHARS)
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if depth >= _MAX_JSON_DEPTH:
+        return None
+    if isinstance(value, Mapping):
+        return {
+            sanitize_text(str(key), limit=MAX_MESSAGE_CHARS): sanitize_json(item, depth + 1)
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [sanitize_json(item, depth + 1) for item in value]
+    return sanitize_text(str(value), limit=MAX_MESSAGE_CHARS)
+
+
+_MAX_JSON_DEPTH: Final = 8
 
 
 def encodable(text: str) -> str:
@@ -162,16 +228,18 @@ def _sanitize(text: str, limit: int) -> str:
     text = _TRACEBACK.sub("[traceback removed]", text)
     text = _FRAME.sub("[frame removed]", text)
     text = _PRIVATE_KEY.sub(REDACTED, text)
+    if "</" in text:
+        text = _XML_ELEMENT.sub(_redact_xml_secret, text)
     text = _redact_secret_values(text)
     # Cheap tests first: most texts have no URL, no scheme, no Windows path.
     if "://" in text and "@" in text:
         text = _USERINFO.sub(_REDACT_PASSWORD, text)
     lowered = text.lower()
     if "bearer" in lowered or "basic" in lowered:
-        text = _SCHEME_CREDENTIAL.sub(_REDACT_AFTER_LABEL, text)
+        text = _SCHEME_CREDENTIAL.sub(_redact_scheme_credential, text)
     text = _TOKENS.sub(REDACTED, text)
     text = _FILE_URL.sub(_PATH_MARK, text)
-    text = _UNIX_PATH.sub(_PATH_MARK, text)
+    text = _UNIX_PATH.sub(_redact_file_path, text)
     if ":\\" in text or ":/" in text or "\\\\" in text:
         text = _WINDOWS_PATH.sub(_PATH_MARK, text)
     text = _IPV4.sub(_redact_internal_address, text)
@@ -185,33 +253,158 @@ def _sanitize(text: str, limit: int) -> str:
 
 _SPACES: Final = (" ", "\t", "\n", "\r", "\x0b", "\x0c")
 _sanitize_cached = functools.lru_cache(maxsize=1024)(_sanitize)
-_REDACT_AFTER_LABEL: Final = r"\g<1>" + REDACTED
 _REDACT_PASSWORD: Final = r"\g<1>" + REDACTED + "@"
 
 
 def _secret_values(text: str) -> Iterator[tuple[int, int]]:
-    """The spans of the values after secret-named keys in `text`, in order, not overlapping."""
+    """The spans of the credentials after secret-named keys in `text`, in order, not overlapping.
+
+    A value that is prose (`api_token: must be 20+ characters`, `Invalid token: it expired`)
+    or a placeholder (`password=None`, `token: ${API_TOKEN}`) is no credential. Each value is
+    read once: the scan resumes after a credential, and prose is judged by its first word.
+    """
     position = 0
     while (key := _KEY.search(text, position)) is not None:
         position = key.end()
-        name = key.group(1)
-        if not is_secret_name(name):
+        flag = key.group(4)
+        name = flag or key.group(1)
+        if not is_secret_name(name) and not _is_url_secret(text, key) and not _is_qualified_key(text, key):
             # Only the key is consumed: a pair inside a harmless value (`url: ...?token=...`)
             # is still found.
             continue
-        start = key.end()
-        if text.startswith(("'", '"'), start):
-            value = _QUOTED_VALUE.match(text, start)
-        elif key.group(2) or _is_authorization(name):
-            value = _CLAUSE_VALUE.match(text, start)
-        else:
-            value = _WORD_VALUE.match(text, start)
-        if value is None:
-            continue
-        end = start + len(value.group().rstrip())
-        if end > start:
-            yield start, end
-            position = end
+        spaced = flag is None and (bool(key.group(3)) or _is_authorization(name))
+        span = _credential(text, key.end(), clause=spaced)
+        if span is not None:
+            yield span
+            position = span[1]
+
+
+def _credential(text: str, start: int, *, clause: bool) -> tuple[int, int] | None:
+    """The span of the credential a secret-named key's value at `start` holds, if it holds one."""
+    if text.startswith(("'", '"'), start):
+        value = _QUOTED_VALUE.match(text, start)
+        inside = value.group()[1:] if value is not None else ""
+    elif text.startswith('\\"', start):
+        value = _ESCAPED_QUOTED_VALUE.match(text, start)
+        inside = value.group()[2:] if value is not None else ""
+    elif clause:
+        return _clause_credential(text, start)
+    else:
+        value = _WORD_VALUE.match(text, start)
+        inside = value.group() if value is not None else ""
+    if value is None or not _is_credential_start(inside):
+        return None
+    return start, value.end()
+
+
+def _clause_credential(text: str, start: int) -> tuple[int, int] | None:
+    # The clause's words up to its end (a line end, `,;&)]}"`, a sentence's full stop) or to
+    # its first word of prose: `hunter2 was rejected` is a credential and what was said of it.
+    first = _CLAUSE_WORD.match(text, start)
+    if first is None:
+        return None
+    word = first.group()
+    if word.lower() in _SCHEME_WORDS:
+        # `Authorization: Bearer <value>`: the scheme is a credential's only with one after it.
+        after = _CLAUSE_WORD.match(text, first.end() + 1) if text[first.end() : first.end() + 1] == " " else None
+        if after is None or not _looks_random(after.group().strip(_VALUE_EDGES)):
+            return None
+    elif not _is_credential_start(word) or (_next_word_start(text, first.end()) and not _starts_phrase(word)):
+        return None
+    end = position = start
+    while (word_match := _CLAUSE_WORD.match(text, position)) is not None:
+        found = word_match.group()
+        if end > start and _is_prose(found):
+            break
+        end = word_match.end()
+        if found.endswith(".") and (end == len(text) or text[end].isspace()):
+            end -= 1  # a full stop ends the sentence, and is not the credential's
+            break
+        position = _next_word_start(text, end)
+        if not position:
+            break
+    return (start, end) if end > start else None
+
+
+def _next_word_start(text: str, end: int) -> int:
+    """Where the clause's next word starts after a word ending at `end`; 0 when the clause ends there."""
+    gap = end
+    while gap < len(text) and text[gap] in " \t":
+        gap += 1
+    return gap if end < gap < len(text) and _CLAUSE_WORD.match(text, gap) is not None else 0
+
+
+def _starts_phrase(word: str) -> bool:
+    """Whether the first of several words after a secret-named label starts a credential.
+
+    A word that looks generated (`hunter2`, `Winter2024!`) does, and so does a lower-case word
+    (a passphrase: `correct horse battery staple`); a capitalised word or an acronym starts a
+    sentence (`Rotation pending`, `SSO via Okta only`), a number followed by words is a count or
+    a value echoed back (`12345 is not of type 'string'`), and `SameSite=None` is a pair of its own.
+    """
+    word = word.strip(_VALUE_EDGES)
+    if "=" in word or word.isdigit():
+        return False
+    if any(char.isdigit() for char in word) or not word.isalpha():
+        return True
+    return word.islower() or (word.isupper() and len(word) >= 12)  # an acronym is short
+
+
+def _is_prose(word: str) -> bool:
+    word = word.strip(_VALUE_EDGES).lower()
+    return word in _PROSE_WORDS or (len(word) > 4 and word.endswith(("ed", "ing")))
+
+
+def _is_credential_start(value: str) -> bool:
+    """Whether a secret-named key's value starts with a credential, rather than prose or a placeholder."""
+    first = value.split(None, 1)[0] if value.strip() else ""
+    if first.startswith(("<", "${", "{{")):
+        return False  # a template: `<your token here>`, `${API_KEY}`, `{{ token }}`
+    word = first.strip(_VALUE_EDGES)
+    # Shorter than 4 characters: a count or a version (`pass=3`, `Signature=v1`), not a secret.
+    return len(word) >= 4 and word.lower() not in _PROSE_WORDS and _PLACEHOLDER.fullmatch(word) is None
+
+
+def _is_qualified_key(text: str, key: re.Match[str]) -> bool:
+    # "Invalid API key: ..." names its secret in two words, of which only `key` is the label's.
+    return (key.group(1) or "").lower() == "key" and _KEY_QUALIFIER.search(
+        text, max(0, key.start() - 12), key.start()
+    ) is not None
+
+
+_KEY_QUALIFIER: Final = re.compile(r"(?i)\b(?:api|access|secret|private|signing|master|encryption|license)[ _-]$")
+
+
+def _is_url_secret(text: str, key: re.Match[str]) -> bool:
+    # `key` and `code` are secrets only as a URL's query parameters (`?key=...`, OAuth's
+    # `?code=...`): elsewhere "key=order-17" is a database's duplicate key.
+    return (
+        key.group(2) == "="
+        and key.group(1).lower() in _URL_SECRET_PARAMETERS
+        and key.start() > 0
+        and text[key.start() - 1] in "?&"
+    )
+
+
+_URL_SECRET_PARAMETERS: Final = frozenset({"key", "code"})
+# Words that start prose, not a credential: function words, and what error texts say of a
+# credential (`required`, `expired`, `missing`) or of its value (`None`, `empty`).
+_PROSE_WORDS: Final = frozenset(
+    """a an the is are was were be been being am it its this that these those there here not no nor never
+    must should shall can cannot could will would may might has have had does do did to of for in on at by
+    with without from as and or but if than then because when while after before until since only also too
+    very please you your we our they their which who what where how why so such any all each every some more
+    less least most per must required missing invalid expired expires revoked empty wrong incorrect rejected
+    denied needed needs need expected unknown malformed mismatch mismatched unauthorized forbidden blank
+    absent none null nil undefined unset hidden redacted masked omitted provided accepted ok valid true false
+    yes enabled disabled contains length characters minimum maximum format supplied given present changed
+    updated reset sent received used reused verified failed failure error see use try field value header
+    parameter argument longer shorter short long weak set""".split()  # noqa: SIM905  # words read best as words
+)
+# Placeholders: masks (`***`, `xxxx`), templates (`<your-key>`, `${API_KEY}`, `{{token}}`, `%s`).
+_PLACEHOLDER: Final = re.compile(r"[*•xX#.]+|<[^<>]*>|\$\{?[A-Z_][A-Z0-9_]*\}?|\{\{[^{}]*\}\}|%[sd]")
+_VALUE_EDGES: Final = "\"'.,;:()[]{}\\"
+_SCHEME_WORDS: Final = frozenset({"bearer", "basic", "token", "digest", "bot", "apikey"})
 
 
 def _redact_secret_values(text: str) -> str:
@@ -223,16 +416,46 @@ def _redact_secret_values(text: str) -> str:
     return "".join(parts) + text[done:] if parts else text
 
 
+def _redact_xml_secret(match: re.Match[str]) -> str:
+    if not _is_xml_secret(match):
+        return match.group()
+    return match.group()[: match.start(2) - match.start()] + REDACTED + "</"
+
+
+def _is_xml_secret(match: re.Match[str]) -> bool:
+    return is_secret_name(match.group(1).rpartition(":")[2]) and _is_credential_start(match.group(2))
+
+
+def _redact_scheme_credential(match: re.Match[str]) -> str:
+    return match.group(1) + REDACTED if _looks_random(match.group(2)) else match.group()
+
+
+def _redact_file_path(match: re.Match[str]) -> str:
+    return _PATH_MARK if _is_file_path(match) else match.group()
+
+
+def _is_file_path(match: re.Match[str]) -> bool:
+    """Whether a Unix-looking path is a place on a disk rather than an API route."""
+    path = match.group()
+    if _SOURCE_FILE.search(path):
+        return True
+    if _ROUTE_START.match(path):
+        return False
+    return _HTTP_METHOD_BEFORE.search(match.string, max(0, match.start() - 10), match.start()) is None
+
+
 def _redact_internal_address(match: re.Match[str]) -> str:
-    return _ADDRESS_MARK if _is_internal_address(match.group()) else match.group()
+    return _ADDRESS_MARK if _is_internal_address(match) else match.group()
 
 
-def _is_internal_address(text: str) -> bool:
+def _is_internal_address(match: re.Match[str]) -> bool:
     try:
-        address = ipaddress.ip_address(text)
+        address = ipaddress.ip_address(match.group())
     except ValueError:
         return False
-    return any(address in network for network in _INTERNAL_NETWORKS if network.version == address.version)
+    if not any(address in network for network in _INTERNAL_NETWORKS if network.version == address.version):
+        return False
+    return _VERSION_BEFORE.search(match.string, max(0, match.start() - 24), match.start()) is None
 
 
 # The words of a name: `_`/`-` separated, camelCase, or an all-caps run (`PGPASSWORD`).
@@ -242,6 +465,8 @@ _SECRET_WORDS: Final = frozenset(
         "password",
         "passwd",
         "pwd",
+        "pass",
+        "pw",
         "passphrase",
         "secret",
         "token",
@@ -288,6 +513,14 @@ _NOT_SECRET_TAILS: Final = frozenset(
         "endpoint",
         "scheme",
         "provider",
+        "ref",
+        "reference",
+        "arn",
+        "path",
+        "file",
+        "hint",
+        "policy",
+        "rotation",
     }
 )
 _AUTHORIZATION_WORDS: Final = frozenset({"auth", "authorization"})
@@ -327,20 +560,11 @@ def _words(name: str) -> list[str]:
     return [word.lower() for word in _NAME_WORDS.findall(name)]
 
 
-# A value after a secret-named label (or a bearer/basic scheme) counts as a credential only when
-# it looks like one: its first word has 6+ characters mixing letters and digits. Prose after the
-# label ("api_key: required argument is missing") is a field name followed by its problem.
-# Private keys, known token shapes and URL userinfo passwords count whatever they look like.
-_CREDENTIAL: Final = re.compile(r"(?=[^\s]*[A-Za-z])(?=[^\s]*\d)[^\s]{6,}")
-_VALUE_EDGES: Final = "\"'.,;:)]}>"
-_SCHEME_WORDS: Final = frozenset({"bearer", "basic", "token", "digest", "bot", "apikey"})
-
-
 def find_leaks(text: str) -> list[str]:
     """What in text that already reached an agent should not have: tracebacks, secrets, paths, addresses.
 
-    The same list `sanitize_text` redacts, judged more strictly, since it judges rather than
-    redacts: `[REDACTED]`, and a secret-named label followed by prose, are not leaks.
+    The same list `sanitize_text` redacts, judged the same way: `[REDACTED]`, a placeholder,
+    and a secret-named label followed by prose are not leaks.
 
     Args:
         text: One text of a tool result.
@@ -354,7 +578,11 @@ def find_leaks(text: str) -> list[str]:
         leaks.append("a stack trace")
     if has_secret(text):
         leaks.append("a secret")
-    path = _FILE_URL.search(text) or _UNIX_PATH.search(text) or _WINDOWS_PATH.search(text)
+    path = (
+        _FILE_URL.search(text)
+        or next((match for match in _UNIX_PATH.finditer(text) if _is_file_path(match)), None)
+        or _WINDOWS_PATH.search(text)
+    )
     if path is not None:
         leaks.append(f"a file path ({path.group(0)})")
     address = next(
@@ -362,7 +590,7 @@ def find_leaks(text: str) -> list[str]:
             match.group()
             for pattern in (_IPV4, _IPV6)
             for match in pattern.finditer(text)
-            if _is_internal_address(match.group())
+            if _is_internal_address(match)
         ),
         None,
     )
@@ -377,15 +605,19 @@ def has_secret(text: str) -> bool:
         _PRIVATE_KEY.search(text) is not None
         or _TOKENS.search(text) is not None
         or any(not match.group(2).startswith(REDACTED) for match in _USERINFO.finditer(text))
-        or any(_looks_like_credential(match.group(2)) for match in _SCHEME_CREDENTIAL.finditer(text))
-        or any(_looks_like_credential(text[start:end]) for start, end in _secret_values(text))
+        or any(_looks_random(match.group(2)) for match in _SCHEME_CREDENTIAL.finditer(text))
+        or any(True for _ in _secret_values(text))
+        or ("</" in text and any(_is_xml_secret(match) for match in _XML_ELEMENT.finditer(text)))
     )
 
 
-def _looks_like_credential(value: str) -> bool:
-    if value.lstrip("\"' ").startswith(REDACTED):
+def _looks_random(word: str) -> bool:
+    """Whether a word after `Bearer`/`Basic` is a credential: letters with digits, or mixed case
+    no word has (`dXNlcjpwYXNz`); not `subscription` or `instruments`."""
+    if len(word) < 8:
         return False
-    words = [word.strip(_VALUE_EDGES) for word in value.split()]
-    if len(words) > 1 and words[0].lower() in _SCHEME_WORDS:
-        words = words[1:]
-    return bool(words) and _CREDENTIAL.fullmatch(words[0]) is not None
+    if any(char.isdigit() for char in word) and any(char.isalpha() for char in word):
+        return True
+    upper = sum(char.isupper() for char in word)
+    lower = sum(char.islower() for char in word)
+    return len(word) >= 12 and upper >= 3 and lower >= 3 and upper * 5 >= len(word)

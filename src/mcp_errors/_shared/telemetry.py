@@ -13,8 +13,11 @@ and one counter counts every result, successes included. Client side
 (`call_tool_with_recovery`, `gather_partial`): one span per logical call, an event per
 attempt, the decision and its reason, and the retry histograms of gRPC's proposal A96.
 
-Metric attributes are kept low in cardinality: a tool's name, an outcome, a category, a
-code; never an errorId, an idempotency key or an argument value (those go on spans only).
+Metric attributes come from closed sets, so that no caller and no upstream can make a new
+time series per value: a tool the server has (a name it does not know is `(unknown)`), an
+outcome, one of the four categories, a code this project writes or a server's own code (an
+upstream's code through the proxy, or the 101st code a server's tools write, is `other`), a
+decision. Never an errorId, an idempotency key or an argument value (those go on spans only).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import datetime
 import importlib.metadata
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Container, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Final, Literal, Protocol
 
@@ -34,6 +37,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.propagate import inject
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
+from mcp_errors._shared.contract import CATEGORY_VALUES, CONTRACT_CODES
 from mcp_errors._shared.envelope import ResultLike, is_empty_result
 
 __all__ = [
@@ -182,22 +186,31 @@ def recording_metrics(meter_provider: metrics.MeterProvider) -> Iterator[None]:
         _instruments = previous
 
 
-def annotate_tool_result(tool: str, result: ToolResultLike, *, replayed: bool = False) -> None:
+def annotate_tool_result(
+    tool: str, result: ToolResultLike, *, replayed: bool = False, upstream_codes: Container[str] | None = None
+) -> None:
     """Set a result's error facts on the current `tools/call` span and count the result.
 
     Args:
         tool: The tool's name.
         result: What the server sends back.
         replayed: Whether the result came from the idempotency store.
+        upstream_codes: For results whose code another server chose (the proxy's), the codes
+            besides this project's own that may label the metric (a rules file's); any other
+            is counted as `other`. `None`: the codes are the server's own tools'.
     """
     if not enabled():
         return
     structured = result.structured_content
     envelope = structured if result.is_error and isinstance(structured, Mapping) else None
     outcome: OutcomeLabel = "error" if result.is_error else ("empty" if is_empty_result(result) else "success")
-    # Category and code go on the metric too; the rest only on the span.
+    # Category and code go on the metric too, from closed sets; the rest only on the span.
     facts = _strings(envelope, (("errorCategory", CATEGORY), ("code", CODE))) if envelope is not None else {}
-    labels: dict[str, str | bool] = {TOOL: _tool_label(tool, facts.get(CODE)), OUTCOME: outcome, **facts}
+    labels: dict[str, str | bool] = {TOOL: _tool_label(tool, facts.get(CODE)), OUTCOME: outcome}
+    if CATEGORY in facts:
+        labels[CATEGORY] = facts[CATEGORY] if facts[CATEGORY] in CATEGORY_VALUES else OTHER
+    if CODE in facts:
+        labels[CODE] = _CODE_LABELS.label(facts[CODE], upstream_codes)
     if replayed:
         labels[REPLAYED] = True
     _instruments.count_result(tuple(labels.items()))
@@ -269,6 +282,7 @@ def record_decision(
     span: Span,
     *,
     tool: str,
+    listed: bool,
     decision: str,
     reason: str | None,
     category: str | None,
@@ -276,10 +290,15 @@ def record_decision(
     attempts: int,
     total_wait: float,
 ) -> None:
-    """Close a logical call: the decision on its span, and the retry histograms."""
+    """Close a logical call: the decision on its span, and the retry histograms.
+
+    Args:
+        listed: Whether the server listed the tool; a name it did not list came from the
+            caller and is labelled `(unknown)` on the metrics (the span keeps it).
+    """
     if not enabled():
         return
-    labels: dict[str, str] = {TOOL: _tool_label(tool, code), DECISION: decision}
+    labels: dict[str, str] = {TOOL: _tool_label(tool, code) if listed else UNKNOWN_TOOL, DECISION: decision}
     if category is not None:
         labels[CATEGORY] = category
     _instruments.call_attempts.record(attempts, labels)
@@ -297,11 +316,11 @@ def record_decision(
         span.set_status(Status(StatusCode.ERROR, reason))
 
 
-def record_budget_refusal(*, tool: str, server: str) -> None:
-    """Count a logical call whose resend the retry budget refused."""
+def record_budget_refusal(*, tool: str, listed: bool, server: str) -> None:
+    """Count a logical call whose resend the retry budget refused (`listed` as for `record_decision`)."""
     if not enabled():
         return
-    _instruments.budget_refusals.add(1, {TOOL: tool, SERVER: server})
+    _instruments.budget_refusals.add(1, {TOOL: tool if listed else UNKNOWN_TOOL, SERVER: server})
 
 
 @contextmanager
@@ -323,7 +342,44 @@ def record_partial(span: Span, *, answered: int) -> None:
 def _tool_label(tool: str, code: object) -> str:
     # A name the server does not know came from the caller (a model may invent any): as a
     # metric attribute, every such string would be a new time series. Spans keep it.
-    return "(unknown)" if code == "UNKNOWN_TOOL" else tool
+    return UNKNOWN_TOOL if code == "UNKNOWN_TOOL" else tool
+
+
+UNKNOWN_TOOL: Final = "(unknown)"
+"""The tool label of a call whose name the server does not have (or did not list)."""
+OTHER: Final = "other"
+"""The label of a category or code outside the closed sets metrics keep."""
+
+
+class _CodeLabels:
+    """The values `mcp_errors.error.code` takes on the result counter: a closed set.
+
+    This project's codes always; a server's own codes (its tools chose them, as they chose
+    their names) up to `_MAX_OWN_CODES` per process, after which new ones count as `other`,
+    so that a tool passing a downstream's codes along cannot grow the series without bound;
+    codes another server chose (through the proxy) only when the caller admits them.
+    """
+
+    def __init__(self) -> None:
+        self._own: set[str] = set()
+        self._lock = threading.Lock()
+
+    def label(self, code: str, upstream_codes: Container[str] | None) -> str:
+        if code in CONTRACT_CODES:
+            return code
+        if upstream_codes is not None:
+            return code if code in upstream_codes else OTHER
+        if code in self._own:
+            return code
+        with self._lock:
+            if len(self._own) < _MAX_OWN_CODES:
+                self._own.add(code)
+                return code
+        return OTHER
+
+
+_MAX_OWN_CODES: Final = 100
+_CODE_LABELS: Final = _CodeLabels()
 
 
 def _strings(data: Mapping[str, Any], pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:

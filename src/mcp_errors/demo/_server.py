@@ -36,6 +36,7 @@ __all__ = ["DESK_TOOLS", "OUTAGE_TARGETS", "DeskConfig", "build_server"]
 
 _ORDER_ID: Final = re.compile(r"#\d{5}")
 _CUSTOMER_ID: Final = re.compile(r"C-\d{4}")
+_MAX_QUERY_WORDS: Final = 32
 # Dot-separated pieces, a dot never inside a piece, starting only where a word starts: one
 # way to read any text, and a failed start costs one step (linear, even searched).
 _EMAIL: Final = re.compile(r"(?<![^\s@])[^@\s.]+(?:\.[^@\s.]+)*@[^@\s.]+(?:\.[^@\s.]+)+")
@@ -377,6 +378,17 @@ def build_server(config: DeskConfig | None = None, *, database: Database | None 
                 code="EMPTY_QUERY",
                 execution_state=ExecutionState.NOT_EXECUTED,
                 field_errors=[FieldError("query", "empty", expected="one or more words")],
+            )
+        words = set(query.lower().split())
+        if len(words) > _MAX_QUERY_WORDS:
+            # Each word is a clause of the search: a query of thousands would break SQLite's
+            # limits and come back as an internal error instead of what it is.
+            raise InputValidationError(
+                "Search query too long",
+                description=f"Use at most {_MAX_QUERY_WORDS} different words; this query has {len(words)}.",
+                code="QUERY_TOO_LONG",
+                execution_state=ExecutionState.NOT_EXECUTED,
+                field_errors=[FieldError("query", "too many words", expected=f"at most {_MAX_QUERY_WORDS} words")],
             )
         await faults.before_call("search_knowledge", source)
         results = db.search(source, query)

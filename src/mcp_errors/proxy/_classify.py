@@ -41,8 +41,8 @@ from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_E
 from mcp_errors._server.arguments import classify_schema_violations, unknown_tool
 from mcp_errors._shared.contract import ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._shared.envelope import FailureDetails
+from mcp_errors._shared.failure_vocabulary import KINDS
 from mcp_errors._shared.failure_words import (
-    KINDS,
     Judgment,
     judge_code,
     judge_failure,

@@ -32,7 +32,7 @@ from mcp_types import (
 from mcp_errors._client.outcome import is_call_failure, read_result
 from mcp_errors._server.arguments import unknown_tool
 from mcp_errors._server.classify import classify_failure, classify_known, log_fields, new_error_id
-from mcp_errors._server.fastmcp import error_tool_result, widen_tools
+from mcp_errors._server.fastmcp import error_tool_result, forget_raw_text, sanitized_contract_result, widen_tools
 from mcp_errors._shared.causes import causes
 from mcp_errors._shared.contract import PROTOCOL_SIGNAL_CODES, ErrorCategory, ExecutionState
 from mcp_errors._shared.envelope import FailureDetails, WideningCache, empty_result, is_empty_result
@@ -73,6 +73,10 @@ class ContractMiddleware(Middleware):
         self.disguised_failures = disguised_failures
         self._widening = WideningCache()
         self._tools: dict[str, Tool] = {}
+        # The codes the result counter may carry besides this project's: the rules file's.
+        self._rule_codes = (
+            frozenset(rule.code for rule in classifier.rules.rules if rule.code) if classifier.rules else ()
+        )
 
     async def on_call_tool(
         self,
@@ -80,7 +84,7 @@ class ContractMiddleware(Middleware):
         call_next: CallNext[CallToolRequestParams, ToolResult],
     ) -> ToolResult:
         result = await self._contract_result(context, call_next)
-        annotate_tool_result(context.message.name, result)
+        annotate_tool_result(context.message.name, result, upstream_codes=self._rule_codes)
         return result
 
     async def _contract_result(
@@ -91,7 +95,9 @@ class ContractMiddleware(Middleware):
         try:
             result = await call_next(context)
         except Exception as exc:
-            return await self._from_exception(context, exc)
+            written = await self._from_exception(context, exc)
+            forget_raw_text(exc, written)  # fastmcp's span records `exc` when the request ends
+            return written
         if result.is_error:
             return await self._from_error_result(context, result)
         if self.disguised_failures or self.classifier.reads_successes:
@@ -155,7 +161,9 @@ class ContractMiddleware(Middleware):
         error_id = new_error_id()
         details = self.classifier.classify(failure, error_id=error_id)
         if details is None:
-            # Already the contract: as it came, with the SEP-3313 object when asked for.
+            # Already the contract: its shape as it came, its words sanitised (an upstream's own
+            # envelope may carry a password or a path), with the SEP-3313 object when asked for.
+            result = sanitized_contract_result(result)
             if self.tool_failure_meta and result.structured_content is not None:
                 result.meta = with_tool_failure(result.meta, result.structured_content)
             return result

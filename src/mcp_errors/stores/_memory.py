@@ -54,7 +54,7 @@ class MemoryStore(IdempotencyStore):
         max_bytes: Bytes of keys and answers kept at most.
         clock: Seconds from a monotonic clock (tests pass a fake one).
         **options: `ttl_seconds`, `lease_seconds`, `wait_seconds`, `grace_seconds`,
-            `max_result_bytes` (see `IdempotencyStore`).
+            `max_result_bytes`, `timeout_seconds` (see `IdempotencyStore`).
 
     Example:
         ```python

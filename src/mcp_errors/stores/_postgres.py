@@ -9,6 +9,7 @@ cost is the network round trip (see docs/performance.md).
 
 from __future__ import annotations
 
+import logging
 import zlib
 from typing import TYPE_CHECKING, Any, Final
 
@@ -27,9 +28,12 @@ from mcp_errors.stores._protocol import (
 from mcp_errors.stores._sqlite import check_table_name
 
 if TYPE_CHECKING:
+    from psycopg import AsyncClientCursor, AsyncConnection
     from psycopg_pool import AsyncConnectionPool
 
 __all__ = ["PostgresStore"]
+
+logger = logging.getLogger("mcp_errors")
 
 _CLEANUP_BATCH: Final = 1000
 
@@ -40,7 +44,11 @@ class PostgresStore(IdempotencyStore):
     A claim is one `INSERT ... ON CONFLICT DO UPDATE ... WHERE expired RETURNING` statement:
     the row lock it takes makes exactly one concurrent claimer win, and a key whose time to
     live ended is taken over in the same statement. Leases and expiry use the database's
-    clock, so replicas whose clocks drift still agree. The table is created on first use
+    clock, so replicas whose clocks drift still agree. Every statement carries its own
+    `statement_timeout` (`SET LOCAL`, in the same round trip), the time left of
+    `timeout_seconds`: a claim that waits on a lock another session holds is cancelled by the
+    database itself, so that a claim the caller was told failed never commits later (a
+    cancelled client alone leaves the statement running on the server). The table is created on first use
     (under an advisory lock, so replicas starting together do not race); expired keys are
     deleted in batches, at most once per `cleanup_interval` per process. Needs the
     `postgres` extra (`pip install 'mcp-errors[postgres]'`).
@@ -52,7 +60,7 @@ class PostgresStore(IdempotencyStore):
         pool_max_size: Connections at most (concurrent store operations of this process).
         cleanup_interval: Seconds between clean-ups of expired keys.
         **options: `ttl_seconds`, `lease_seconds`, `wait_seconds`, `grace_seconds`,
-            `max_result_bytes` (see `IdempotencyStore`).
+            `max_result_bytes`, `timeout_seconds` (see `IdempotencyStore`).
 
     Raises:
         ImportError: If psycopg is not installed.
@@ -103,22 +111,23 @@ class PostgresStore(IdempotencyStore):
         )
         self._read_sql = (
             f"SELECT fingerprint, result, EXTRACT(EPOCH FROM lease_until - clock_timestamp())::float8"
-            f" FROM {t} WHERE key = %s AND expires_at > clock_timestamp()"
+            f" FROM {t} WHERE key = %(key)s AND expires_at > clock_timestamp()"
         )
 
     async def claim(self, key: str, fingerprint: str, *, lease_seconds: float) -> Claim:
+        deadline = anyio.current_time() + self.timeout_seconds
         pool = await self._open()
         params = {"key": key, "fp": fingerprint, "lease": lease_seconds, "ttl": max(self.ttl_seconds, lease_seconds)}
-        async with pool.connection() as conn:
+        async with pool.connection(timeout=self._left(deadline)) as conn:
             while True:
                 token = new_token()
-                cursor = await conn.execute(self._claim_sql, {**params, "token": token})
+                cursor = await self._execute(conn, deadline, self._claim_sql, {**params, "token": token})
                 if await cursor.fetchone() is not None:
-                    await self._clean_up_now_and_then(conn)
+                    await self._clean_up_now_and_then(conn, deadline)
                     return Won(token)
                 # Someone holds the key: read what it holds. It may have been released or
                 # expired in between, then the claim is simply tried again.
-                row = await (await conn.execute(self._read_sql, (key,))).fetchone()
+                row = await (await self._execute(conn, deadline, self._read_sql, {"key": key})).fetchone()
                 if row is None:
                     continue
                 stored_fingerprint, result, seconds_left = row
@@ -132,15 +141,15 @@ class PostgresStore(IdempotencyStore):
 
     async def finish(self, key: str, token: str, result: bytes) -> bool:
         sql = (
-            f"UPDATE {self.table} SET result = %s, lease_until = NULL,"
-            " expires_at = LEAST(expires_at, clock_timestamp() + make_interval(secs => %s))"
-            " WHERE key = %s AND token = %s AND result IS NULL"
+            f"UPDATE {self.table} SET result = %(result)s, lease_until = NULL,"
+            " expires_at = LEAST(expires_at, clock_timestamp() + make_interval(secs => %(ttl)s))"
+            " WHERE key = %(key)s AND token = %(token)s AND result IS NULL"
         )
-        return await self._change(sql, (result, self.ttl_seconds, key, token))
+        return await self._change(sql, {"result": result, "ttl": self.ttl_seconds, "key": key, "token": token})
 
     async def release(self, key: str, token: str) -> bool:
-        sql = f"DELETE FROM {self.table} WHERE key = %s AND token = %s AND result IS NULL"
-        return await self._change(sql, (key, token))
+        sql = f"DELETE FROM {self.table} WHERE key = %(key)s AND token = %(token)s AND result IS NULL"
+        return await self._change(sql, {"key": key, "token": token})
 
     async def renew(self, key: str, token: str, *, lease_seconds: float) -> bool:
         sql = (
@@ -156,11 +165,36 @@ class PostgresStore(IdempotencyStore):
                 await self._pool.close()
                 self._pool = None
 
-    async def _change(self, sql: str, params: tuple[Any, ...] | dict[str, Any]) -> bool:
+    async def _change(self, sql: str, params: dict[str, Any]) -> bool:
+        deadline = anyio.current_time() + self.timeout_seconds
         pool = await self._open()
-        async with pool.connection() as conn:
-            cursor = await conn.execute(sql, params)
+        async with pool.connection(timeout=self._left(deadline)) as conn:
+            cursor = await self._execute(conn, deadline, sql, params)
             return cursor.rowcount == 1
+
+    async def _execute(
+        self, conn: AsyncConnection[Any], deadline: float, sql: str, params: dict[str, Any]
+    ) -> AsyncClientCursor[Any]:
+        """Run `sql` under a `statement_timeout` of the time left until `deadline`, in one round trip.
+
+        `SET LOCAL` and the statement go as one simple query (parameters bound on the client,
+        as libpq quotes literals), which PostgreSQL runs as one transaction: the limit holds
+        for this statement only, also behind PgBouncer in transaction mode, where a session's
+        `SET` would reach another client's connection.
+        """
+        from psycopg import AsyncClientCursor
+
+        cursor: AsyncClientCursor[Any] = AsyncClientCursor(conn)
+        milliseconds = max(1, int(self._left(deadline) * 1000))
+        await cursor.execute(f"SET LOCAL statement_timeout = {milliseconds}; {sql}", params)
+        cursor.nextset()  # the statement's own result, after SET's
+        return cursor
+
+    def _left(self, deadline: float) -> float:
+        left = deadline - anyio.current_time()
+        if left <= 0:
+            raise TimeoutError(f"the idempotency store did not answer within {self.timeout_seconds:g} s")
+        return left
 
     async def _open(self) -> AsyncConnectionPool:
         if self._pool is not None:
@@ -198,12 +232,22 @@ class PostgresStore(IdempotencyStore):
             )
             await conn.execute(f"CREATE INDEX IF NOT EXISTS {self.table}_expires ON {self.table} (expires_at)")
 
-    async def _clean_up_now_and_then(self, conn: Any) -> None:
+    async def _clean_up_now_and_then(self, conn: AsyncConnection[Any], deadline: float) -> None:
         now = anyio.current_time()
         if now < self._next_cleanup:
             return
         self._next_cleanup = now + self.cleanup_interval
-        await conn.execute(
-            f"DELETE FROM {self.table} WHERE key IN"
-            f" (SELECT key FROM {self.table} WHERE expires_at <= clock_timestamp() LIMIT {_CLEANUP_BATCH})"
-        )
+        from psycopg import Error
+
+        try:
+            await self._execute(
+                conn,
+                deadline,
+                f"DELETE FROM {self.table} WHERE key IN"
+                f" (SELECT key FROM {self.table} WHERE expires_at <= clock_timestamp() LIMIT {_CLEANUP_BATCH})",
+                {},
+            )
+        except (Error, TimeoutError):
+            # The claim is won and must reach its caller: a clean-up that waits on a lock or
+            # fails is tried again at the next interval.
+            logger.debug("expired idempotency keys were not deleted this time", exc_info=True)

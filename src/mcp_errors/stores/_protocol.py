@@ -72,6 +72,7 @@ _DEFAULT_LEASE: Final = 30.0
 _DEFAULT_WAIT: Final = 10.0
 _DEFAULT_GRACE: Final = 60.0
 _DEFAULT_MAX_RESULT_BYTES: Final = 256 * 1024
+_DEFAULT_TIMEOUT: Final = 5.0
 
 
 def new_token() -> str:
@@ -102,6 +103,13 @@ class IdempotencyStore(abc.ABC):
         max_result_bytes: The largest answer kept for replay. A larger one is answered to
             its first caller as usual; a resend gets an error that says it ran and that its
             answer was not kept (the call is not run again).
+        timeout_seconds: How long one store operation may take, waiting for a lock or a
+            connection included. A claim that takes longer is answered
+            `IDEMPOTENCY_STORE_UNAVAILABLE` (not executed: resend with the same key). A store
+            that can enforce this on its side does (PostgreSQL with `statement_timeout`,
+            SQLite with its busy wait and a deadline its worker thread checks), so that a
+            claim given up is never granted later to nobody; replay stops waiting for any
+            store at twice this.
 
     Raises:
         ValueError: If a duration is not positive (`grace_seconds` may be 0) or
@@ -116,8 +124,13 @@ class IdempotencyStore(abc.ABC):
         wait_seconds: float = _DEFAULT_WAIT,
         grace_seconds: float = _DEFAULT_GRACE,
         max_result_bytes: int = _DEFAULT_MAX_RESULT_BYTES,
+        timeout_seconds: float = _DEFAULT_TIMEOUT,
     ) -> None:
-        for name, value in (("ttl_seconds", ttl_seconds), ("lease_seconds", lease_seconds)):
+        for name, value in (
+            ("ttl_seconds", ttl_seconds),
+            ("lease_seconds", lease_seconds),
+            ("timeout_seconds", timeout_seconds),
+        ):
             if not (math.isfinite(value) and value > 0):
                 raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
         for name, value in (("wait_seconds", wait_seconds), ("grace_seconds", grace_seconds)):
@@ -130,6 +143,7 @@ class IdempotencyStore(abc.ABC):
         self.wait_seconds = wait_seconds
         self.grace_seconds = grace_seconds
         self.max_result_bytes = max_result_bytes
+        self.timeout_seconds = timeout_seconds
 
     @abc.abstractmethod
     async def claim(self, key: str, fingerprint: str, *, lease_seconds: float) -> Claim:

@@ -98,7 +98,7 @@ class RedisStore(IdempotencyStore):
         url: A redis-py URL: `redis://host:6379/0`, `rediss://...` (TLS), `unix:///path`.
         prefix: Prepended to every key, to share a database with other data.
         **options: `ttl_seconds`, `lease_seconds`, `wait_seconds`, `grace_seconds`,
-            `max_result_bytes` (see `IdempotencyStore`).
+            `max_result_bytes`, `timeout_seconds` (see `IdempotencyStore`).
 
     Raises:
         ImportError: If redis-py is not installed.

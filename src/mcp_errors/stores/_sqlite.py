@@ -44,10 +44,13 @@ class SQLiteStore(IdempotencyStore):
     Each operation is one `BEGIN IMMEDIATE` transaction, which holds SQLite's write lock, so
     exactly one of any number of concurrent claimers (threads or processes) wins a key.
     An operation is first tried in the event loop on a connection that never waits (tens of
-    microseconds); when the file is locked it runs in a worker thread instead, which waits up
-    to `busy_timeout`, so a busy database never blocks the event loop (only SQLite's own WAL
-    checkpoints, every 1000 pages written, do some I/O in it). Expired keys are deleted in
-    batches, at most once per `cleanup_interval` per process.
+    microseconds); when the file is locked it runs in a worker thread instead, which waits
+    for the lock up to `busy_timeout` and never past the operation's `timeout_seconds`
+    (counted from when it was asked, its turn in the thread's queue included), so a busy
+    database never blocks the event loop (only SQLite's own WAL checkpoints, every 1000 pages
+    written, do some I/O in it) and a claim the caller was told failed is never granted
+    later. Expired keys are deleted in batches, at most once per `cleanup_interval` per
+    process.
 
     Durability: WAL with `synchronous=NORMAL`, SQLite's recommended setting for WAL: a
     committed claim or answer survives a crash of the process; a power loss may lose the
@@ -57,11 +60,12 @@ class SQLiteStore(IdempotencyStore):
         path: The database file (created with its folder if missing); `":memory:"` for a
             private in-memory database.
         table: Table name.
-        busy_timeout: Seconds a transaction waits for another process's write lock.
+        busy_timeout: Seconds a transaction waits at most for another process's write lock
+            (and never past `timeout_seconds`).
         cleanup_interval: Seconds between clean-ups of expired keys.
         clock: Wall-clock seconds (shared by the processes on the host; tests pass a fake).
         **options: `ttl_seconds`, `lease_seconds`, `wait_seconds`, `grace_seconds`,
-            `max_result_bytes` (see `IdempotencyStore`).
+            `max_result_bytes`, `timeout_seconds` (see `IdempotencyStore`).
 
     Example:
         ```python
@@ -132,31 +136,38 @@ class SQLiteStore(IdempotencyStore):
         # waits. When the file is locked (by this process's worker or another process),
         # nothing was done and it goes to the worker thread, which may wait. The first
         # operation sets the file up, which may wait for another process: a worker's job too.
+        deadline = time.monotonic() + self.timeout_seconds
         if self._connections and self._lock.acquire(blocking=False):
             try:
-                return operation(self._connection(wait=False), *args)
+                return operation(self._connection(wait=False), None, *args)
             except sqlite3.OperationalError as exc:
                 if exc.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                     raise
             finally:
                 self._lock.release()
-        return await anyio.to_thread.run_sync(self._run_waiting, operation, *args, limiter=self._limiter)
+        return await anyio.to_thread.run_sync(self._run_waiting, deadline, operation, *args, limiter=self._limiter)
 
-    def _run_waiting(self, operation: Callable[..., _T], *args: Any) -> _T:
+    def _run_waiting(self, deadline: float, operation: Callable[..., _T], *args: Any) -> _T:
+        # A worker thread cannot be cancelled: it bounds itself, so that it answers before
+        # the caller stops waiting (at twice `timeout_seconds`) and never writes after.
         with self._lock:
-            return operation(self._connection(wait=True), *args)
+            wait = _left(deadline, self.timeout_seconds)
+            conn = self._connection(wait=True, busy_seconds=wait)
+            conn.execute(f"PRAGMA busy_timeout = {max(1, int(min(wait, self.busy_timeout) * 1000))}")
+            return operation(conn, deadline, *args)
 
-    def _connection(self, *, wait: bool) -> sqlite3.Connection:
+    def _connection(self, *, wait: bool, busy_seconds: float | None = None) -> sqlite3.Connection:
         wait = wait or self.path == ":memory:"  # one private database: one connection
         conn = self._connections.get(wait)
         if conn is None:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            busy = min(self.busy_timeout, busy_seconds if busy_seconds is not None else self.busy_timeout)
             conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=self.busy_timeout if wait else 0
+                self.path, isolation_level=None, check_same_thread=False, timeout=busy if wait else 0
             )
             if not self._connections:  # the first connection sets the file up, waiting if it must
-                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+                conn.execute(f"PRAGMA busy_timeout = {int(busy * 1000)}")
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute(
                     f"CREATE TABLE IF NOT EXISTS {self.table} ("
@@ -164,14 +175,20 @@ class SQLiteStore(IdempotencyStore):
                     " lease_until REAL, expires_at REAL NOT NULL, result BLOB) WITHOUT ROWID"
                 )
                 conn.execute(f"CREATE INDEX IF NOT EXISTS {self.table}_expires ON {self.table} (expires_at)")
-                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000) if wait else 0}")
+                conn.execute(f"PRAGMA busy_timeout = {int(busy * 1000) if wait else 0}")
             conn.execute("PRAGMA synchronous = NORMAL")
             self._connections[wait] = conn
         return conn
 
-    def _claim(self, conn: sqlite3.Connection, key: str, fingerprint: str, lease_seconds: float) -> Claim:
+    def _claim(
+        self, conn: sqlite3.Connection, deadline: float | None, key: str, fingerprint: str, lease_seconds: float
+    ) -> Claim:
         conn.execute("BEGIN IMMEDIATE")
         try:
+            if deadline is not None:
+                # The lock came late (a slow disk, a long busy wait): a claim its caller may
+                # no longer wait for must not be granted.
+                _left(deadline, self.timeout_seconds)
             now = self._clock()
             row = conn.execute(
                 f"SELECT fingerprint, lease_until, expires_at, result FROM {self.table} WHERE key = ?", (key,)
@@ -206,6 +223,13 @@ class SQLiteStore(IdempotencyStore):
         return claim
 
 
-def _change(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> bool:
+def _left(deadline: float, timeout: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError(f"the idempotency store's database stayed locked for {timeout:g} s")
+    return left
+
+
+def _change(conn: sqlite3.Connection, deadline: float | None, sql: str, params: tuple[Any, ...]) -> bool:
     # One statement in autocommit mode: its own atomic transaction.
     return conn.execute(sql, params).rowcount == 1

@@ -28,7 +28,7 @@ def open_store(url: str, **options: Any) -> IdempotencyStore:
     Args:
         url: Where the keys live.
         **options: Passed to the store: `ttl_seconds`, `lease_seconds`, `wait_seconds`,
-            `grace_seconds`, `max_result_bytes`, and the store's own (e.g. `table`).
+            `grace_seconds`, `max_result_bytes`, `timeout_seconds`, and the store's own (e.g. `table`).
 
     Returns:
         The store, not yet connected.

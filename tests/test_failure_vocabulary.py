@@ -1,0 +1,64 @@
+"""The vocabulary of failure words as data: every phrase names a kind, and the docs table is the vocabulary."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from mcp_errors import ErrorCategory
+from mcp_errors._shared.failure_vocabulary import (
+    EXACT_CODES,
+    KINDS,
+    PHRASES_BY_FIRST_WORD,
+    STATUS_KINDS,
+    vocabulary_table,
+    words_of,
+)
+
+DOC = Path(__file__).parents[1] / "docs" / "failure-words.md"
+
+
+def test_a_name_is_cut_into_the_words_the_vocabulary_is_written_in() -> None:
+    assert words_of("ReadTimeout('')") == ["readtimeout"]
+    assert words_of("getaddrinfo EAI_AGAIN db.internal") == ["getaddrinfo", "eai", "again", "db", "internal"]
+    assert words_of("HTTP/1.1 503") == ["http", "1.1", "503"]
+
+
+def test_every_kind_says_what_happened_and_only_transient_kinds_are_retryable_ones() -> None:
+    for code, kind in KINDS.items():
+        assert kind.code == code
+        assert kind.what_happened.endswith(".")
+    transient = {code for code, kind in KINDS.items() if kind.category is ErrorCategory.TRANSIENT}
+    assert all(code.startswith(("UPSTREAM_", "DATABASE_", "SERVER_RESOURCES")) for code in transient)
+
+
+def test_every_phrase_is_indexed_by_its_first_word_longest_first() -> None:
+    for first, entries in PHRASES_BY_FIRST_WORD.items():
+        assert all(phrase[0] == first for phrase, _, _ in entries)
+        lengths = [len(phrase) for phrase, _, _ in entries]
+        assert lengths == sorted(lengths, reverse=True)
+    assert set(EXACT_CODES.values()) <= set(KINDS.values())
+    assert set(STATUS_KINDS.values()) <= set(KINDS.values())
+
+
+def test_the_docs_table_is_the_vocabulary() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    found = re.search(r"<!-- vocabulary:start -->\n(.*?)<!-- vocabulary:end -->", text, re.S)
+    assert found is not None
+    assert found.group(1) == render_table(), "regenerate: uv run python tests/test_failure_vocabulary.py"
+
+
+def render_table() -> str:
+    lines = ["| code | category | execution state | strength | words |", "|---|---|---|---|---|"]
+    lines += [
+        f"| `{code}` | {category} | {state} | {strength} | {words} |"
+        for code, category, state, strength, words in vocabulary_table()
+    ]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # rewrite the docs table from the vocabulary
+    page = DOC.read_text(encoding="utf-8")
+    start, end = "<!-- vocabulary:start -->\n", "<!-- vocabulary:end -->"
+    head, _, rest = page.partition(start)
+    DOC.write_text(head + start + render_table() + end + rest.partition(end)[2], encoding="utf-8")
