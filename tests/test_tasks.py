@@ -349,3 +349,33 @@ async def test_a_failed_tasks_protocol_error_is_raised_again_to_a_resend_that_do
             await call_with_key(plain, "needs_sampling", {}, "in-1")
     assert (first.code, first.execution_state) == ("TASK_FAILED", "outcome_unknown")
     assert raised.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+
+
+# -- the proxy in front of a server whose tools run as tasks --
+
+
+@pytest.mark.anyio
+async def test_the_proxy_answers_a_task_only_tool_with_a_classified_error_and_relays_the_others(
+    reports: Any,
+) -> None:
+    from mcp_errors.proxy import ChildProcess, build_proxy
+    from mcp_errors.proxy._server import check_upstream
+
+    child = ChildProcess(sys.executable, [str(SERVER_SCRIPT)])
+    proxy = build_proxy(child)
+    try:
+        await check_upstream(proxy, child, seconds=60)
+        # The host asks for tasks; fastmcp's proxy forbids them, so every call runs as a plain call.
+        async with Client(proxy._mcp_server, extensions=[TaskPolling()]) as client:
+            task_only = wire(await client.call_tool("quarterly_report", {"quarter": "Q2"}))
+            optional = wire(await client.call_tool("optional_report", {"quarter": "Q2"}))
+    finally:
+        await child.close()
+    envelope = check_error(task_only, None)
+    assert (envelope["errorCategory"], envelope["code"], envelope["executionState"]) == (
+        "business",
+        "TASK_NOT_RELAYED",
+        "not_executed",
+    )
+    assert check_error(optional, None)["code"] == "UPSTREAM_TIMEOUT"  # the upstream's own contract, relayed
+    assert_nothing_leaks(optional, reports.LEAKED_PASSWORD, reports.LEAKED_DSN)

@@ -76,10 +76,10 @@ from mcp_errors._shared.contract import (
     CATEGORY_VALUES,
     MAX_RETRY_AFTER_SECONDS,
     TASK_META,
-    TASKS_EXTENSION,
     ErrorCategory,
     ExecutionState,
     FieldError,
+    asks_for_tasks,
 )
 from mcp_errors._shared.envelope import CATEGORY_INFERRED, is_empty_result
 from mcp_errors._shared.error_text import read_error_text
@@ -409,7 +409,7 @@ def _read_jsonrpc_error(exc: MCPError) -> ToolOutcome:
             source="jsonrpc",
         )
     if code == MISSING_REQUIRED_CLIENT_CAPABILITY:
-        needs_tasks = TASKS_EXTENSION in _required_extensions(exc.error.data)
+        needs_tasks = asks_for_tasks(exc)
         return ToolOutcome(
             kind="error",
             category=ErrorCategory.BUSINESS,
@@ -446,13 +446,6 @@ def _read_jsonrpc_error(exc: MCPError) -> ToolOutcome:
         category_inferred=True,
         source="jsonrpc",
     )
-
-
-def _required_extensions(data: object) -> Mapping[str, Any]:
-    """The extensions a -32021 error's `data.requiredCapabilities` names (SEP-2575), by identifier."""
-    required = data.get("requiredCapabilities") if isinstance(data, Mapping) else None
-    extensions = required.get("extensions") if isinstance(required, Mapping) else None
-    return extensions if isinstance(extensions, Mapping) else {}
 
 
 def _transport(

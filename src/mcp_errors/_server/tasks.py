@@ -43,6 +43,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
+import anyio
 import pydantic
 from fastmcp import FastMCP
 from fastmcp.server.transforms import GetToolNext, Transform
@@ -187,7 +188,7 @@ def task_state_in_contract(state: Mapping[str, Any], *, tool_failure_meta: bool 
             extra=log_fields(None, error_id, details.category),
         )
     else:
-        details = classify_failure(TaskFailedInServer(text), error_id=error_id)
+        details = classify_failure(TaskFailedInServer(text), error_id=error_id, tool_name=f"task:{task_id}")
     failure = error_result(details, error_id=error_id)
     if tool_failure_meta:
         failure.meta = with_tool_failure(failure.meta, failure.structured_content or {})
@@ -201,6 +202,7 @@ class TaskFailedInServer(Exception):  # noqa: N818  # named for the log line it 
 
 
 _MAX_MESSAGE: Final = 2000
+_LOOKUP_SECONDS: Final = 10.0
 
 _TASK_TIMEOUT: Final = FailureDetails(
     message="Task timed out",
@@ -244,7 +246,8 @@ async def resend_task(
     if not isinstance(task_id, str):
         return _TASK_FORGOTTEN
     try:
-        found = await importlib.import_module("fastmcp_tasks.handlers").tasks_get(server, task_id)
+        with anyio.fail_after(_LOOKUP_SECONDS):  # a hung task backend must not hold the resend
+            found = await importlib.import_module("fastmcp_tasks.handlers").tasks_get(server, task_id)
     except MCPError as exc:
         if exc.code == INVALID_PARAMS:  # the extension's one answer for an unknown or expired task
             return _TASK_FORGOTTEN

@@ -34,6 +34,7 @@ __all__ = [
     "ErrorCategory",
     "ExecutionState",
     "FieldError",
+    "asks_for_tasks",
     "is_error_envelope",
     "is_protocol_signal",
 ]
@@ -132,6 +133,7 @@ CONTRACT_CODES: Final = frozenset(
         "TASK_FAILED",
         "TASK_INPUT_REQUIRED",
         "TASK_LOOKUP_FAILED",
+        "TASK_NOT_RELAYED",
         "TASK_RUNNING",
         "TASK_TIMEOUT",
         "TOOL_ERROR",
@@ -220,3 +222,16 @@ and a server runs a `tools/call` as a task (answering it with the task's id, the
 TASK_META: Final = "mcp-errors/task"
 """Key in a `tools/call` result's `_meta` that the client side writes when the call ran as a
 task: `{"taskId": ..., "status": ...}`, so that a reader knows which task answered."""
+
+
+def asks_for_tasks(exc: BaseException) -> bool:
+    """Whether `exc` is the -32021 of a tool that runs only as a task, for a caller that did not ask for one.
+
+    The error's `data.requiredCapabilities.extensions` (SEP-2575) names the tasks extension.
+    """
+    if not (isinstance(exc, MCPError) and exc.code == MISSING_REQUIRED_CLIENT_CAPABILITY):
+        return False
+    data = exc.error.data
+    required = data.get("requiredCapabilities") if isinstance(data, Mapping) else None
+    extensions = required.get("extensions") if isinstance(required, Mapping) else None
+    return isinstance(extensions, Mapping) and TASKS_EXTENSION in extensions

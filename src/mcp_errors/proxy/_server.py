@@ -19,6 +19,7 @@ when asked for, recovery (`_recovery`). Three things differ from `fastmcp.server
 
 from __future__ import annotations
 
+import inspect
 import logging
 import shlex
 from collections.abc import Awaitable, Callable, Sequence
@@ -29,15 +30,16 @@ import anyio
 from fastmcp import FastMCP
 from fastmcp.client import Client
 from fastmcp.client.logging import LogMessage
+from fastmcp.server.dependencies import get_context
 from fastmcp.server.providers.proxy import (
     ProxyClient,
     ProxyMetadataMiddleware,
     ProxyProvider,
     _restore_request_context,
     default_proxy_log_handler,
-    default_proxy_message_handler,
 )
 from fastmcp.tools import Tool
+from mcp_types import PromptListChangedNotification, ResourceListChangedNotification, ToolListChangedNotification
 
 from mcp_errors._client.budget import RetryBudget
 from mcp_errors._server.fastmcp import replay_middleware
@@ -111,10 +113,10 @@ def build_proxy(upstream: Upstream, settings: ProxySettings | None = None) -> Fa
     """
     settings = settings or ProxySettings()
     base = _SharedContextClient(upstream, mode=_BACKEND_ERA)
-    provider = _LastGoodToolsProvider(base.new, identity="upstream")
+    provider = _LastGoodToolsProvider(base.new, **_UPSTREAM_IDENTITY)
     server: FastMCP[Any] = FastMCP(settings.name)
     server.add_provider(provider)
-    server.add_middleware(ProxyMetadataMiddleware(provider, identity="upstream"))
+    server.add_middleware(ProxyMetadataMiddleware(provider, **_UPSTREAM_IDENTITY))
     # First added is outermost: the key store keeps final answers, resends read contract
     # results, and the contract sees the upstream's answers first.
     if settings.idempotency_keys:
@@ -230,7 +232,7 @@ class _SharedContextClient(ProxyClient[Any]):
         super().__init__(target, **kwargs)
 
     async def _forward_notification(self, message: Any) -> None:
-        await self._forward(default_proxy_message_handler, message)
+        await self._forward(_forward_list_changed, message)
 
     async def _forward_log(self, message: LogMessage) -> None:
         await self._forward(default_proxy_log_handler, message)
@@ -260,3 +262,19 @@ class _LastGoodToolsProvider(ProxyProvider):
             if cache is None:
                 raise
             return cache.items
+
+
+async def _forward_list_changed(message: Any) -> None:
+    """Send the host the upstream's list-changed notifications (what fastmcp 4.2's proxy does;
+    4.1, which `fastmcp-tasks` pins, has no handler for them)."""
+    if isinstance(message, _LIST_CHANGED):
+        await get_context().send_notification(message)
+
+
+_LIST_CHANGED: Final = (ToolListChangedNotification, ResourceListChangedNotification, PromptListChangedNotification)
+
+
+# fastmcp 4.2 lets results keep the upstream's identity; 4.1 (which `fastmcp-tasks` pins) has no choice.
+_UPSTREAM_IDENTITY: Final[dict[str, Any]] = (
+    {"identity": "upstream"} if "identity" in inspect.signature(ProxyProvider.__init__).parameters else {}
+)
