@@ -7,18 +7,33 @@
 - `zero_wait`: the recovery policy skips its backoff waits (`mcp_errors.testing`).
 - Every test starts with full default retry budgets.
 - `postgres_url`, `redis_url`: real servers started for the session (`tests/services.py`).
+- Workers: a run of whole folders (`uv run pytest`) gets one pytest-xdist worker per core,
+  up to 4, each taking whole files; a run of chosen files or tests runs in one process.
+  The files that take longest run first, so that no worker is left alone at the end.
+- Reports keep no lone surrogates (see `pytest_runtest_makereport`).
+
+Hypothesis runs the `test` profile: 50 examples per property, enough to exercise every
+strategy on each run while the suite stays quick. A scheduled run can search deeper with
+`HYPOTHESIS_PROFILE=deep uv run pytest` (1,000 examples per property).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Generator, Iterator
 from typing import Literal
 
 import pytest
+from hypothesis import settings
+from pluggy import Result
 
 from mcp_errors.testing import reset_retry_budgets, set_testing
 
 pytest_plugins = ["services"]
+
+settings.register_profile("test", max_examples=50)
+settings.register_profile("deep", max_examples=1000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "test"))
 
 Mode = Literal["legacy", "auto"]
 
@@ -46,3 +61,55 @@ def zero_wait() -> Iterator[None]:
 def fresh_default_retry_budgets() -> None:
     """Calls made without a policy share one process-wide budget per server; start each test full."""
     reset_retry_budgets()
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Workers for `-n auto`: none when the run names files or tests, as while iterating."""
+    if any(not os.path.isdir(arg.partition("::")[0]) for arg in config.args):
+        return 0  # starting workers would cost more than they save
+    return min(4, len(os.sched_getaffinity(0)))
+
+
+# The files that cost the most CPU, most first (docs/performance.md, "The test suite").
+# Workers take whole files in collection order: one of these started last would keep its
+# worker busy long after the other ran out of files.
+_LONGEST_FIRST = (
+    "test_proxy.py",
+    "test_interop_proxy.py",
+    "test_replicas.py",
+    "test_policy.py",
+    "test_docs.py",
+    "test_interop_conformance.py",
+    "test_demo_simulator.py",
+    "test_check_cli.py",
+    "test_check_runner.py",
+    "test_interop_inspector.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: index for index, name in enumerate(_LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file keeps its order
+
+
+def _encodable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Result[pytest.TestReport]]:
+    """Escape lone surrogates in what a report carries, as `\\udcff`.
+
+    Tests feed servers file names that are not UTF-8 (`os.fsdecode` makes lone surrogates
+    of them), and the servers' logs, captured into the report, repeat them. pytest-xdist's
+    workers send reports as UTF-8, which has no surrogates: such a report killed its worker.
+    """
+    outcome = yield
+    report = outcome.get_result()
+    report.sections = [(title, _encodable(text)) for title, text in report.sections]
+    if report.longrepr is not None and not isinstance(report.longrepr, tuple):
+        text = str(report.longrepr)
+        if _encodable(text) != text:
+            report.longrepr = _encodable(text)

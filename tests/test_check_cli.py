@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import socket
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from mcp_errors._cli import app
@@ -59,12 +61,34 @@ def test_a_tool_schema_the_checker_cannot_use_fails_the_check() -> None:
     assert flagged == {(tool, "ME020") for tool in unusable_schema_server.BROKEN}
 
 
-def test_a_baseline_of_known_failures_makes_the_same_check_pass(tmp_path: Path) -> None:
-    _, first = check("--", *DEFECTS)
-    baseline = tmp_path / "baseline.json"
+def recipe_commands() -> tuple[list[str], list[str]]:
+    """docs/rules.md's CI recipe: the command that makes the baseline, and the job's check (options only)."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text(encoding="utf-8")
+    recipe = text[text.index("### In CI") :]
+    make = next(line for line in recipe.splitlines() if line.startswith("mcp-errors check --format json"))
+    job = yaml.safe_load(
+        recipe[recipe.index("```yaml") + len("```yaml") : recipe.index("```", recipe.index("```yaml") + 7)]
+    )
+    (run,) = [
+        step["run"] for step in job["jobs"]["mcp-errors-check"]["steps"] if "mcp-errors check" in step.get("run", "")
+    ]
+
+    def options(command: str) -> list[str]:
+        words = shlex.split(command)
+        return words[words.index("check") + 1 : words.index("--")]
+
+    return options(make), options(run)
+
+
+def test_the_ci_recipe_fails_only_on_findings_its_baseline_does_not_hold(tmp_path: Path) -> None:
+    make, job = recipe_commands()
+    assert {"--format", "--baseline"} <= set(job)
+    _, first = check(*make, "--", *DEFECTS)
+    baseline = tmp_path / job[job.index("--baseline") + 1]
     baseline.write_text(json.dumps(first), encoding="utf-8")
 
-    code, report = check("--baseline", str(baseline), "--", *DEFECTS)
+    job[job.index("--baseline") + 1] = str(baseline)
+    code, report = check(*job, "--", *DEFECTS)
 
     assert code == 0
     assert report["findings"] == []

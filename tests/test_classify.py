@@ -326,6 +326,13 @@ def test_unclassified_exceptions_get_a_fixed_text_and_a_logged_error_id(caplog: 
     assert record.error_id == ERROR_ID  # type: ignore[attr-defined]
 
 
+def test_the_log_line_of_a_failure_without_a_code_has_no_stray_space(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_errors")
+    classify_failure(raised(lambda: BusinessRuleError("No", description="Refused.")), tool_name="t", error_id=ERROR_ID)
+    (record,) = caplog.records
+    assert record.getMessage() == f"tool 't' failed: business, errorId {ERROR_ID}"
+
+
 # Generated inputs: whatever a tool puts into its error, or whatever an exception says,
 # no secret, absolute path or traceback reaches the agent.
 
@@ -336,7 +343,7 @@ leaky_texts = st.one_of(
 )
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow], max_examples=60)
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(leaky_texts, leaky_texts, leaky_texts, st.sampled_from([TransientError, BusinessRuleError, AccessDeniedError]))
 def test_nothing_secret_reaches_the_agent_from_a_tool_error(
     message: tuple[str, list[str]],

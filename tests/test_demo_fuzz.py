@@ -68,7 +68,7 @@ SERVERS: dict[str, MCPServer[Any]] = {
 }
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(call=tool_calls(), role=st.sampled_from(sorted(SERVERS)), mode=st.sampled_from(["legacy", "auto"]))
 def test_any_arguments_get_a_success_a_valid_empty_result_or_a_structured_error(
     call: tuple[str, dict[str, Any]], role: str, mode: str
@@ -176,7 +176,7 @@ def stdio_desk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StdioDesk]:
         yield StdioDesk(portal, client)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(call=hostile_calls())
 def test_hostile_arguments_over_stdio_get_a_success_or_a_contract_error_and_the_session_lives(
     stdio_desk: StdioDesk, call: tuple[str, object]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from typing import Any
 
@@ -13,7 +14,9 @@ from mcp_errors import Decision, ExecutionState, RecoveryPolicy, call_tool_with_
 from mcp_errors.demo import Database, DeskConfig, FaultConfig, build_server
 from mcp_errors.testing import set_testing
 
-REFUNDS = 1000
+# 300 refunds, about 90 of them with a lost answer and a resume under the same key: every
+# one is checked. A scheduled run can ask for the 1,000 this proof used to make.
+REFUNDS = int(os.environ.get("MCP_ERRORS_DEMO_REFUNDS", "300"))
 ORDERS = 60
 
 
@@ -22,7 +25,7 @@ def order_for(index: int) -> str:
 
 
 @pytest.mark.anyio
-async def test_a_thousand_refunds_under_commit_then_timeout_are_each_applied_once_or_reported_not_applied() -> None:
+async def test_many_refunds_under_commit_then_timeout_are_each_applied_once_or_reported_not_applied() -> None:
     db = Database()
     faults = FaultConfig.build(fault_rate=0.2, commit_then_timeout=0.3, seed=11)
     server = build_server(DeskConfig(faults=faults), database=db)
@@ -57,7 +60,7 @@ async def test_a_thousand_refunds_under_commit_then_timeout_are_each_applied_onc
     per_order = Counter(row["order_id"] for index in range(ORDERS) for row in db.refunds_for(order_for(index)))
     assert per_order == claimed
     assert sum(claimed.values()) + not_applied == REFUNDS
-    assert lost_answers > 100  # the faults really happened
+    assert lost_answers > REFUNDS // 10  # the faults really happened
 
 
 @pytest.mark.anyio

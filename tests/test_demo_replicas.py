@@ -20,8 +20,8 @@ from services import free_port, listening
 @pytest.mark.anyio
 async def test_replicas_of_one_desk_file_refund_a_keyed_duplicate_once(tmp_path: Path) -> None:
     desk, port = tmp_path / "desk.sqlite3", free_port()
-    command = [sys.executable, "-m", "mcp_errors", "serve", "--db", str(desk), "--http", str(port), "--workers", "2"]
-    command += ["--store", f"sqlite:///{tmp_path}/keys.sqlite3"]
+    command = [sys.executable, "-m", "mcp_errors", "serve", "--db", str(desk), "--http", f"127.0.0.1:{port}"]
+    command += ["--workers", "2", "--store", f"sqlite:///{tmp_path}/keys.sqlite3"]
     answers: list[str] = []
     with listening(command, port):
         url = f"http://127.0.0.1:{port}/mcp"

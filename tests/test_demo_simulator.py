@@ -11,19 +11,42 @@ import pytest
 from typer.testing import CliRunner
 
 from mcp_errors._cli import app
+from mcp_errors.demo._metrics import CategoryFigures, metrics_of_run
 from mcp_errors.demo._report import build_json
 from mcp_errors.demo._simulator import SCENARIOS, SWEEP, Row, run_demo
 
 SWEEP_TASKS = 12
 
 
-@pytest.fixture(scope="module")
-def rows() -> dict[tuple[str, str], Row]:
+def run_rows(*, sweep: int, seed: int, fault_rate: float) -> list[Row]:
+    """One whole demo run (four desk subprocesses): the module's runs are shared by its tests."""
+
     async def run() -> list[Row]:
         with anyio.fail_after(120):
-            return await run_demo(sweep=SWEEP_TASKS, seed=7, fault_rate=0.4)
+            return await run_demo(sweep=sweep, seed=seed, fault_rate=fault_rate)
 
-    return {(row.scenario, row.agent): row for row in anyio.run(run)}
+    return anyio.run(run)
+
+
+@pytest.fixture(scope="module")
+def measured_run() -> tuple[dict[tuple[str, str], Row], list[CategoryFigures]]:
+    """The demo's own run, with the OpenTelemetry metrics it recorded."""
+    with metrics_of_run() as metrics:
+        rows = run_rows(sweep=SWEEP_TASKS, seed=7, fault_rate=0.4)
+        figures = metrics.by_category()
+    assert figures, "the tests have the OpenTelemetry SDK"
+    return {(row.scenario, row.agent): row for row in rows}, figures
+
+
+@pytest.fixture(scope="module")
+def rows(measured_run: tuple[dict[tuple[str, str], Row], list[CategoryFigures]]) -> dict[tuple[str, str], Row]:
+    return measured_run[0]
+
+
+@pytest.fixture(scope="module")
+def heavy_fault_rows() -> list[Row]:
+    """A run whose faults are so frequent that both agents give up somewhere."""
+    return run_rows(sweep=8, seed=1, fault_rate=0.95)
 
 
 def test_every_scenario_runs_once_per_agent(rows: dict[tuple[str, str], Row]) -> None:
@@ -101,12 +124,10 @@ def test_demo_command_prints_json_and_exits_zero_when_the_structured_agent_is_ri
     assert data["summary"]["structured_all_correct"] is True
 
 
-def test_in_the_sweep_giving_up_honestly_is_right_for_either_agent_and_only_double_refunds_are_wrong() -> None:
-    async def run() -> list[Row]:
-        with anyio.fail_after(120):
-            return await run_demo(sweep=8, seed=1, fault_rate=0.95)
-
-    sweep_rows = [row for row in anyio.run(run) if row.scenario == "transient_sweep"]
+def test_in_the_sweep_giving_up_honestly_is_right_for_either_agent_and_only_double_refunds_are_wrong(
+    heavy_fault_rows: list[Row],
+) -> None:
+    sweep_rows = [row for row in heavy_fault_rows if row.scenario == "transient_sweep"]
     assert [row.agent for row in sweep_rows] == ["naive", "structured"]
     for row in sweep_rows:
         assert "escalated" in row.outcome  # faults this heavy make both agents give up somewhere
@@ -121,15 +142,13 @@ def test_in_the_sweep_giving_up_honestly_is_right_for_either_agent_and_only_doub
     )
 
 
-def test_one_seed_gives_the_same_run_twice_in_one_process() -> None:
+def test_one_seed_gives_the_same_run_twice_in_one_process(heavy_fault_rows: list[Row]) -> None:
     # Each desk's policy starts with a full retry budget: neither the other desks of the run
-    # (they run at once) nor an earlier run can spend it.
-    async def run() -> list[tuple[str, str, int, str, bool]]:
-        with anyio.fail_after(120):
-            rows = await run_demo(sweep=8, seed=3, fault_rate=0.9)
+    # (they run at once) nor an earlier run (this module made several) can spend it.
+    def summary(rows: list[Row]) -> list[tuple[str, str, int, str, bool]]:
         return [(row.scenario, row.agent, row.calls, row.outcome, row.correct) for row in rows]
 
-    assert anyio.run(run) == anyio.run(run)
+    assert summary(run_rows(sweep=8, seed=1, fault_rate=0.95)) == summary(heavy_fault_rows)
 
 
 def test_each_agent_shows_what_it_read_of_the_errors_it_met(rows: dict[tuple[str, str], Row]) -> None:
@@ -156,17 +175,12 @@ def test_show_payload_prints_the_structured_content_under_each_table() -> None:
     assert re.search(r"naive read +\[permission error, not retryable\]", result.stdout)
 
 
-def test_the_per_category_table_is_the_structured_agents_own_metrics() -> None:
-    from mcp_errors.demo._metrics import metrics_of_run
-
-    async def run() -> list[Row]:
-        with anyio.fail_after(120):
-            return await run_demo(sweep=SWEEP_TASKS, seed=7, fault_rate=0.4)
-
-    with metrics_of_run() as metrics:
-        rows = anyio.run(run)
-        figures = {row.category: row for row in metrics.by_category()}
-    structured_calls = sum(row.calls for row in rows if row.agent == "structured")
+def test_the_per_category_table_is_the_structured_agents_own_metrics(
+    measured_run: tuple[dict[tuple[str, str], Row], list[CategoryFigures]],
+) -> None:
+    rows, measured = measured_run
+    figures = {row.category: row for row in measured}
+    structured_calls = sum(row.calls for row in rows.values() if row.agent == "structured")
     # Every call the structured agent made is an attempt the policy recorded; nothing else is.
     assert sum(row.attempts for row in figures.values()) == structured_calls
     assert {"answered", "validation", "business", "permission"} <= set(figures)

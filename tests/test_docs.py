@@ -8,12 +8,19 @@ anything else exits at once. A block fenced ```python subprocess runs in a fresh
 interpreter: for examples that set process-wide state, such as OpenTelemetry's global
 providers. A block fenced ```python no-run is skipped; use it only when running is truly
 impossible.
+
+Every block runs twice in the same folder, as a reader runs an example again: files it
+leaves behind (a SQLite store, say) must not break the second run. Snippets run as
+`__main__`, as `python example.py` would run them. A block whose first line reads
+`# <module>.py -- run: uvicorn ...` is also saved as that module and served with that
+command (two workers, a free port), and `mcp-errors check` must pass on it over HTTP.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -24,6 +31,8 @@ import anyio
 import pytest
 
 from mcp_errors.check import CheckOptions, check_server
+from mcp_errors.testing import reset_retry_budgets
+from services import free_port, listening
 
 ROOT = Path(__file__).resolve().parent.parent
 _FENCE = re.compile(r"^```python(?P<flags>[^\n]*)\n(?P<code>.*?)^```\s*$", re.MULTILINE | re.DOTALL)
@@ -63,6 +72,12 @@ class Block:
         )
 
     @property
+    def served_by(self) -> tuple[str, list[str]] | None:
+        """The module name and uvicorn command of a block that starts `# <module>.py -- run: uvicorn ...`."""
+        match = _SERVED_BY.match(self.code)
+        return None if match is None else (match.group("module"), shlex.split(match.group("command")))
+
+    @property
     def drives_itself(self) -> bool:
         """Whether the block uses what it builds (runs an event loop, calls the checker, ...)."""
         return _DRIVES.search(self.code) is not None
@@ -81,6 +96,7 @@ def blocks() -> list[Block]:
     return found
 
 
+_SERVED_BY = re.compile(r"# (?P<module>\w+)\.py -- run: (?P<command>uvicorn [^\n]+)\n")
 _SERVER_CLASS = re.compile(r"\b(MCPServer|FastMCP)\(")
 _DRIVES = re.compile(r"\b(anyio|asyncio|trio)\.run\(|\bClient\(|check_server|Agent\(")
 
@@ -99,6 +115,7 @@ def _is_server_run(node: ast.stmt) -> bool:
 BLOCKS = blocks()
 SERVER_FILES = [block for block in BLOCKS if block.run and block.serves]
 SNIPPETS = [block for block in BLOCKS if block not in SERVER_FILES]
+APP_MODULES = [block for block in BLOCKS if block.run and block.served_by is not None]
 
 
 def test_the_docs_have_runnable_examples() -> None:
@@ -117,32 +134,63 @@ def test_every_readme_server_is_a_whole_server_file() -> None:
 
 
 @pytest.mark.parametrize("block", SERVER_FILES, ids=lambda block: block.name)
-def test_docs_server_file_serves_over_stdio_and_passes_the_checker(block: Block, tmp_path: Path) -> None:
+def test_docs_server_file_serves_over_stdio_and_passes_the_checker(
+    block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     script = tmp_path / "server.py"
     script.write_text(block.code, encoding="utf-8")
-    report = anyio.run(check_server, [sys.executable, str(script)], CheckOptions(call_valid=True))
-    summary = report.to_json()["summary"]
-    assert summary["toolsChecked"] >= 1, summary
-    assert not report.failed, report.to_json()
+    monkeypatch.chdir(tmp_path)  # the server's own files land beside it, for both runs
+    for _ in range(2):
+        report = anyio.run(check_server, [sys.executable, str(script)], CheckOptions(call_valid=True))
+        summary = report.to_json()["summary"]
+        assert summary["toolsChecked"] >= 1, summary
+        assert not report.failed, report.to_json()
 
 
-@pytest.mark.parametrize(
-    "block", [block for block in BLOCKS if block not in SERVER_FILES], ids=lambda block: block.name
-)
-def test_docs_block_runs(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("block", SNIPPETS, ids=lambda block: block.name)
+def test_docs_block_runs_twice(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if not block.run:
         pytest.skip("fenced ```python no-run")
     # Blocks may register exception mappings or write files: keep both local to the block.
     from mcp_errors._server import classify as _classify
 
-    monkeypatch.setattr(_classify, "_registry", dict(_classify._registry))
     monkeypatch.chdir(tmp_path)
-    if block.subprocess:
-        done = subprocess.run(
-            [sys.executable, "-c", block.code], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
-        )
-        assert done.returncode == 0, f"{block.name} failed:\n{done.stderr[-3000:]}"
-        return
-    # Padding makes line numbers in a failure's traceback point into the Markdown file.
-    code = compile("\n" * (block.line - 1) + block.code, str(block.path), "exec")
-    exec(code, {"__name__": "__docs__"})
+    registry = dict(_classify._registry)
+    for run in (1, 2):
+        # What a new process starts with: blocks may register exception mappings and spend
+        # retry budgets. Files they write stay, in the same folder, for the second run.
+        monkeypatch.setattr(_classify, "_registry", dict(registry))
+        reset_retry_budgets()
+        if block.subprocess:
+            done = subprocess.run(
+                [sys.executable, "-c", block.code], capture_output=True, text=True, timeout=120, check=False
+            )
+            assert done.returncode == 0, f"{block.name} failed on run {run}:\n{done.stderr[-3000:]}"
+            continue
+        # Padding makes line numbers in a failure's traceback point into the Markdown file.
+        code = compile("\n" * (block.line - 1) + block.code, str(block.path), "exec")
+        exec(code, {"__name__": "__main__"})
+
+
+@pytest.mark.parametrize("block", APP_MODULES, ids=lambda block: block.name)
+def test_docs_app_module_serves_with_its_uvicorn_command_and_passes_the_checker(
+    block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert block.served_by is not None
+    module, command = block.served_by
+    (tmp_path / f"{module}.py").write_text(block.code, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    port = free_port()
+    # Two workers: each imports the module in its own process, as in production.
+    settings = {"--port": str(port), "--workers": "2", "--host": "127.0.0.1"}
+    args = command[1:]
+    for option, value in settings.items():
+        if option in args:
+            args[args.index(option) + 1] = value
+        else:
+            args += [option, value]
+    with listening([sys.executable, "-m", "uvicorn", *args], port) as server:
+        report = anyio.run(check_server, f"http://127.0.0.1:{port}/mcp", CheckOptions(connect_timeout=60))
+        assert server.poll() is None, "uvicorn exited"
+    assert report.to_json()["summary"]["toolsChecked"] >= 1
+    assert not report.failed, report.to_json()

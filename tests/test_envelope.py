@@ -135,6 +135,16 @@ def test_the_first_text_block_names_category_verdict_wait_and_error_id() -> None
     )
 
 
+def test_a_computed_wait_is_written_to_the_millisecond_in_both_text_and_structured_content() -> None:
+    details = FailureDetails(
+        message="Busy", category=ErrorCategory.TRANSIENT, description="Resend.", retry_after_seconds=0.1861972720000722
+    )
+    result = error_result(details)
+    assert result.structured_content is not None
+    assert result.structured_content["retryAfterSeconds"] == 0.187  # up: never sooner than the server asked
+    assert getattr(result.content[0], "text", "").startswith("[transient error, retryable after 0.187s]")
+
+
 def test_extra_fields_never_override_the_contract() -> None:
     details = FailureDetails(
         message="m",

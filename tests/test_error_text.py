@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from mcp_types import CallToolResult
@@ -9,6 +10,7 @@ from mcp_types import CallToolResult
 from mcp_errors import ErrorCategory, ExecutionState, read_result
 from mcp_errors._shared.envelope import FailureDetails, error_result
 from mcp_errors._shared.error_text import ErrorHead, read_error_text, write_error_text
+from mcp_errors._shared.words import seconds_in_words, to_milliseconds
 
 texts = st.text(st.characters(exclude_categories=["Cs"]), max_size=200)
 error_ids = st.from_regex(r"[0-9a-f]{12}", fullmatch=True)
@@ -59,7 +61,7 @@ def test_the_text_block_alone_reads_back_to_the_same_category_and_wait(
     if details.retry_after_seconds is None:
         assert outcome.retry_after_seconds is None
     else:
-        assert outcome.retry_after_seconds == round(details.retry_after_seconds, 3)
+        assert outcome.retry_after_seconds == details.retry_after_seconds  # already to the millisecond
 
 
 @given(
@@ -87,7 +89,7 @@ def test_every_head_form_reads_back_as_written(
     assert read.head == ErrorHead(
         category,
         retryable,
-        None if head.retry_after_seconds is None else round(head.retry_after_seconds, 3),
+        None if head.retry_after_seconds is None else to_milliseconds(head.retry_after_seconds),
         head.inferred,
     )
     assert read.error_id == error_id
@@ -129,3 +131,17 @@ def test_an_all_failed_partial_report_is_written_by_the_same_writer() -> None:
     assert read is not None
     assert read.head == ErrorHead(ErrorCategory.PERMISSION, retryable=False)
     assert read_result(result).code == "ALL_SOURCES_FAILED"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "words"),
+    [
+        (1, "1 second"),
+        (0.9996, "1 second"),
+        (0.1861972720000722, "0.187 seconds"),
+        (4.35, "4.35 seconds"),
+        (30, "30 seconds"),
+    ],
+)
+def test_a_wait_in_a_sentence_agrees_in_number_and_is_rounded_up_to_the_millisecond(seconds: float, words: str) -> None:
+    assert seconds_in_words(seconds) == words

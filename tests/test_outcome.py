@@ -280,13 +280,13 @@ def test_httpx_transport_failures_are_transient_with_the_right_execution_state(
 # or leaves the category unknown, and nothing unreadable makes a call look safe to resend.
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(hostile_results())
 def test_any_json_in_any_field_is_read_into_a_sound_outcome(result: dict[str, Any]) -> None:
     assert_sound_outcome(read_result(result))
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(well_formed_hostile_results())
 def test_any_json_inside_a_well_formed_result_is_read_into_a_sound_outcome(result: dict[str, Any]) -> None:
     assert_sound_outcome(read_result(CallToolResult.model_validate(result)))

@@ -529,7 +529,7 @@ def plan_for(body: dict[str, Any], *, is_error: bool) -> tuple[NextStep, Partial
     return plan_next_step(read_result(result)), read_partial(result)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(PARTIAL_REPORTS, st.booleans())
 def test_any_json_in_a_partial_report_gives_a_next_step(body: dict[str, Any], is_error: bool) -> None:
     step, report = plan_for(body, is_error=is_error)

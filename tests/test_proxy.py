@@ -85,6 +85,17 @@ async def client(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
         yield connected
 
 
+@pytest.fixture(scope="module", params=["legacy", "auto"])
+async def stdio_client(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
+    """`mcp-errors proxy` itself over stdio, as a host runs it, per connection mode.
+
+    Shared by the tests of progress, cancellation and a killed child, in that order: the
+    last one kills the upstream, and the proxy starts another.
+    """
+    async with Client(command_params("--", sys.executable, UPSTREAM), mode=request.param) as client:
+        yield client
+
+
 async def schemas(client: Client) -> dict[str, dict[str, Any] | None]:
     return {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
 
@@ -106,16 +117,15 @@ async def test_results_resources_prompts_and_foreign_meta_pass_through_unchanged
 
 
 @pytest.mark.anyio
-async def test_progress_notifications_reach_the_caller(mode: str) -> None:
+async def test_progress_notifications_reach_the_caller(stdio_client: Client) -> None:
     seen: list[float] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         seen.append(progress)
 
     # Over stdio, as a host runs it: the SDK's in-memory modern path does not carry progress.
-    async with Client(command_params("--", sys.executable, UPSTREAM), mode=mode) as client:
-        with anyio.fail_after(30):
-            result = await client.call_tool("count_up", {"steps": 3}, progress_callback=on_progress)
+    with anyio.fail_after(30):
+        result = await stdio_client.call_tool("count_up", {"steps": 3}, progress_callback=on_progress)
     assert not result.is_error
     assert seen == [1, 2, 3]
 
@@ -367,24 +377,23 @@ async def test_protocol_signals_stay_json_rpc_errors(client: Client) -> None:
 
 
 @pytest.mark.anyio
-async def test_a_caller_cancelling_a_call_cancels_it_upstream(mode: str, tmp_path: Path) -> None:
+async def test_a_caller_cancelling_a_call_cancels_it_upstream(stdio_client: Client, tmp_path: Path) -> None:
     started = anyio.Event()
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         started.set()
 
     # Over stdio, as a host runs it: the SDK's in-memory modern path does not carry progress.
-    async with Client(command_params("--", sys.executable, UPSTREAM), mode=mode) as client:
-        with anyio.fail_after(30):
-            async with anyio.create_task_group() as group:
-                group.start_soon(
-                    functools.partial(
-                        client.call_tool, "hang", {"pid_file": str(tmp_path / "pid")}, progress_callback=on_progress
-                    )
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as group:
+            group.start_soon(
+                functools.partial(
+                    stdio_client.call_tool, "hang", {"pid_file": str(tmp_path / "pid")}, progress_callback=on_progress
                 )
-                await started.wait()
-                group.cancel_scope.cancel()
-            cancelled = await client.call_tool("was_cancelled", {})
+            )
+            await started.wait()
+            group.cancel_scope.cancel()
+        cancelled = await stdio_client.call_tool("was_cancelled", {})
     assert cancelled.structured_content == {"result": True}
 
 
@@ -419,7 +428,7 @@ async def test_the_childs_stderr_reaches_ours() -> None:
 
 @pytest.mark.anyio
 async def test_a_child_killed_mid_call_answers_transient_outcome_unknown_and_the_next_call_works(
-    mode: str, tmp_path: Path
+    stdio_client: Client, tmp_path: Path
 ) -> None:
     pid_file = tmp_path / "pid"
     started = anyio.Event()
@@ -429,17 +438,15 @@ async def test_a_child_killed_mid_call_answers_transient_outcome_unknown_and_the
         started.set()
 
     # Over stdio, as a host runs it: the SDK's in-memory modern path does not carry progress.
-    async with Client(command_params("--", sys.executable, UPSTREAM), mode=mode) as client:
+    async def hang() -> None:
+        killed.append(await stdio_client.call_tool("hang", {"pid_file": str(pid_file)}, progress_callback=on_progress))
 
-        async def hang() -> None:
-            killed.append(await client.call_tool("hang", {"pid_file": str(pid_file)}, progress_callback=on_progress))
-
-        with anyio.fail_after(30):
-            async with anyio.create_task_group() as group:
-                group.start_soon(hang)
-                await started.wait()
-                os.kill(int(pid_file.read_text()), signal.SIGKILL)
-            after = await client.call_tool("echo", {"text": "still here"})
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as group:
+            group.start_soon(hang)
+            await started.wait()
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+        after = await stdio_client.call_tool("echo", {"text": "still here"})
     outcome = read_result(killed[0])
     assert (outcome.category, outcome.is_retryable, outcome.execution_state, outcome.code) == (
         ErrorCategory.TRANSIENT,
@@ -787,7 +794,9 @@ def free_port() -> int:
 @pytest.mark.anyio
 async def test_the_http_front_serves_the_proxy_statelessly(mode: str) -> None:
     port = free_port()
-    command = [*PROXY, "--http", f"127.0.0.1:{port}", "--", sys.executable, UPSTREAM]
+    # `--http` takes PORT (on 127.0.0.1) or HOST:PORT: one form per mode.
+    address = str(port) if mode == "legacy" else f"127.0.0.1:{port}"
+    command = [*PROXY, "--http", address, "--", sys.executable, UPSTREAM]
     async with await anyio.open_process(command, stdout=subprocess.DEVNULL) as process:
         try:
             assert process.stderr is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,12 +99,20 @@ _METRICS = InMemoryMetricReader(
 
 
 @pytest.fixture(scope="module")
-def installed_sdk() -> None:
-    """The OpenTelemetry SDK as an application would configure it, once per process."""
+def installed_sdk() -> Iterator[None]:
+    """The OpenTelemetry SDK as an application would configure it, once per process.
+
+    The providers cannot be unset, so after this module the span exporter stops keeping
+    spans: the tests that run later in the same process (memory bounds among them) must not
+    see the spans of their own calls pile up in it.
+    """
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(_SPANS))
     trace.set_tracer_provider(provider)
     metrics.set_meter_provider(MeterProvider(metric_readers=[_METRICS]))
+    yield
+    _SPANS.clear()
+    _SPANS.shutdown()
 
 
 @pytest.fixture

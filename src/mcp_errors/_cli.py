@@ -1,26 +1,106 @@
-"""The `mcp-errors` command line. Each subcommand lives with the part it drives."""
+"""The `mcp-errors` command line. Each subcommand lives with the part it drives.
+
+`mcp-errors --help` and `mcp-errors <command> --help` must not load the MCP SDK: this module
+and the subcommands' `_cli` modules import only typer at their top, and each command imports
+what it drives inside its body.
+"""
 
 from __future__ import annotations
 
+import itertools
+from typing import Annotated, Any
+
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from mcp_errors.check import _cli as _check_cli
 from mcp_errors.demo import _cli as _demo_cli
 from mcp_errors.proxy import _cli as _proxy_cli
 
+__all__ = ["app", "main"]
+
+# Words a reader may put after a switch meaning "on" or "off". After a switch they would be
+# taken as the first word of the server's command (`--idempotency-keys true -- cmd` ran `true`).
+_SWITCH_VALUES = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0", "y", "n", "t", "f"})
+
+
+def _show_switches_bare(command: Any, ctx: typer.Context) -> None:
+    """Switches take no value: show `--call-valid`, not `--call-valid <bool>`."""
+    for param in [*command.params, command.get_help_option(ctx)]:
+        if getattr(param, "is_flag", False) and not getattr(param, "count", False):
+            param.metavar = ""
+
+
+class _Command(TyperCommand):
+    """A subcommand whose switches are shown bare and refuse a value given after them."""
+
+    # The overrides below take `typer.Context`, the public subclass of the private
+    # `typer._click.Context` the base methods are typed with: hence their `ignore[override]`.
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]  # see the class
+        switches = {
+            name
+            for param in self.params
+            if getattr(param, "is_flag", False)
+            for name in (*param.opts, *param.secondary_opts)
+        }
+        options_end = args.index("--") if "--" in args else len(args)
+        for switch, following in itertools.pairwise(args[:options_end]):
+            if switch in switches and following.lower() in _SWITCH_VALUES:
+                raise typer.BadParameter(
+                    f"{switch} is a switch and takes no value, not {following!r} (which would be read as the next "
+                    f"argument). Write {switch} alone to turn it on, leave it out to keep it off.",
+                    ctx=ctx,
+                )
+        return super().parse_args(ctx, args)
+
+    def format_help(self, ctx: typer.Context, formatter: Any) -> None:  # type: ignore[override]  # see the class
+        _show_switches_bare(self, ctx)
+        super().format_help(ctx, formatter)
+
+
+class _Group(TyperGroup):
+    """The top command, its own switches (`--version`, `--help`) shown bare too (see `_Command`)."""
+
+    def format_help(self, ctx: typer.Context, formatter: Any) -> None:  # type: ignore[override]  # see the class
+        _show_switches_bare(self, ctx)
+        super().format_help(ctx, formatter)
+
+
 app = typer.Typer(
     name="mcp-errors",
+    cls=_Group,
     help="Structured, actionable MCP tool errors: demo, serve, check and proxy.",
     no_args_is_help=True,
     add_completion=False,
+    # Inherited by every subcommand's context.
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-# Subcommands register here, one line each, importing lazily inside the command so that
-# `mcp-errors --help` stays fast.
-app.command("demo")(_demo_cli.demo_command)
-app.command("serve")(_demo_cli.serve_command)
-app.command("check")(_check_cli.check)
-app.command("proxy")(_proxy_cli.proxy)
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"mcp-errors {version('mcp-errors')}")
+        raise typer.Exit
+
+
+@app.callback()
+def _root(
+    _version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    pass
+
+
+# Subcommands register here, one line each.
+app.command("demo", cls=_Command)(_demo_cli.demo_command)
+app.command("serve", cls=_Command)(_demo_cli.serve_command)
+app.command("check", cls=_Command)(_check_cli.check)
+app.command("proxy", cls=_Command)(_proxy_cli.proxy)
 
 
 def main() -> None:

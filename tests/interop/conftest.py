@@ -48,7 +48,7 @@ def _up_to_date() -> bool:
 def _install() -> None:
     npm = shutil.which("npm")
     if npm is None:
-        _unavailable("The interop tests need `npm` on PATH to install Node 22 and the MCP peers from npmjs.org.")
+        _unavailable("npm not found: install Node.js and npm (apt-get install npm) to run the interop tests")
         return
     # Scripts are off: the only one in the tree (the Inspector's postinstall) is a no-op
     # when the package is a dependency, and none is needed to run the pinned binaries.
@@ -58,13 +58,13 @@ def _install() -> None:
             command, cwd=INTEROP_DIR, capture_output=True, text=True, timeout=_INSTALL_TIMEOUT_S, check=False
         )
     except subprocess.TimeoutExpired:
-        _unavailable(f"`npm ci` in {INTEROP_DIR} took over {_INSTALL_TIMEOUT_S}s: is registry.npmjs.org reachable?")
+        _unavailable(f"`npm ci` in tests/interop took over {_INSTALL_TIMEOUT_S}s: is registry.npmjs.org reachable?")
         return
     if done.returncode != 0:
-        head = "\n".join((done.stderr or done.stdout).strip().splitlines()[:8])
+        said = " / ".join(line.strip() for line in (done.stderr or done.stdout).strip().splitlines()[:3])
         _unavailable(
-            f"`npm ci` in {INTEROP_DIR} failed (exit {done.returncode}); the interop tests need the npm "
-            f"registry (registry.npmjs.org) to install Node 22 and the MCP peers.\n{head}"
+            f"`npm ci` in tests/interop failed (exit {done.returncode}): the interop tests need the npm registry "
+            f"(registry.npmjs.org) to install Node 22 and the MCP peers; npm said: {said}"
         )
         return
     _STAMP.write_text(_lock_digest())

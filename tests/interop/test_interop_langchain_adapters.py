@@ -66,10 +66,10 @@ def adapter_report() -> dict[str, Any]:
     except subprocess.TimeoutExpired:
         _unavailable(f"`uv sync --script` took over {_SYNC_TIMEOUT_S}s: is pypi.org reachable?")
     if built.returncode != 0:
-        head = "\n".join(built.stderr.strip().splitlines()[:8])
+        said = " / ".join(line.strip() for line in built.stderr.strip().splitlines()[:3])
         _unavailable(
             f"uv could not build the langchain-mcp-adapters environment from {CLIENT_SCRIPT.name}.lock "
-            f"(exit {built.returncode}); it needs the PyPI registry on a cold cache.\n{head}"
+            f"(exit {built.returncode}): it needs the PyPI registry on a cold cache; uv said: {said}"
         )
     payload = json.dumps([{"name": name, "arguments": arguments} for name, arguments in CALLS])
     command = [uv, "run", "--locked", "--script", str(CLIENT_SCRIPT), payload, *CONTRACT_SERVER]

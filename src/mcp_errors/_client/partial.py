@@ -29,9 +29,8 @@ from mcp_errors._client.outcome import OutcomeKind, ToolOutcome, read_result, re
 from mcp_errors._client.policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
 from mcp_errors._shared.contract import CATEGORY_VALUES, ErrorCategory
 from mcp_errors._shared.envelope import FailureDetails, error_result
-from mcp_errors._shared.error_text import format_seconds
 from mcp_errors._shared.telemetry import partial_span, record_partial
-from mcp_errors._shared.words import ADVICE
+from mcp_errors._shared.words import ADVICE, format_seconds
 
 __all__ = [
     "FailedCall",

@@ -189,10 +189,9 @@ def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None
             # No brackets or `name=value` in the line: MCPServer's RichHandler highlights them, which
             # made this line dearer than the SDK's own per failure (benchmarks/overhead.py).
             logger.info(
-                "tool %r failed: %s %s, errorId %s",
+                "tool %r failed: %s, errorId %s",
                 tool_name,
-                details.category.value,
-                details.code or "",
+                f"{details.category.value} {details.code}" if details.code else details.category.value,
                 error_id,
                 extra=log_fields(tool_name, error_id, details.category),
             )

@@ -22,6 +22,7 @@ from mcp_types import CallToolResult, TextContent
 from mcp_errors._shared.contract import CONTRACT_FIELDS, ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._shared.error_text import ErrorHead, with_error_id, write_error_text
 from mcp_errors._shared.sanitize import encodable
+from mcp_errors._shared.words import to_milliseconds
 
 __all__ = [
     "CATEGORY_INFERRED",
@@ -62,6 +63,12 @@ class FailureDetails:
     """Whether the category was guessed (a proxy reading an upstream's prose) rather than
     declared: the head then says `(inferred)` and the envelope has `categoryInferred: true`."""
     _written: tuple[str, dict[str, Any]] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.retry_after_seconds is not None:
+            # One value for the head, the envelope and telemetry, as a person reads it: a
+            # computed backoff is no 0.1861972720000722 (`to_milliseconds`).
+            object.__setattr__(self, "retry_after_seconds", to_milliseconds(self.retry_after_seconds))
 
     def to_structured(self, error_id: str | None = None) -> dict[str, Any]:
         """The `structuredContent` object of the error result (a new dict on each call)."""

@@ -26,9 +26,15 @@ from dataclasses import dataclass
 from typing import Final
 
 from mcp_errors._shared.contract import ErrorCategory
-from mcp_errors._shared.words import VERDICT_NOT_RETRYABLE, VERDICT_RETRYABLE
+from mcp_errors._shared.words import VERDICT_NOT_RETRYABLE, VERDICT_RETRYABLE, format_seconds
 
-__all__ = ["ErrorHead", "ErrorText", "format_seconds", "read_error_text", "with_error_id", "write_error_text"]
+__all__ = [
+    "ErrorHead",
+    "ErrorText",
+    "read_error_text",
+    "with_error_id",
+    "write_error_text",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,12 +114,6 @@ def read_error_text(text: str) -> ErrorText | None:
             rest = rest[:start]
     body = rest.strip()
     return ErrorText(head=head, body=body, error_id=error_id)
-
-
-def format_seconds(seconds: float) -> str:
-    """A wait as the head writes it: plain decimal, at most three places (`2`, `0.25`)."""
-    # Never the exponent form of `:g` (`1e+06`), which the head's grammar does not admit.
-    return f"{seconds:.3f}".rstrip("0").rstrip(".")
 
 
 _ID_OPEN: Final = " (errorId: "

@@ -10,7 +10,9 @@ wrong; these sentences say what to do about it, and are appended to them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from decimal import ROUND_CEILING, Decimal
 from typing import Final
 
 from mcp_errors._shared.contract import ErrorCategory, ExecutionState
@@ -22,9 +24,11 @@ __all__ = [
     "VERDICT_NOT_RETRYABLE",
     "VERDICT_RETRYABLE",
     "advice",
-    "format_wait",
+    "format_seconds",
     "may_have_applied",
     "resend_after",
+    "seconds_in_words",
+    "to_milliseconds",
 ]
 
 VERDICT_RETRYABLE: Final = "retryable"
@@ -82,13 +86,32 @@ def resend_after(seconds: float | None) -> str:
     """`Resend after a short wait.`, or after the wait a server asked for (`Resend after at least 2 seconds.`)."""
     if seconds is None:
         return "Resend after a short wait."
-    return f"Resend after at least {format_wait(seconds)}."
+    return f"Resend after at least {seconds_in_words(seconds)}."
 
 
-def format_wait(seconds: float) -> str:
-    """A wait as a person reads it: `1 second`, `2.5 seconds`, `0.19 seconds`, `3 minutes`."""
-    if seconds >= 120 and seconds % 60 == 0:
-        minutes = int(seconds // 60)
-        return f"{minutes} minutes"
-    value = f"{seconds:.2f}".rstrip("0").rstrip(".") if seconds < 10 else f"{seconds:.0f}"
-    return f"{value} second" if value == "1" else f"{value} seconds"
+def to_milliseconds(seconds: float) -> float:
+    """A wait as every writer gives it: rounded up to the millisecond (`0.18619727` is `0.187`).
+
+    Up, not to the nearest: no client is told to come back sooner than it was asked to.
+    Rounding a rounded wait changes nothing.
+    """
+    if not math.isfinite(seconds) or abs(seconds) >= _NO_MILLISECONDS_PAST:
+        return seconds
+    # Through the shortest decimal form: 4.35 stays 4.35 (4.35 * 1000 is 4350.000000000001).
+    return float(Decimal(repr(seconds)).quantize(_MILLISECOND, rounding=ROUND_CEILING))
+
+
+def format_seconds(seconds: float) -> str:
+    """A wait as the head writes it: plain decimal, in milliseconds at most (`2`, `0.25`)."""
+    # Never the exponent form of `:g` (`1e+06`), which the head's grammar does not admit.
+    return f"{to_milliseconds(seconds):.3f}".rstrip("0").rstrip(".")
+
+
+def seconds_in_words(seconds: float) -> str:
+    """A wait as a sentence says it, with the head's precision: `1 second`, `0.187 seconds`."""
+    shown = format_seconds(seconds)
+    return f"{shown} second" if shown == "1" else f"{shown} seconds"
+
+
+_MILLISECOND: Final = Decimal("0.001")
+_NO_MILLISECONDS_PAST: Final = 1e12  # seconds; past the head's 12 digits a millisecond means nothing

@@ -3,12 +3,21 @@
 It lists a server's tools, calls each with arguments that break its inputSchema (and, on
 request, with one valid call; with `CallArguments` from an `--args` file, with real data),
 and judges every result against the rules in `docs/rules.md`.
+
+The names below are imported on first use, so that `mcp-errors --help` (which registers
+`check`) does not load the MCP SDK.
 """
 
-from mcp_errors.check._args import CallArguments, ToolArguments, load_call_arguments
-from mcp_errors.check._report import CallRecord, CheckReport
-from mcp_errors.check._rules import RULES, Family, Finding, Rule, Severity
-from mcp_errors.check._runner import CheckOptions, Target, check_server
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp_errors.check._args import CallArguments, ToolArguments, load_call_arguments
+    from mcp_errors.check._report import CallRecord, CheckReport
+    from mcp_errors.check._rules import RULES, Family, Finding, Rule, Severity
+    from mcp_errors.check._runner import CheckOptions, Target, check_server
 
 __all__ = [
     "RULES",
@@ -25,3 +34,26 @@ __all__ = [
     "check_server",
     "load_call_arguments",
 ]
+
+_HOMES = {
+    "CallArguments": "_args",
+    "ToolArguments": "_args",
+    "load_call_arguments": "_args",
+    "CallRecord": "_report",
+    "CheckReport": "_report",
+    "RULES": "_rules",
+    "Family": "_rules",
+    "Finding": "_rules",
+    "Rule": "_rules",
+    "Severity": "_rules",
+    "CheckOptions": "_runner",
+    "Target": "_runner",
+    "check_server": "_runner",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

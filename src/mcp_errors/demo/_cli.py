@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 
 import typer
 
+from mcp_errors._cli_params import HTTP_METAVAR, LOOPBACK, parse_http_address
+
 __all__ = ["demo_command", "serve_command"]
 
 
@@ -16,17 +18,15 @@ def serve_command(
         typer.Option(help="SQLite file of the desk, or ':memory:'.", show_default="demo-desk.sqlite3 in your data dir"),
     ] = None,
     http: Annotated[
-        int | None,
+        str | None,
         typer.Option(
             "--http",
-            metavar="PORT",
-            min=1,
-            max=65535,
-            help="Serve streamable HTTP on PORT instead of stdio.",
+            metavar=HTTP_METAVAR,
+            help="Serve streamable HTTP on PORT (of --host) or HOST:PORT instead of stdio.",
             show_default="stdio",
         ),
     ] = None,
-    host: Annotated[str, typer.Option(help="Interface for --http. Keep 127.0.0.1 unless you mean it.")] = "127.0.0.1",
+    host: Annotated[str, typer.Option(help="Interface for --http PORT. Keep 127.0.0.1 unless you mean it.")] = LOOPBACK,
     role: Annotated[
         Literal["support", "finance"], typer.Option(help="'finance' may call get_financial_records.")
     ] = "support",
@@ -63,6 +63,11 @@ def serve_command(
     ] = False,
 ) -> None:
     """Run the demo support desk as an MCP server (stdio by default)."""
+    address = parse_http_address(http, default_host=host) if http is not None else None
+    if address is not None and address[0] != host and host != LOOPBACK:
+        raise typer.BadParameter(
+            "give the interface once: --http HOST:PORT, or --host with --http PORT", param_hint="--host"
+        )
     from mcp_errors.demo._db import MEMORY, default_db_path
     from mcp_errors.demo._faults import FaultConfig
     from mcp_errors.demo._server import OUTAGE_TARGETS, DeskConfig, build_server
@@ -95,7 +100,7 @@ def serve_command(
         raise typer.BadParameter(f"{config.db} is not a usable SQLite database ({exc})", param_hint="--db") from exc
     except (ValueError, ImportError) as exc:
         raise typer.BadParameter(str(exc), param_hint="--store") from exc
-    if http is None:
+    if address is None:
         server.run("stdio")
         return
     import os
@@ -105,8 +110,9 @@ def serve_command(
     from mcp_errors.demo._app import CONFIG_ENV, config_to_env
 
     server.desk_database.close()  # type: ignore[attr-defined]  # the replicas open their own
+    host, port = address
     os.environ[CONFIG_ENV] = config_to_env(config, host=host)
-    uvicorn.run("mcp_errors.demo._app:make_app", factory=True, host=host, port=http, workers=workers)
+    uvicorn.run("mcp_errors.demo._app:make_app", factory=True, host=host, port=port, workers=workers)
 
 
 def demo_command(

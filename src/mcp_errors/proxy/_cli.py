@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from mcp_errors._cli_params import HTTP_METAVAR, parse_http_address
+
 __all__ = ["proxy"]
 
 
@@ -22,8 +24,9 @@ def proxy(
         str | None,
         typer.Option(
             "--http",
-            metavar="HOST:PORT",
-            help="Serve streamable HTTP (stateless, JSON responses) on HOST:PORT instead of stdio.",
+            metavar=HTTP_METAVAR,
+            help="Serve streamable HTTP (stateless, JSON responses) on PORT (of 127.0.0.1) or HOST:PORT instead of "
+            "stdio.",
             show_default="stdio",
         ),
     ] = None,
@@ -100,7 +103,7 @@ def proxy(
             loaded = load_rules(rules)
         except RulesError as exc:
             _fail(str(exc), status=2)
-    front = _host_and_port(http) if http is not None else None
+    front = parse_http_address(http) if http is not None else None
     upstream: Upstream
     if len(target) == 1 and target[0].startswith(("http://", "https://")):
         upstream = target[0]
@@ -140,13 +143,6 @@ def _quiet_fastmcp() -> None:
     fastmcp_logger = logging.getLogger("fastmcp")
     fastmcp_logger.setLevel(logging.WARNING)
     logging.getLogger("fastmcp.server.server").addFilter(not_an_upstream_error)
-
-
-def _host_and_port(value: str) -> tuple[str, int]:
-    host, _, port = value.rpartition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise typer.BadParameter(f"expected HOST:PORT, e.g. 127.0.0.1:8080, not {value!r}", param_hint="--http")
-    return host.strip("[]"), int(port)
 
 
 def _fail(message: str, *, status: int) -> None:

@@ -241,13 +241,14 @@ class ContractMiddleware(Middleware):
         # The server's log (the host keeps the proxy's stderr) is where an errorId leads: the
         # upstream's own words go there whole, once, and to the agent only sanitised.
         if logger.isEnabledFor(logging.WARNING):
+            shown = _loggable(name, _MAX_LOGGED_NAME_CHARS)  # a caller can invent any name
             logger.warning(
                 "tool %r failed: %s, errorId %s%s",
-                name,
+                shown,
                 f"{details.category.value} {details.code}" if details.code else details.category.value,
                 error_id,
-                f"; the server said: {_loggable(said)}" if said.strip() else "",
-                extra=log_fields(name, error_id, details.category),
+                f"; the server said: {_loggable(said, _MAX_LOGGED_CHARS)}" if said.strip() else "",
+                extra=log_fields(shown, error_id, details.category),
             )
         return error_tool_result(details, error_id, meta=meta, others=others, tool_failure_meta=self.tool_failure_meta)
 
@@ -349,11 +350,12 @@ def _is_read_only(tool: Tool | None) -> bool:
     return bool(tool is not None and tool.annotations is not None and tool.annotations.read_only_hint)
 
 
-def _loggable(text: str) -> str:
-    """An upstream's words for one log line: capped, control characters (terminal escapes) shown escaped."""
-    clipped = text[:_MAX_LOGGED_CHARS] + ("…" if len(text) > _MAX_LOGGED_CHARS else "")
+def _loggable(text: str, limit: int) -> str:
+    """Words from outside for one log line: capped, control characters (terminal escapes) shown escaped."""
+    clipped = text[:limit] + ("…" if len(text) > limit else "")
     return clipped.translate(_CONTROL_CHARACTERS)
 
 
 _MAX_LOGGED_CHARS: Final = 2000
+_MAX_LOGGED_NAME_CHARS: Final = 200
 _CONTROL_CHARACTERS: Final = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F)}

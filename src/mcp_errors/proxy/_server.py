@@ -43,6 +43,7 @@ from mcp_types import PromptListChangedNotification, ResourceListChangedNotifica
 
 from mcp_errors._client.budget import RetryBudget
 from mcp_errors._server.fastmcp import replay_middleware
+from mcp_errors._shared.words import seconds_in_words
 from mcp_errors.proxy._child import ChildProcess
 from mcp_errors.proxy._classify import UpstreamClassifier
 from mcp_errors.proxy._middleware import ContractMiddleware
@@ -161,7 +162,7 @@ async def check_upstream(server: FastMCP[Any], upstream: Upstream, *, seconds: f
             async with cast(Client[Any], provider.client_factory()) as client:
                 return [tool.name for tool in await client.list_tools()]
     except TimeoutError:
-        reason = f"did not answer the MCP handshake within {seconds:g} seconds"
+        reason = f"did not answer the MCP handshake within {seconds_in_words(seconds)}"
         if isinstance(upstream, ChildProcess):
             reason += " (is it an MCP server that speaks stdio?)"
         raise StartupError(_startup_message(upstream, reason)) from None
