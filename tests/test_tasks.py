@@ -379,3 +379,33 @@ async def test_the_proxy_answers_a_task_only_tool_with_a_classified_error_and_re
     )
     assert check_error(optional, None)["code"] == "UPSTREAM_TIMEOUT"  # the upstream's own contract, relayed
     assert_nothing_leaks(optional, reports.LEAKED_PASSWORD, reports.LEAKED_DSN)
+
+
+# -- the checker on tools that run only as tasks --
+
+
+@pytest.mark.anyio
+async def test_the_checker_calls_task_only_tools_as_tasks_and_judges_what_they_answer(reports: Any) -> None:
+    from mcp_errors.check import CheckOptions, check_server
+
+    options = CheckOptions(call_valid=True, timeout=10)
+    installed = await check_server(stdio(), options)
+    plain = await check_server(stdio("--plain"), options)
+
+    for report in (installed, plain):
+        assert report.tools_skipped == {}
+        assert {"warehouse_query", "refund_batch", "crash", "quarterly_report"} <= set(report.tools_checked)
+    flagged = {(finding.tool, finding.rule) for finding in plain.findings}
+    # Without the contract, fastmcp-tasks completes the task with the timeout's raw text, DSN included.
+    assert ("warehouse_query", "ME010") in flagged
+    assert ("warehouse_query", "ME002") in flagged
+    assert not {finding.rule for finding in installed.findings if finding.tool == "warehouse_query"}
+
+
+@pytest.mark.anyio
+async def test_on_a_legacy_connection_the_checker_says_why_it_skips_a_task_only_tool(reports: Any) -> None:
+    from mcp_errors.check import CheckOptions, check_server
+
+    report = await check_server(stdio(), CheckOptions(mode="legacy", timeout=10))
+    assert "quarterly_report" in report.tools_skipped
+    assert "optional_report" in report.tools_checked

@@ -4,7 +4,9 @@
 script it serves the same tools over stdio, configured by its arguments (so that two
 processes can share a Docket backend and an idempotency store):
 
-    python tests/servers/task_reports.py [--docket URL] [--store URL] [--runs FILE]
+    python tests/servers/task_reports.py [--docket URL] [--store URL] [--runs FILE] [--plain]
+
+(`--plain`: the same server without `install`, as fastmcp and fastmcp-tasks alone serve it.)
 
 The tools, every one `task=TaskConfig(mode="required")` unless said otherwise:
 
@@ -76,12 +78,14 @@ def build(
     store: IdempotencyStore | str | None = None,
     lines: Path | None = None,
     tool_failure_meta: bool = False,
+    contract: bool = True,
 ) -> tuple[FastMCP[Any], Runs]:
     """The reports server with the tasks extension on `docket`, installed (with `store`, when given)."""
     runs = Runs(lines=lines)
     server: FastMCP[Any] = FastMCP("reports")
     server.add_extension(TasksExtension(url=docket, name=docket_name or f"reports-{os.urandom(4).hex()}"))
-    install(server, idempotency=store, tool_failure_meta=tool_failure_meta)
+    if contract:
+        install(server, idempotency=store, tool_failure_meta=tool_failure_meta)
     required = TaskConfig(mode="required", poll_interval=POLL)
 
     @server.tool(task=required)
@@ -179,8 +183,15 @@ def main() -> None:
     parser.add_argument("--docket-name", default=None)
     parser.add_argument("--store", default=None)
     parser.add_argument("--runs", type=Path, default=None)
+    parser.add_argument("--plain", action="store_true")
     options = parser.parse_args()
-    server, _ = build(docket=options.docket, docket_name=options.docket_name, store=options.store, lines=options.runs)
+    server, _ = build(
+        docket=options.docket,
+        docket_name=options.docket_name,
+        store=options.store,
+        lines=options.runs,
+        contract=not options.plain,
+    )
     server.run(show_banner=False)
 
 

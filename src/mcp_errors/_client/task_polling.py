@@ -47,14 +47,23 @@ import anyio
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, REQUEST_TIMEOUT, CallToolResult, Request, RequestParams, Result
+from mcp_types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    REQUEST_TIMEOUT,
+    CallToolResult,
+    InputRequiredResult,
+    Request,
+    RequestParams,
+    Result,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_errors._shared.contract import TASK_META, TASKS_EXTENSION, ErrorCategory, ExecutionState
 from mcp_errors._shared.envelope import FailureDetails, error_result
 from mcp_errors._shared.words import may_have_applied
 
-__all__ = ["TERMINAL_STATUSES", "TaskPolling", "TaskWatch", "read_task_state", "watching_task"]
+__all__ = ["TERMINAL_STATUSES", "CreatedTask", "TaskPolling", "TaskWatch", "read_task_state", "watching_task"]
 
 TERMINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
 
@@ -93,13 +102,13 @@ class TaskPolling(ClientExtension):
         return (
             ResultClaim(
                 result_type="task",
-                model=_CreatedTask,
+                model=CreatedTask,
                 resolve=self._finish,
                 protocol_versions=frozenset(MODERN_PROTOCOL_VERSIONS),
             ),
         )
 
-    async def _finish(self, created: _CreatedTask, context: ClaimContext) -> CallToolResult:
+    async def _finish(self, created: CreatedTask, context: ClaimContext) -> CallToolResult:
         watch = _watch.get()
         if watch is None:
             timeout = context.read_timeout_seconds
@@ -123,46 +132,94 @@ class TaskWatch:
     started: float = 0.0
     cancel: Literal["not sent", "acknowledged", "not acknowledged"] = "not sent"
     _interval: float = field(default=_DEFAULT_POLL_SECONDS, repr=False)
-    _state: _TaskState | None = field(default=None, repr=False)
-    """The last `tasks/get` answer."""
 
     @property
     def running(self) -> bool:
         """Whether a task was started and not seen to end."""
         return self.task_id is not None and self.status not in TERMINAL_STATUSES
 
-    async def drive(self, session: ClientSession, created: _CreatedTask) -> CallToolResult:
+    async def drive(self, session: ClientSession, created: CreatedTask) -> CallToolResult:
         """Poll the task `created` to its end, or to the deadline, and answer with a result."""
+        try:
+            state = await self.follow(session, created)
+        except MCPError as exc:
+            if exc.code != INVALID_PARAMS:  # the extension's answer for a task it does not know
+                raise
+            return self._result(_EXPIRED, "unknown")
+        if state is None:
+            return self.stopped_result()
+        if state.status == "input_required":
+            await self.cancel_task(session)
+            return self._result(_INPUT_REQUIRED, "input_required")
+        if state.status == "completed":
+            return _with_task(CallToolResult.model_validate(state.result or {}), self.task_id, "completed")
+        if state.status == "failed":
+            code = (state.error or {}).get("code")
+            return self._result(_failed(code if isinstance(code, int) else None), "failed")
+        return self._result(_CANCELLED, "cancelled")
+
+    async def answer(self, session: ClientSession, created: CreatedTask) -> CallToolResult | InputRequiredResult:
+        """What the server answered once its task ended, as a plain `tools/call` would have had it.
+
+        For a reader that judges the server's own answers (the checker): a completed task's
+        result as it came, the ask of a task that wants input (the task is cancelled), and a
+        failed task's JSON-RPC error raised as `MCPError`. The caller bounds the time (a
+        task still running when it is cancelled is cancelled in turn).
+        """
+        state = await self.follow(session, created)
+        if state is None or state.status == "input_required":
+            await self.cancel_task(session)
+            asked = state.input_requests if state is not None else None
+            return InputRequiredResult.model_validate({"inputRequests": asked or {}, "requestState": "task"})
+        if state.status == "completed":
+            return CallToolResult.model_validate(state.result or {})
+        error = state.error or {"code": INTERNAL_ERROR, "message": f"Task {state.status}"}
+        code = error.get("code")
+        raise MCPError(
+            code if isinstance(code, int) else INTERNAL_ERROR, str(error.get("message", "")), error.get("data")
+        )
+
+    async def follow(self, session: ClientSession, created: CreatedTask) -> _TaskState | None:
+        """Poll the task `created` until it ends or asks for input, and return that `tasks/get` answer.
+
+        At the deadline the task is cancelled and `None` returned; a caller cancelled while it
+        polls cancels the task too. What `tasks/get` raises is raised (-32602: the server does
+        not know the task).
+        """
         self.task_id, self.started = created.task_id, anyio.current_time()
         self._saw(created)
+        state: _TaskState | None = None
         try:
             while True:
                 settled = self.status in TERMINAL_STATUSES or self.status == "input_required"
-                if settled and self._state is not None:
-                    return await self._ended(session)
+                if settled and state is not None:
+                    return state
                 # A task that is already done when it is handed over (a resend of a keyed call
                 # gets its task as it stands) is read at once.
                 wait = 0.0 if settled else self._interval
                 if self.deadline is not None:
                     left = self.deadline - anyio.current_time()
                     if left <= 0:
-                        await self._cancel(session)
-                        return self.stopped_result()
+                        await self.cancel_task(session)
+                        return None
                     wait = min(wait, left)
                 await anyio.sleep(wait)
-                try:
-                    self._state = await session.send_request(_GetTask.about(created.task_id), _TaskState)
-                except MCPError as exc:
-                    if exc.code != INVALID_PARAMS:  # the extension's answer for a task it does not know
-                        raise
-                    return self._result(_EXPIRED, "unknown")
+                state = await session.send_request(_GetTask.about(created.task_id), _TaskState)
                 self.polls += 1
-                self._saw(self._state)
+                self._saw(state)
         except anyio.get_cancelled_exc_class():
             if self.running:
                 with anyio.CancelScope(shield=True):
-                    await self._cancel(session)
+                    await self.cancel_task(session)
             raise
+
+    async def cancel_task(self, session: ClientSession) -> None:
+        """Ask the server to cancel the task (`tasks/cancel`), within a few seconds; failures are noted, not raised."""
+        assert self.task_id is not None
+        self.cancel = "not acknowledged"
+        with anyio.move_on_after(_CANCEL_SECONDS), contextlib.suppress(Exception):
+            await session.send_request(_CancelTask.about(self.task_id), Result)
+            self.cancel = "acknowledged"
 
     def stopped_result(self) -> CallToolResult:
         """The answer of a call whose time ran out while its task ran (`TASK_DEADLINE`)."""
@@ -189,26 +246,6 @@ class TaskWatch:
         interval = task.poll_interval_ms
         if interval is not None and math.isfinite(interval):
             self._interval = max(interval / 1000, _MIN_POLL_SECONDS)
-
-    async def _ended(self, session: ClientSession) -> CallToolResult:
-        state = self._state
-        if self.status == "input_required":
-            await self._cancel(session)
-            return self._result(_INPUT_REQUIRED, "input_required")
-        if self.status == "completed":
-            result = CallToolResult.model_validate(state.result if state is not None and state.result else {})
-            return _with_task(result, self.task_id, "completed")
-        if self.status == "failed":
-            code = state.error.get("code") if state is not None and state.error else None
-            return self._result(_failed(code if isinstance(code, int) else None), "failed")
-        return self._result(_CANCELLED, "cancelled")
-
-    async def _cancel(self, session: ClientSession) -> None:
-        assert self.task_id is not None
-        self.cancel = "not acknowledged"
-        with anyio.move_on_after(_CANCEL_SECONDS), contextlib.suppress(Exception):
-            await session.send_request(_CancelTask.about(self.task_id), Result)
-            self.cancel = "acknowledged"
 
     def _result(self, details: FailureDetails, status: str) -> CallToolResult:
         return _with_task(error_result(details), self.task_id, status)
@@ -313,17 +350,18 @@ class _TaskFields(Result):
     status_message: str | None = None
 
 
-class _CreatedTask(_TaskFields):
+class CreatedTask(_TaskFields):
     """The `tools/call` answer of a call the server runs as a task (the claim's shape)."""
 
     result_type: Literal["task"]
 
 
 class _TaskState(_TaskFields):
-    """A `tasks/get` answer: the task, and its result or error once it ended."""
+    """A `tasks/get` answer: the task, and its result or error once it ended, or what it asks for."""
 
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
+    input_requests: dict[str, Any] | None = None
 
 
 class _TaskParams(RequestParams):
