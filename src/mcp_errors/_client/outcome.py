@@ -181,9 +181,10 @@ def read_result(
     """
     if isinstance(result, BaseException):
         return _read_exception(result)
-    if not isinstance(result, CallToolResult):
-        if isinstance(result, pydantic.BaseModel):
-            result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    if isinstance(result, Result) and not isinstance(result, CallToolResult):
+        # Another result model: a task's state (fastmcp-tasks' `tasks/get` answer, say).
+        result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    if isinstance(result, Mapping):
         if _is_task_state(result):
             return _read_task_state(result, arguments)
         try:
@@ -191,7 +192,7 @@ def read_result(
         except pydantic.ValidationError as exc:
             return _read_exception(exc)
     outcome = _read_call_tool_result(result, arguments)
-    task = (result.meta or {}).get(TASK_META)
+    task = (getattr(result, "meta", None) or {}).get(TASK_META)
     if isinstance(task, Mapping) and isinstance(task.get("taskId"), str):
         return dataclasses.replace(outcome, task_id=task["taskId"])
     return outcome
