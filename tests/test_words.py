@@ -12,9 +12,9 @@ from mcp_errors._shared.words import (
     RESEND_RULE,
     VERDICT_NOT_RETRYABLE,
     VERDICT_RETRYABLE,
-    format_wait,
     may_have_applied,
     resend_after,
+    seconds_in_words,
 )
 
 
@@ -42,11 +42,11 @@ def test_only_the_transient_advice_says_to_resend_the_same_call() -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "said"),
-    [(1, "1 second"), (1.0, "1 second"), (2, "2 seconds"), (0.1861972720000722, "0.19 seconds"),
-     (2.5, "2.5 seconds"), (30, "30 seconds"), (180, "3 minutes"), (90, "90 seconds")],
+    [(1, "1 second"), (1.0, "1 second"), (2, "2 seconds"), (0.1861972720000722, "0.187 seconds"),
+     (2.5, "2.5 seconds"), (30, "30 seconds"), (0.0001, "0.001 seconds")],
 )  # fmt: skip
-def test_a_wait_is_said_the_way_a_person_reads_it(seconds: float, said: str) -> None:
-    assert format_wait(seconds) == said
+def test_a_wait_is_said_as_the_head_writes_it_never_sooner_than_asked(seconds: float, said: str) -> None:
+    assert seconds_in_words(seconds) == said
     assert resend_after(seconds) == f"Resend after at least {said}."
 
 

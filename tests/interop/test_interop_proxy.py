@@ -146,11 +146,15 @@ def test_mcp_server_git_failures_with_the_shipped_rules(repository: Path) -> Non
 def test_mcp_server_git_without_rules_still_answers_in_the_contract_and_keeps_its_paths(repository: Path) -> None:
     calls = git_calls(repository)
     schemas, (missing, revision, *_) = session(proxied(sys.executable, "-m", "mcp_server_git"), calls)
-    # The server says nothing but the path: only a rule can tell what it means.
+    # The server says nothing but the path it was given: only a rule can tell what that means.
     default = error_of(schemas, calls[0], missing)
     assert (default["errorCategory"], default["code"], default["isRetryable"]) == ("business", "TOOL_ERROR", False)
     assert_nothing_leaks(missing, str(repository.parent))
-    assert error_of(schemas, calls[1], revision)["errorCategory"] == "business"
+    # "Ref 'deadbeef' did not resolve to an object": the revision the call named does not exist.
+    assert (error_of(schemas, calls[1], revision)["errorCategory"], error_of(schemas, calls[1], revision)["code"]) == (
+        "validation",
+        "NOT_FOUND",
+    )
 
 
 # --- @modelcontextprotocol/server-filesystem --------------------------------------------------

@@ -105,7 +105,8 @@ def judge_failure(
         The judgment, or `None`.
     """
     judged = _ECHOED_INPUT.sub("", text[:MAX_JUDGED_CHARS])
-    words = _words(judged)
+    # A path or URL is a name, not prose: `/srv/no-such-repository` says nothing of a failure.
+    words = _words(_PATH.sub(" ", judged))
     found = _best_match(words)
     if found is None:
         return None
