@@ -141,6 +141,14 @@ def running_redis() -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def fastmcp_before_4_2() -> bool:
+    """Whether the installed fastmcp is older than 4.2: the one `fastmcp-tasks` pins (the second environment)."""
+    import fastmcp  # fastmcp-slim's module, whichever distribution brought it
+
+    major, minor = (int(part) for part in fastmcp.__version__.split(".")[:2])
+    return (major, minor) < (4, 2)
+
+
 def require_fastmcp_tasks() -> ModuleType:
     """`fastmcp_tasks`, or a skip of the calling module (a failure under `MCP_ERRORS_REQUIRE_TASKS=1`)."""
     if os.environ.get("MCP_ERRORS_REQUIRE_TASKS") == "1":
