@@ -77,6 +77,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 # worker busy long after the other ran out of files.
 _LONGEST_FIRST = (
     "test_proxy.py",
+    "test_tasks.py",  # in the second environment (tests/tasks-env); skipped at once in the main one
     "test_interop_proxy.py",
     "test_replicas.py",
     "test_policy.py",

@@ -6,6 +6,12 @@ PostgreSQL's `initdb` and `pg_ctl` refuse to run as root, so as root they run as
 `postgres` user. When a server's binaries are missing the tests that need it are skipped
 with a message saying what to install, except under `CI=true`, where that fails the run.
 
+`require_fastmcp_tasks()` does the same for a library: the tests of tasks (SEP-2663) need
+`fastmcp-tasks`, which pins an older fastmcp than the main environment's, so they run in the
+second environment (`uv run --project tests/tasks-env pytest`) and are skipped in the main
+one, except under `MCP_ERRORS_REQUIRE_TASKS=1` (the second environment's CI run), where a
+missing `fastmcp-tasks` fails the run.
+
 Loaded by `tests/conftest.py`; the helpers also serve `benchmarks/idempotency.py`.
 """
 
@@ -13,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import importlib
 import os
 import shutil
 import socket
@@ -21,6 +28,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import NoReturn
 
 import pytest
@@ -131,6 +139,25 @@ def running_redis() -> Iterator[str]:
             yield f"redis://127.0.0.1:{port}/0"
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def fastmcp_before_4_2() -> bool:
+    """Whether the installed fastmcp is older than 4.2: the one `fastmcp-tasks` pins (the second environment)."""
+    import fastmcp  # fastmcp-slim's module, whichever distribution brought it
+
+    major, minor = (int(part) for part in fastmcp.__version__.split(".")[:2])
+    return (major, minor) < (4, 2)
+
+
+def require_fastmcp_tasks() -> ModuleType:
+    """`fastmcp_tasks`, or a skip of the calling module (a failure under `MCP_ERRORS_REQUIRE_TASKS=1`)."""
+    if os.environ.get("MCP_ERRORS_REQUIRE_TASKS") == "1":
+        return importlib.import_module("fastmcp_tasks")
+    return pytest.importorskip(
+        "fastmcp_tasks",
+        reason="fastmcp-tasks pins an older fastmcp: run these in the second environment, "
+        "uv run --project tests/tasks-env pytest",
+    )
 
 
 def _missing(what: str, install: str) -> NoReturn:

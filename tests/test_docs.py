@@ -6,7 +6,9 @@ as a reader would run it, and `mcp-errors check` must pass on it. A README block
 builds a server and does nothing with it must be such a file: copied into `server.py`,
 anything else exits at once. A block fenced ```python subprocess runs in a fresh
 interpreter: for examples that set process-wide state, such as OpenTelemetry's global
-providers. A block fenced ```python no-run is skipped; use it only when running is truly
+providers. A block fenced ```python tasks needs `fastmcp-tasks`, which pins an older fastmcp:
+it runs in the second environment (`uv run --project tests/tasks-env pytest`) and is skipped
+in the main one. A block fenced ```python no-run is skipped; use it only when running is truly
 impossible.
 
 Every block runs twice in the same folder, as a reader runs an example again: files it
@@ -32,7 +34,7 @@ import pytest
 
 from mcp_errors.check import CheckOptions, check_server
 from mcp_errors.testing import reset_retry_budgets
-from services import free_port, listening
+from services import free_port, listening, require_fastmcp_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 _FENCE = re.compile(r"^```python(?P<flags>[^\n]*)\n(?P<code>.*?)^```\s*$", re.MULTILINE | re.DOTALL)
@@ -45,6 +47,7 @@ class Block:
     code: str
     run: bool
     subprocess: bool = False
+    tasks: bool = False
 
     @property
     def name(self) -> str:
@@ -92,7 +95,9 @@ def blocks() -> list[Block]:
         for match in _FENCE.finditer(text):
             line = text.count("\n", 0, match.start()) + 2
             flags = match.group("flags").split()
-            found.append(Block(path, line, match.group("code"), "no-run" not in flags, "subprocess" in flags))
+            found.append(
+                Block(path, line, match.group("code"), "no-run" not in flags, "subprocess" in flags, "tasks" in flags)
+            )
     return found
 
 
@@ -137,6 +142,8 @@ def test_every_readme_server_is_a_whole_server_file() -> None:
 def test_docs_server_file_serves_over_stdio_and_passes_the_checker(
     block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if block.tasks:
+        require_fastmcp_tasks()
     script = tmp_path / "server.py"
     script.write_text(block.code, encoding="utf-8")
     monkeypatch.chdir(tmp_path)  # the server's own files land beside it, for both runs
@@ -151,6 +158,8 @@ def test_docs_server_file_serves_over_stdio_and_passes_the_checker(
 def test_docs_block_runs_twice(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if not block.run:
         pytest.skip("fenced ```python no-run")
+    if block.tasks:
+        require_fastmcp_tasks()
     # Blocks may register exception mappings or write files: keep both local to the block.
     from mcp_errors._server import classify as _classify
 

@@ -28,6 +28,7 @@ from mcp_errors import (
     InputValidationError,
     RecoveryPolicy,
     RetryBudget,
+    TaskPolling,
     ToolCall,
     TransientError,
     call_tool_with_recovery,
@@ -42,6 +43,7 @@ from mcp_errors.stores import MemoryStore
 from mcp_errors.testing import add_flaky_tool
 from servers import proxy_upstream
 from servers.contract_fastmcp import build_fastmcp_server
+from services import fastmcp_before_4_2, require_fastmcp_tasks
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("zero_wait")]
 
@@ -394,11 +396,19 @@ async def test_the_proxy_counts_an_upstream_failure_it_classified(telemetry: Tel
     assert "fail_jsonrpc" in failed.name
 
 
+# fastmcp 4.1 (the one fastmcp-tasks pins) records a tool's exception on its tools/call span as
+# it leaves the tool, before install writes it as a result: docs/observability.md, "Limits".
+OWN_SPAN_RECORDED_EARLY = pytest.mark.skipif(
+    fastmcp_before_4_2(), reason="fastmcp 4.1 records the raw exception on its own span before install sees it"
+)
+
+
 def span_texts(telemetry: Telemetry, kind: SpanKind | None = None) -> list[str]:
     """Each finished span as its exporter writes it: attributes, status, events and their stack traces."""
     return [span.to_json() for span in telemetry.spans.get_finished_spans() if kind is None or span.kind is kind]
 
 
+@OWN_SPAN_RECORDED_EARLY
 async def test_a_fastmcp_tools_call_span_carries_no_raw_exception_text(telemetry: Telemetry) -> None:
     server = install(fastmcp.FastMCP("spans"))
 
@@ -419,6 +429,7 @@ async def test_a_fastmcp_tools_call_span_carries_no_raw_exception_text(telemetry
         assert __file__ not in text  # no stack trace of the tool either
 
 
+@OWN_SPAN_RECORDED_EARLY
 async def test_the_proxys_tools_call_span_carries_no_upstream_secret(telemetry: Telemetry) -> None:
     child = ChildProcess(sys.executable, [str(Path(proxy_upstream.__file__))])
     proxy = build_proxy(child)
@@ -499,3 +510,22 @@ async def test_a_tool_name_a_caller_invents_against_a_server_without_the_contrac
     for metric in ("mcp_errors.client.call.attempts", "mcp_errors.client.call.retry_delay"):
         names = {found.get("mcp_errors.tool.name") for found, point in telemetry.points(metric) if point.count}
         assert names == {"lookup", "(unknown)"}, metric
+
+
+async def test_a_task_that_failed_in_its_worker_is_counted_and_marks_the_workers_span(telemetry: Telemetry) -> None:
+    require_fastmcp_tasks()
+    from servers import task_reports
+
+    server, _ = task_reports.build()
+    async with Client(server._mcp_server, extensions=[TaskPolling()]) as client:
+        await client.call_tool("refund_batch", {"total": 12_000.0})
+        await client.call_tool("slow", {"seconds": 0.01})
+
+    # (The code is a label only while the process has seen few codes of servers' own: not asserted here.)
+    assert telemetry.count("mcp_errors.tool.results", tool__name="refund_batch", error__category="business") == 1
+    assert telemetry.count("mcp_errors.tool.results", tool__name="slow", outcome="success") == 1
+    # The tool ran in the task worker, inside Docket's span for it (the `tools/call` span had ended).
+    [worker] = [span for span in telemetry.spans.get_finished_spans() if span.name.startswith("tool:refund_batch")]
+    assert worker.attributes is not None
+    assert worker.attributes["mcp_errors.error.code"] == "REFUND_BATCH_LIMIT"
+    assert worker.attributes["mcp_errors.error.retryable"] is False

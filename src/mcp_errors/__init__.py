@@ -25,6 +25,7 @@ if _TYPE_CHECKING:
     )
     from mcp_errors._client.policy import Attempt, Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
     from mcp_errors._client.render import to_anthropic_tool_result, to_langchain_tool_message, to_openai_function_output
+    from mcp_errors._client.task_polling import TaskPolling
     from mcp_errors._server.classify import register_exception
     from mcp_errors._server.errors import (
         AccessDeniedError,
@@ -61,6 +62,7 @@ __all__ = [
     "RecoveryPolicy",
     "RecoveryReport",
     "RetryBudget",
+    "TaskPolling",
     "ToolCall",
     "ToolError",
     "ToolOutcome",
@@ -101,6 +103,7 @@ _HOMES: dict[str, str] = {
     "to_anthropic_tool_result": "mcp_errors._client.render",
     "to_langchain_tool_message": "mcp_errors._client.render",
     "to_openai_function_output": "mcp_errors._client.render",
+    "TaskPolling": "mcp_errors._client.task_polling",
     "register_exception": "mcp_errors._server.classify",
     "AccessDeniedError": "mcp_errors._server.errors",
     "BusinessRuleError": "mcp_errors._server.errors",

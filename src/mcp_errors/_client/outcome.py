@@ -15,6 +15,12 @@ follow it. Sources are tried from the most to the least trustworthy:
 5. exceptions instead of a result (pass the exception to `read_result`): a JSON-RPC error
    (`mcp.shared.exceptions.MCPError`) or a transport failure.
 
+A call a server ran as a task (SEP-2663) is read from the result `TaskPolling` answers it
+with (`ToolOutcome.task_id` says which task), or from a `tasks/get` answer the caller polled
+itself: a completed task is its result, any other end an error whose outcome is unknown
+(`_client/task_polling.py` has the table), and a task still running an error `TASK_RUNNING`
+that says to poll it rather than resend the call.
+
 Failures to get an answer:
 
 | what was raised                                           | category    | executionState   |
@@ -23,6 +29,7 @@ Failures to get an answer:
 | `TimeoutError`, JSON-RPC `REQUEST_TIMEOUT`, httpx read timeout | transient | `outcome_unknown` |
 | connection closed/reset/broken stream, JSON-RPC `CONNECTION_CLOSED` | transient | `outcome_unknown` |
 | JSON-RPC `INVALID_PARAMS` / `METHOD_NOT_FOUND`              | validation (inferred) | `not_executed` |
+| JSON-RPC `-32021`: a client capability the tool needs (tasks) | business (inferred) | `not_executed` |
 | a success the SDK client refuses: it breaks the tool's outputSchema | none | `outcome_unknown` |
 | any other JSON-RPC error or exception                     | none        | `outcome_unknown` |
 
@@ -42,6 +49,7 @@ value, `{"result": []}`). An empty result is a success that found nothing; it is
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -53,14 +61,25 @@ import anyio
 import jsonschema
 import pydantic
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, INVALID_PARAMS, METHOD_NOT_FOUND, REQUEST_TIMEOUT, CallToolResult
+from mcp_types import (
+    CONNECTION_CLOSED,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    REQUEST_TIMEOUT,
+    CallToolResult,
+    Result,
+)
 
+from mcp_errors._client.task_polling import read_task_state
 from mcp_errors._shared.contract import (
     CATEGORY_VALUES,
     MAX_RETRY_AFTER_SECONDS,
+    TASK_META,
     ErrorCategory,
     ExecutionState,
     FieldError,
+    asks_for_tasks,
 )
 from mcp_errors._shared.envelope import CATEGORY_INFERRED, is_empty_result
 from mcp_errors._shared.error_text import read_error_text
@@ -117,6 +136,8 @@ class ToolOutcome:
     """The result's `structuredContent`, as sent."""
     result: CallToolResult | None = None
     """The raw result, `None` when no result arrived (JSON-RPC error, transport failure)."""
+    task_id: str | None = None
+    """The task the server ran the call as (SEP-2663), `None` for a call answered directly."""
 
     @property
     def ok(self) -> bool:
@@ -130,14 +151,16 @@ class ToolOutcome:
 
 
 def read_result(
-    result: CallToolResult | Mapping[str, Any] | BaseException, *, arguments: Mapping[str, Any] | None = None
+    result: Result | Mapping[str, Any] | BaseException, *, arguments: Mapping[str, Any] | None = None
 ) -> ToolOutcome:
     """Read a tool result, from any MCP server, into a `ToolOutcome`.
 
     Args:
         result: A `CallToolResult` (from `mcp.Client.call_tool` or fastmcp's
-            `call_tool_mcp`), the same as a JSON object (wire field names), or the
-            exception raised instead of a result (an `MCPError` or a transport error).
+            `call_tool_mcp`), the same as a JSON object (wire field names), the
+            exception raised instead of a result (an `MCPError` or a transport error), or
+            a task's state (a `tasks/get` answer, as JSON or as a model) for a call the
+            server ran as a task.
         arguments: The call's arguments, when known. Only an error without the contract uses
             them: a "does not exist" that names none of them is about the server's own files
             or data (`SERVER_MISCONFIGURED`: escalate), not about the call's input.
@@ -158,11 +181,58 @@ def read_result(
     """
     if isinstance(result, BaseException):
         return _read_exception(result)
+    if isinstance(result, Result) and not isinstance(result, CallToolResult):
+        # Another result model: a task's state (fastmcp-tasks' `tasks/get` answer, say).
+        result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
     if isinstance(result, Mapping):
+        if _is_task_state(result):
+            return _read_task_state(result, arguments)
         try:
             result = CallToolResult.model_validate(result)
         except pydantic.ValidationError as exc:
             return _read_exception(exc)
+    outcome = _read_call_tool_result(result, arguments)
+    task = (getattr(result, "meta", None) or {}).get(TASK_META)
+    if isinstance(task, Mapping) and isinstance(task.get("taskId"), str):
+        return dataclasses.replace(outcome, task_id=task["taskId"])
+    return outcome
+
+
+def _is_task_state(data: Mapping[str, Any]) -> bool:
+    return "taskId" in data and "status" in data and "content" not in data
+
+
+def _read_task_state(state: Mapping[str, Any], arguments: Mapping[str, Any] | None) -> ToolOutcome:
+    try:
+        ended = read_task_state(state)
+    except pydantic.ValidationError as exc:  # a completed task whose result is no tool result
+        return _read_exception(exc)
+    if ended is not None:
+        return read_result(ended, arguments=arguments)
+    task_id = state.get("taskId") if isinstance(state.get("taskId"), str) else None
+    if state.get("status") == "input_required":
+        description = (
+            "The task waits for input (an elicitation): answer it (tasks/update), or cancel the task. Do not "
+            "resend the call, which would start the work again."
+        )
+        code = "TASK_INPUT_REQUIRED"
+    else:
+        description = (
+            "The task is still running: poll it again (tasks/get) for its result. Do not resend the call, which "
+            "would start the work again."
+        )
+        code = "TASK_RUNNING"
+    return ToolOutcome(
+        kind="error",
+        description=description,
+        message="Task not finished",
+        code=code,
+        execution_state=ExecutionState.OUTCOME_UNKNOWN,
+        task_id=task_id,
+    )
+
+
+def _read_call_tool_result(result: CallToolResult, arguments: Mapping[str, Any] | None) -> ToolOutcome:
     text = _first_text(result)
     structured = result.structured_content
     if not result.is_error:
@@ -337,6 +407,25 @@ def _read_jsonrpc_error(exc: MCPError) -> ToolOutcome:
             "Connection closed",
             "The connection to the server closed before an answer arrived. The call may or may not have run.",
             ExecutionState.OUTCOME_UNKNOWN,
+            source="jsonrpc",
+        )
+    if code == MISSING_REQUIRED_CLIENT_CAPABILITY:
+        needs_tasks = asks_for_tasks(exc)
+        return ToolOutcome(
+            kind="error",
+            category=ErrorCategory.BUSINESS,
+            description="The server refused the call before running it: the tool needs a client capability this "
+            "client did not declare ("
+            + (
+                "the tasks extension: call it from a client built with `mcp_errors.TaskPolling`"
+                if needs_tasks
+                else "see the error's data.requiredCapabilities"
+            )
+            + "). Resending the same call from this client cannot help.",
+            message=f"JSON-RPC error {code}",
+            code="CLIENT_CAPABILITY_REQUIRED",
+            execution_state=ExecutionState.NOT_EXECUTED,
+            category_inferred=True,
             source="jsonrpc",
         )
     if code in (INVALID_PARAMS, METHOD_NOT_FOUND):

@@ -93,6 +93,9 @@ class FailedCall:
     retry_after_seconds: float | None = None
     """The wait the server asked for (`retryAfterSeconds`) when it reached past the deadline,
     so that the deadline stopped local recovery (`reason` `"deadline"`); `None` otherwise."""
+    task_id: str | None = None
+    """The task the sub-call ran as (SEP-2663), when the server ran it as one: still running
+    at the deadline and cancelled (`code` `TASK_DEADLINE`), or ended without a result."""
 
     @property
     def worth_rerunning(self) -> bool:
@@ -114,6 +117,8 @@ class FailedCall:
             data["reason"] = self.reason
         if self.retry_after_seconds is not None:
             data["retryAfterSeconds"] = self.retry_after_seconds
+        if self.task_id is not None:
+            data["taskId"] = self.task_id
         return data
 
 
@@ -326,6 +331,7 @@ async def gather_partial(
                 code=outcome.code,
                 reason=report.reason,
                 retry_after_seconds=_wait_past_deadline(report, policy),
+                task_id=outcome.task_id,
             )
     return PartialReport(succeeded=succeeded, failed=failed, order=tuple(names), reports=reports)
 
@@ -453,6 +459,7 @@ def read_partial(outcome: ToolOutcome | CallToolResult) -> PartialReport | None:
             code=value.get("code") if isinstance(value.get("code"), str) else None,
             reason=value.get("reason") if isinstance(value.get("reason"), str) else None,
             retry_after_seconds=read_retry_after(value.get("retryAfterSeconds")),
+            task_id=value.get("taskId") if isinstance(value.get("taskId"), str) else None,
         )
     names = [*succeeded, *(name for name in failed if name not in succeeded)]
     listed = data.get("order")
@@ -499,8 +506,12 @@ _WHY_STOPPED: Final = {
 
 def _failure_phrase(failure: FailedCall) -> str:
     category = failure.category.value if failure.category is not None else "unclassified"
+    if failure.code == "TASK_DEADLINE":
+        return f"timed out as a running task ({category}, cancelled)"
     if failure.code is not None and "TIMEOUT" in failure.code:
         return f"timed out ({category})"
+    if failure.task_id is not None:
+        return f"failed as a task ({category})"
     return f"failed ({category})"
 
 

@@ -49,6 +49,7 @@ from tenacity.wait import wait_base
 from mcp_errors._client.adapter import CallFn, FindToolFn, adapt_client, index_tools
 from mcp_errors._client.budget import RetryBudget
 from mcp_errors._client.outcome import ToolOutcome, is_call_failure, read_result
+from mcp_errors._client.task_polling import watching_task
 from mcp_errors._shared.config import is_testing
 from mcp_errors._shared.contract import (
     HONOURS_IDEMPOTENCY_META,
@@ -440,14 +441,18 @@ class _RecoveryRun:
             limit = min(limit, self.policy.attempt_timeout)
         meta = {IDEMPOTENCY_KEY_META: self.key} if self.key is not None else {}
         inject_trace_context(meta)
-        try:
-            with anyio.fail_after(max(limit, 0.0) if math.isfinite(limit) else None):
-                answer = await call(self.name, self.arguments, meta or None)
-                outcome = read_result(answer, arguments=self.arguments)
-        except Exception as exc:
-            if not is_call_failure(exc):
-                raise
-            outcome = read_result(exc)
+        timeout = max(limit, 0.0) if math.isfinite(limit) else None
+        # A call the server runs as a task is polled to the same limit (`TaskPolling`), and
+        # its task cancelled there: the watch says what it saw when the limit cut the call.
+        with watching_task(None if timeout is None else anyio.current_time() + timeout) as task:
+            try:
+                with anyio.fail_after(timeout):
+                    answer = await call(self.name, self.arguments, meta or None)
+                    outcome = read_result(answer, arguments=self.arguments)
+            except Exception as exc:
+                if not is_call_failure(exc):
+                    raise
+                outcome = read_result(task.stopped_result() if task.running else exc)
         duration = self.elapsed() - at
         if outcome.category is ErrorCategory.TRANSIENT:
             self.budget.record_failure()
@@ -483,6 +488,11 @@ class _RecoveryRun:
         if outcome.result is not None and (outcome.result.meta or {}).get(REPLAYED_META) is True:
             # The server answered from its idempotency store: every resend with this key
             # gets this same answer back.
+            return "outcome_unknown"
+        if outcome.task_id is not None and any(
+            attempt.outcome.task_id == outcome.task_id for attempt in self.attempts[:-1]
+        ):
+            # A resend got the task an earlier call started: the server keeps it for the key.
             return "outcome_unknown"
         info = self._info or _ToolInfo()
         if self.policy.trust_annotations and (info.read_only or info.idempotent):

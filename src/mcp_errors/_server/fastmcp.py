@@ -5,6 +5,10 @@ appended at the inside of the server's chain:
 
     tools/call  ->  user middleware  ->  replay (a store is set)  ->  contract  ->  the tool
     tools/list  ->  ... ->  replay advertises its tools  ->  contract widens outputSchemas
+    tasks/get   ->  ... ->  contract writes a task's end in the contract (`_server/tasks.py`)
+
+A tool that runs as a task (SEP-2663, `fastmcp-tasks`) runs in a worker outside this chain:
+a transform (`_server/tasks.py`'s `TaskBodies`) puts its body in the contract there.
 
 The contract's is the innermost, so that it sees a tool's exception before any user
 middleware (fastmcp's `ErrorHandlingMiddleware` turns tool errors into JSON-RPC errors, which
@@ -21,15 +25,18 @@ from typing import Any, Final, cast
 import fastmcp.exceptions
 import pydantic
 from fastmcp import FastMCP
+from fastmcp.server.context import Context
 from fastmcp.server.dependencies import get_access_token
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import Tool, ToolResult
 from mcp_types import CallToolRequestParams, CallToolResult, ContentBlock, ListToolsRequest, TextContent
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_errors._server.arguments import classify_arguments, unknown_tool
 from mcp_errors._server.classify import classify_failure, new_error_id
-from mcp_errors._server.replay import Replay, advertise, covers, principal, request_key
-from mcp_errors._shared.contract import is_error_envelope, is_protocol_signal
+from mcp_errors._server.replay import Replay, TaskCreated, advertise, covers, principal, request_key
+from mcp_errors._server.tasks import TaskBodies, created_task, resend_task, task_state_in_contract
+from mcp_errors._shared.contract import TASKS_EXTENSION, is_error_envelope, is_protocol_signal
 from mcp_errors._shared.envelope import FailureDetails, WideningCache
 from mcp_errors._shared.sanitize import (
     MAX_DESCRIPTION_CHARS,
@@ -61,17 +68,19 @@ def install_on_fastmcp(server: FastMCP[Any], *, tool_failure_meta: bool, store: 
     installation decides `tool_failure_meta`.
     """
     chain = server.middleware
-    if not any(isinstance(middleware, _ContractMiddleware) for middleware in chain):
-        server.add_middleware(_ContractMiddleware(tool_failure_meta=tool_failure_meta))
+    contract = next((middleware for middleware in chain if isinstance(middleware, _ContractMiddleware)), None)
+    if contract is None:
+        contract = _ContractMiddleware(tool_failure_meta=tool_failure_meta)
+        server.add_middleware(contract)
+        server.add_transform(TaskBodies(tool_failure_meta=tool_failure_meta))
     if store is None:
         return
-    replacement = replay_middleware(store, namespace=server.name)
+    replacement = replay_middleware(store, namespace=server.name, tool_failure_meta=contract.tool_failure_meta)
     for middleware in chain:
         if isinstance(middleware, ReplayMiddleware):
             middleware.replay = replacement.replay
             return
-    contract = next(index for index, middleware in enumerate(chain) if isinstance(middleware, _ContractMiddleware))
-    chain.insert(contract, replacement)
+    chain.insert(chain.index(contract), replacement)
 
 
 def error_tool_result(
@@ -166,7 +175,9 @@ def widen_tools(tools: Sequence[Tool], widening: WideningCache) -> list[Tool]:
     ]
 
 
-def replay_middleware(store: IdempotencyStore, *, namespace: str | None = None) -> ReplayMiddleware:
+def replay_middleware(
+    store: IdempotencyStore, *, namespace: str | None = None, tool_failure_meta: bool = False
+) -> ReplayMiddleware:
     """A fastmcp middleware that honours idempotency keys with `store` (the proxy adds one).
 
     Args:
@@ -174,15 +185,16 @@ def replay_middleware(store: IdempotencyStore, *, namespace: str | None = None) 
         namespace: Whose keys these are in `store`; by default the name of the server that
             handles the call. Servers (and proxies of different upstreams) sharing one store
             need different namespaces; replicas of one server need the same.
+        tool_failure_meta: Also write SEP-3313's `_meta` object on a task's failure a resend gets.
     """
-    replay = Replay[ToolResult](store, to_wire=_to_wire, from_wire=ToolResult.from_mcp_result)
-    return ReplayMiddleware(replay, namespace=namespace)
+    replay = Replay[Any](store, to_wire=_to_wire, from_wire=ToolResult.from_mcp_result)
+    return ReplayMiddleware(replay, namespace=namespace, tool_failure_meta=tool_failure_meta)
 
 
 class _ContractMiddleware(Middleware):
     def __init__(self, *, tool_failure_meta: bool) -> None:
         self._widening = WideningCache()
-        self._tool_failure_meta = tool_failure_meta
+        self.tool_failure_meta = tool_failure_meta
 
     async def __call__(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
         # The two methods this middleware is about are dispatched here rather than through
@@ -196,6 +208,12 @@ class _ContractMiddleware(Middleware):
             return await self.on_call_tool(context, call_next)
         if method == "tools/list":
             return await self.on_list_tools(context, call_next)
+        if method == "tasks/get":
+            state = await call_next(context)
+            # The wire's JSON here (the extension's result, serialized below this point).
+            if isinstance(state, Mapping):
+                return task_state_in_contract(state, tool_failure_meta=self.tool_failure_meta)
+            return state
         return await super().__call__(context, call_next)
 
     async def on_call_tool(
@@ -215,7 +233,9 @@ class _ContractMiddleware(Middleware):
             error_id = new_error_id()
             result = error_tool_result(await _failure(context, exc, error_id), error_id)
             forget_raw_text(exc, result)
-        if self._tool_failure_meta and result.is_error and is_error_envelope(result.structured_content):
+        if not isinstance(result, ToolResult):
+            return result  # a task the tasks extension started: its result comes with `tasks/get`
+        if self.tool_failure_meta and result.is_error and is_error_envelope(result.structured_content):
             result.meta = with_tool_failure(result.meta, cast(dict[str, Any], result.structured_content))
         annotate_tool_result(context.message.name, result)
         return result
@@ -244,9 +264,10 @@ async def _failure(context: MiddlewareContext[CallToolRequestParams], exc: Excep
 class ReplayMiddleware(Middleware):
     """Idempotency replay on a fastmcp server (build it with `replay_middleware`)."""
 
-    def __init__(self, replay: Replay[ToolResult], *, namespace: str | None) -> None:
+    def __init__(self, replay: Replay[Any], *, namespace: str | None, tool_failure_meta: bool) -> None:
         self.replay = replay
         self.namespace = namespace
+        self._tool_failure_meta = tool_failure_meta
         # Only names the server has: a caller inventing names must not grow it.
         self._covered: dict[str, bool] = {}
 
@@ -254,13 +275,20 @@ class ReplayMiddleware(Middleware):
         self,
         context: MiddlewareContext[CallToolRequestParams],
         call_next: CallNext[CallToolRequestParams, ToolResult],
-    ) -> ToolResult:
+    ) -> Any:  # a `ToolResult`, or the task the tasks extension started
         fastmcp_context = context.fastmcp_context
         request = fastmcp_context.request_context if fastmcp_context is not None else None
         key = request_key(request.meta if request is not None else None)
         name = context.message.name
         if key is None or fastmcp_context is None or not await self._covers(fastmcp_context.fastmcp, name):
             return await call_next(context)
+        server = fastmcp_context.fastmcp
+
+        async def resend(handle: Mapping[str, Any]) -> Any:
+            return await resend_task(
+                server, handle, as_task=_asks_for_a_task(fastmcp_context), tool_failure_meta=self._tool_failure_meta
+            )
+
         return await self.replay.call(
             namespace=self.namespace if self.namespace is not None else fastmcp_context.fastmcp.name,
             tool=name,
@@ -268,6 +296,7 @@ class ReplayMiddleware(Middleware):
             key=key,
             principal=principal(get_access_token()),
             run=lambda: call_next(context),
+            resend_task=resend,
         )
 
     async def on_list_tools(
@@ -289,7 +318,20 @@ class ReplayMiddleware(Middleware):
         return covered
 
 
-def _to_wire(result: ToolResult) -> CallToolResult:
+def _asks_for_a_task(context: Context) -> bool:
+    """Whether a `tools/call` asked for a task: the client declared the tasks extension, on 2026-07-28."""
+    request = context.request_context
+    return (
+        request is not None
+        and request.protocol_version in MODERN_PROTOCOL_VERSIONS
+        and context.client_extension_settings(TASKS_EXTENSION) is not None
+    )
+
+
+def _to_wire(result: object) -> CallToolResult | TaskCreated | None:
+    if not isinstance(result, ToolResult):
+        task = created_task(result)
+        return None if task is None else TaskCreated(task)
     wire = result.to_mcp_result()
     if isinstance(wire, CallToolResult):
         return wire

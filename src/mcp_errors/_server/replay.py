@@ -26,6 +26,13 @@ writes, like the demo desk's refunds, is left to do so):
   `grace_seconds`, so that the answer of a write that was about to finish is kept for the
   resend. A tool still running then is cancelled and its key answers `OUTCOME_UNKNOWN`.
 
+A call the server runs as a task (SEP-2663: the tasks extension answers `tools/call` with a
+task's id and runs the tool in the background) keeps *the task* under its key: the task is
+created once, and a resend gets the same task (its id and status, and through `tasks/get`
+its result) instead of starting the work again. Once that task has ended with an error that
+says nothing was applied (or the tool's own "try again"), a resend starts the next run under
+the same key, once: the runs of one key form a short chain, each claimed like any call.
+
 What is kept: the first *finished* answer (successes, final errors, and errors whose outcome
 is unknown), up to `max_result_bytes` (a larger one is answered once; a resend learns that it
 ran and that its answer was not kept). The claim is *released* instead, so that a resend runs
@@ -48,6 +55,7 @@ import json
 import logging
 import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
 import anyio
@@ -70,10 +78,15 @@ from mcp_errors.stores import Abandoned, Finished, IdempotencyStore, InProgress,
 
 __all__ = [
     "Replay",
+    "TaskCreated",
+    "TaskResend",
     "advertise",
     "as_store",
     "covers",
     "fingerprint",
+    "in_progress",
+    "is_final_answer",
+    "outcome_unknown",
     "principal",
     "request_key",
     "scope_key",
@@ -91,7 +104,28 @@ reaches its caller."""
 _FIRST_POLL: Final = 0.01
 _MAX_POLL: Final = 0.25
 _MAX_KEY_LENGTH: Final = 255
+_MAX_TASK_RUNS: Final = 8
+"""Runs of a task tool under one key: each ended without applying anything before the next began."""
 _UNSET: Final[Any] = object()
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCreated:
+    """A call's answer that is a task the server started (SEP-2663): what its key keeps instead of a result.
+
+    Args:
+        handle: The task as the server answered `tools/call` (`taskId`, `status`, ...), as JSON.
+    """
+
+    handle: Mapping[str, Any]
+
+
+TaskResend = Callable[[Mapping[str, Any]], Awaitable[R | CallToolResult | FailureDetails | None]]
+"""`async (handle) -> answer`: what a resend of the call that created the task `handle` gets.
+
+The server's own answer (the task as it stands now), a finished task's `CallToolResult` (sent
+back as a replayed answer), a failure to answer with, or `None` when the task ended without
+applying anything, so that the call runs anew under the same key."""
 
 
 def as_store(idempotency: IdempotencyStore | str) -> IdempotencyStore:
@@ -108,13 +142,17 @@ def request_key(meta: Mapping[str, Any] | None) -> object:
     return meta.get(IDEMPOTENCY_KEY_META) if meta else None
 
 
-def scope_key(namespace: str, principal: object, tool: str, key: str) -> str:
+def scope_key(namespace: str, principal: object, tool: str, key: str, run: int = 0) -> str:
     """The store's key for an idempotency key: scoped to the server, the caller and the tool, fixed length.
 
     `namespace` is the server's name (replicas of one server share it, so their keys meet;
-    two servers sharing one store never see each other's keys).
+    two servers sharing one store never see each other's keys). `run` counts the task runs of
+    one key before this one (see the module docs): 0 for every call that is not a re-run of a task.
     """
-    return hashlib.sha256(json.dumps([namespace, principal, tool, key], default=str).encode()).hexdigest()
+    scope: list[object] = [namespace, principal, tool, key]
+    if run:
+        scope.append(run)
+    return hashlib.sha256(json.dumps(scope, default=str).encode()).hexdigest()
 
 
 def fingerprint(arguments: Mapping[str, Any]) -> str:
@@ -128,8 +166,9 @@ class Replay(Generic[R]):
 
     Args:
         store: Where keys are claimed and answers kept.
-        to_wire: The server's result as a `CallToolResult`, or `None` for a result that is
-            not a final answer (the claim is then released).
+        to_wire: The server's result as a `CallToolResult`, as the task it started
+            (`TaskCreated`), or `None` for a result that is not a final answer (the claim is
+            then released).
         from_wire: A `CallToolResult` (replayed or written here) as the server's result.
     """
 
@@ -137,7 +176,7 @@ class Replay(Generic[R]):
         self,
         store: IdempotencyStore,
         *,
-        to_wire: Callable[[R], CallToolResult | None],
+        to_wire: Callable[[R], CallToolResult | TaskCreated | None],
         from_wire: Callable[[CallToolResult], R],
     ) -> None:
         self.store = store
@@ -156,6 +195,7 @@ class Replay(Generic[R]):
         key: object,
         principal: object,
         run: Callable[[], Awaitable[R]],
+        resend_task: TaskResend[R] | None = None,
     ) -> R:
         """Run `run` once for `key`, or answer from what the key holds.
 
@@ -168,6 +208,8 @@ class Replay(Generic[R]):
                 else the call is refused (`IDEMPOTENCY_KEY_INVALID`) rather than run unprotected.
             principal: Who calls (JSON-able; `None` when the server does not know).
             run: Runs the tool and returns the server's result.
+            resend_task: What a resend gets when the key holds a task (servers that run
+                tools as tasks); without it such a key answers "outcome unknown".
 
         Returns:
             The tool's result, the first call's replayed answer, or a contract error.
@@ -175,6 +217,7 @@ class Replay(Generic[R]):
         if not (isinstance(key, str) and 0 < len(key) <= _MAX_KEY_LENGTH):
             return self._error(_KEY_INVALID, tool)
         store = self.store
+        runs = 0
         scope = scope_key(namespace, principal, tool, key)
         arguments_hash = fingerprint(arguments)
         deadline = anyio.current_time() + store.wait_seconds
@@ -195,9 +238,18 @@ class Replay(Generic[R]):
             if isinstance(claim, Won):
                 return await self._run_claimed(scope, claim.token, tool, run)
             if isinstance(claim, Finished):
-                replayed = _replayed(claim.result)
-                annotate_tool_result(tool, replayed, replayed=True)
-                return self._from_wire(replayed)
+                task = _task_handle(claim.result)
+                if task is None:
+                    return self._replay(tool, _replayed(claim.result))
+                answer = _TASK_NOT_READABLE if resend_task is None else await resend_task(task)
+                if answer is not None:
+                    return self._task_answer(tool, answer)
+                # The task ended without applying anything: the next run under this key.
+                runs += 1
+                if runs >= _MAX_TASK_RUNS:
+                    return self._error(_TOO_MANY_RUNS, tool)
+                scope = scope_key(namespace, principal, tool, key, runs)
+                continue
             if isinstance(claim, Mismatch):
                 return self._error(_KEY_REUSED, tool)
             if isinstance(claim, Abandoned):
@@ -205,7 +257,7 @@ class Replay(Generic[R]):
             assert isinstance(claim, InProgress)
             left = deadline - anyio.current_time()
             if left <= 0:
-                return self._error(_in_progress(claim.seconds_left), tool)
+                return self._error(in_progress(claim.seconds_left), tool)
             running_here = self._running.get(scope)
             with anyio.move_on_after(min(poll, left)):
                 await (running_here.wait() if running_here is not None else anyio.sleep_forever())
@@ -248,9 +300,13 @@ class Replay(Generic[R]):
         return outcome[0]
 
     async def _record(self, scope: str, token: str, tool: str, result: R | None) -> None:
-        wire = None if result is None else self._to_wire(result)
         try:
-            if result is not None and (wire is None or not _final(wire)):
+            wire = None if result is None else self._to_wire(result)
+            if isinstance(wire, TaskCreated):
+                # The task is the answer: a resend gets it (and, once it ended, what it did).
+                await self.store.finish(scope, token, _encode_task(wire))
+                return
+            if result is not None and (wire is None or not is_final_answer(wire)):
                 await self._release(scope, token, tool)
                 return
             answer = _encode(wire if wire is not None else error_result(_STOPPED, error_id=new_error_id()))
@@ -274,6 +330,18 @@ class Replay(Generic[R]):
         except Exception:
             # The claim stays until its lease ends; then resends learn the outcome is unknown.
             logger.exception("tool %r: the idempotency store did not release the key of a call that did not run", tool)
+
+    def _replay(self, tool: str, answer: CallToolResult) -> R:
+        annotate_tool_result(tool, answer, replayed=True)
+        return self._from_wire(answer)
+
+    def _task_answer(self, tool: str, answer: R | CallToolResult | FailureDetails) -> R:
+        if isinstance(answer, FailureDetails):
+            return self._error(answer, tool, replayed=True)
+        if isinstance(answer, CallToolResult):
+            answer.meta = {**(answer.meta or {}), REPLAYED_META: True}
+            return self._replay(tool, answer)
+        return answer
 
     def _error(self, details: FailureDetails, tool: str, *, replayed: bool = False, exc_info: bool = False) -> R:
         error_id = new_error_id()
@@ -343,8 +411,8 @@ class _ClaimedCall:
             logger.warning("tool %r: the idempotency store no longer holds this call's claim", self.tool)
 
 
-def _final(result: CallToolResult) -> bool:
-    """Whether a result is the call's answer to keep (else the claim is released)."""
+def is_final_answer(result: CallToolResult) -> bool:
+    """Whether a result is the call's answer to keep (else the claim is released, or a task run anew)."""
     structured = result.structured_content
     if not result.is_error or not isinstance(structured, dict):
         return True
@@ -362,6 +430,18 @@ def _encode(result: CallToolResult) -> bytes:
         return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
     except UnicodeEncodeError:  # a lone surrogate: kept as a JSON escape
         return json.dumps(data, ensure_ascii=True, separators=(",", ":")).encode()
+
+
+def _encode_task(task: TaskCreated) -> bytes:
+    return json.dumps({**task.handle, "resultType": "task"}, ensure_ascii=True, separators=(",", ":")).encode()
+
+
+def _task_handle(answer: bytes) -> Mapping[str, Any] | None:
+    """The task a stored answer is (its `resultType` is `"task"`), `None` for a stored result."""
+    if b'"resultType":"task"' not in answer:  # a result's JSON is not parsed twice
+        return None
+    data = json.loads(answer)
+    return data if isinstance(data, dict) and data.get("resultType") == "task" else None
 
 
 def _replayed(answer: bytes) -> CallToolResult:
@@ -403,7 +483,8 @@ _KEY_REUSED: Final = FailureDetails(
 )
 
 
-def _outcome_unknown(what_happened: str) -> FailureDetails:
+def outcome_unknown(what_happened: str) -> FailureDetails:
+    """The failure a key answers when its first call may have been applied: `what_happened` says why."""
     return FailureDetails(
         message="Outcome unknown",
         category=ErrorCategory.TRANSIENT,
@@ -415,12 +496,32 @@ def _outcome_unknown(what_happened: str) -> FailureDetails:
     )
 
 
-_ABANDONED: Final = _outcome_unknown(
+_ABANDONED: Final = outcome_unknown(
     "The server that ran the first call with this idempotency key stopped before it answered"
 )
-_STOPPED: Final = _outcome_unknown(
+_STOPPED: Final = outcome_unknown(
     "The first call with this idempotency key ended without an answer (it was stopped after its caller left, the "
     "server shut down, or it failed unexpectedly)"
+)
+
+_TASK_NOT_READABLE: Final = outcome_unknown(
+    "The first call with this idempotency key started a task that this server cannot look up"
+)
+
+_TOO_MANY_RUNS: Final = FailureDetails(
+    message="Idempotency key used up",
+    category=ErrorCategory.VALIDATION,
+    description=f"This idempotency key already started {_MAX_TASK_RUNS} runs of the task, each of which ended "
+    "without applying anything, so this call was not run. Send it with a new key to run it again.",
+    code="IDEMPOTENCY_KEY_USED_UP",
+    field_errors=(
+        FieldError(
+            field=f"_meta.{IDEMPOTENCY_KEY_META}",
+            problem=f"already started {_MAX_TASK_RUNS} runs",
+            expected="a new key",
+        ),
+    ),
+    execution_state=ExecutionState.NOT_EXECUTED,
 )
 
 _STORE_UNAVAILABLE: Final = FailureDetails(
@@ -476,7 +577,8 @@ def _cannot_write(exc: BaseException) -> bool:
     )
 
 
-def _in_progress(seconds_left: float) -> FailureDetails:
+def in_progress(seconds_left: float) -> FailureDetails:
+    """The failure a duplicate gets while the first call with its key runs, `seconds_left` of its lease left."""
     return FailureDetails(
         message="Call in progress",
         category=ErrorCategory.TRANSIENT,

@@ -29,9 +29,12 @@ __all__ = [
     "PROTOCOL_SIGNAL_CODES",
     "REPLAYED_META",
     "REQUIRED_FIELDS",
+    "TASKS_EXTENSION",
+    "TASK_META",
     "ErrorCategory",
     "ExecutionState",
     "FieldError",
+    "asks_for_tasks",
     "is_error_envelope",
     "is_protocol_signal",
 ]
@@ -111,9 +114,11 @@ CONTRACT_CODES: Final = frozenset(
         "ACCESS_DENIED",
         "ALL_SOURCES_FAILED",
         "ANSWER_NOT_KEPT",
+        "CLIENT_CAPABILITY_REQUIRED",
         "DATABASE_BUSY",
         "IDEMPOTENCY_KEY_INVALID",
         "IDEMPOTENCY_KEY_REUSED",
+        "IDEMPOTENCY_KEY_USED_UP",
         "IDEMPOTENCY_STORE_UNAVAILABLE",
         "IDEMPOTENCY_STORE_UNWRITABLE",
         "IN_PROGRESS",
@@ -122,6 +127,15 @@ CONTRACT_CODES: Final = frozenset(
         "INVALID_REQUEST",
         "NOT_FOUND",
         "OUTCOME_UNKNOWN",
+        "TASK_CANCELLED",
+        "TASK_DEADLINE",
+        "TASK_EXPIRED",
+        "TASK_FAILED",
+        "TASK_INPUT_REQUIRED",
+        "TASK_LOOKUP_FAILED",
+        "TASK_NOT_RELAYED",
+        "TASK_RUNNING",
+        "TASK_TIMEOUT",
         "TOOL_ERROR",
         "TOOL_TIMEOUT",
         "UNKNOWN_TOOL",
@@ -197,3 +211,27 @@ again gets the same answer."""
 HONOURS_IDEMPOTENCY_META: Final = "mcp-errors/honoursIdempotencyKey"
 """Key in a tool's `_meta` (from `tools/list`), `true` when the server replays the first
 result for a repeated idempotency key, so a resend of a write cannot apply it twice."""
+
+
+# -- tasks (SEP-2663, the `io.modelcontextprotocol/tasks` extension) --
+
+TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+"""The identifier of the tasks extension, under which a client declares that it drives tasks
+and a server runs a `tools/call` as a task (answering it with the task's id, then `tasks/get`)."""
+
+TASK_META: Final = "mcp-errors/task"
+"""Key in a `tools/call` result's `_meta` that the client side writes when the call ran as a
+task: `{"taskId": ..., "status": ...}`, so that a reader knows which task answered."""
+
+
+def asks_for_tasks(exc: BaseException) -> bool:
+    """Whether `exc` is the -32021 of a tool that runs only as a task, for a caller that did not ask for one.
+
+    The error's `data.requiredCapabilities.extensions` (SEP-2575) names the tasks extension.
+    """
+    if not (isinstance(exc, MCPError) and exc.code == MISSING_REQUIRED_CLIENT_CAPABILITY):
+        return False
+    data = exc.error.data
+    required = data.get("requiredCapabilities") if isinstance(data, Mapping) else None
+    extensions = required.get("extensions") if isinstance(required, Mapping) else None
+    return isinstance(extensions, Mapping) and TASKS_EXTENSION in extensions

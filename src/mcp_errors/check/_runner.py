@@ -33,7 +33,9 @@ from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, CallToolResult, InputRequiredResult, TextContent, Tool
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcp_errors._client.task_polling import TaskPolling
 from mcp_errors.check._args import CallArguments, ToolArguments
 from mcp_errors.check._judge import RAW_DUMP_ADVICE, Verdict, judge_call, raw_dump, reads_as_failure
 from mcp_errors.check._patterns import CutShortError, OutOfTimeError, time_limit
@@ -223,7 +225,9 @@ async def _check(target: Target, run: _Run) -> None:
             server = stdio_client(target, errlog=errlog)
         else:
             server = target
-        client = Client(server, mode=options.mode, cache=None)
+        # Declaring the tasks extension lets a server run a call as a task (a task-only tool
+        # needs it); `call_tool` polls such a call to its end.
+        client = Client(server, mode=options.mode, cache=None, extensions=[TaskPolling()])
         # The scope wraps the whole `async with client` so that the client's task groups
         # nest inside it; its deadline is the handshake's until tools are listed.
         connect_timeout = (
@@ -289,9 +293,20 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
     if annotations is not None and annotations.destructive_hint is True and not options.allow_destructive:
         run.skipped[tool.name] = "annotated destructiveHint: pass --allow-destructive to call it"
         return True
-    if tool.execution is not None and tool.execution.task_support == "required":
+    if (
+        client.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        and tool.execution is not None
+        and tool.execution.task_support == "required"
+    ):
+        # Tasks (SEP-2663) exist only on 2026-07-28 connections; the 2025-11-25 form of them
+        # (the `task` request field) is not what servers serve now.
         run.skipped[tool.name] = (
-            "it must be called as a task (execution.taskSupport: required), which the checker does not do"
+            "it runs only as a task (execution.taskSupport: required), and tasks need a 2026-07-28 connection:"
+            + (
+                " check without --mode legacy"
+                if options.mode == "legacy"
+                else f" this server speaks {client.protocol_version}"
+            )
         )
         return True
     schema: dict[str, Any] = tool.input_schema if isinstance(tool.input_schema, dict) else {}

@@ -7,7 +7,9 @@
 - `tools/call`: `Client.call_tool` validates a success against the tool's outputSchema with
   jsonschema, that is with `re`, which a backtracking pattern keeps busy for minutes that no
   deadline can interrupt. The checker sends the request with `session.send_request` and
-  validates the result itself, bounded in time (`_patterns`).
+  validates the result itself, bounded in time (`_patterns`). A call the server runs as a
+  task (SEP-2663: the checker's client declares the tasks extension, so that task-only
+  tools can be called) is polled to its end, and its result judged as the tool's answer.
 """
 
 from __future__ import annotations
@@ -19,12 +21,16 @@ from mcp import Client
 from mcp_types import CallToolRequest, CallToolRequestParams, CallToolResult, InputRequiredResult, Tool
 from pydantic import TypeAdapter, ValidationError
 
+from mcp_errors._client.task_polling import CreatedTask, TaskWatch
+
 __all__ = ["MAX_PAGES", "Listing", "call_tool", "list_tools_leniently"]
 
 MAX_PAGES: Final = 100
 """The most pages of `tools/list` read: a server that keeps returning cursors cannot hold the check."""
 _PROBLEM_CHARS: Final = 160
-_CALL_RESULT: Final = TypeAdapter[CallToolResult | InputRequiredResult](CallToolResult | InputRequiredResult)
+_CALL_RESULT: Final = TypeAdapter[CallToolResult | InputRequiredResult | CreatedTask](
+    CallToolResult | InputRequiredResult | CreatedTask
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +107,13 @@ async def call_tool(client: Client, name: str, arguments: dict[str, Any]) -> Cal
     """Send one `tools/call` and return its result unvalidated against the outputSchema.
 
     Raises:
-        MCPError: The server answered with a JSON-RPC error, or the connection closed.
+        MCPError: The server answered with a JSON-RPC error (for a task: the task failed with
+            it), or the connection closed.
         ValidationError: The result is not a `CallToolResult` of the negotiated revision.
     """
     request = CallToolRequest(params=CallToolRequestParams(name=name, arguments=arguments))
-    return await client.session.send_request(request, _CALL_RESULT)
+    answer = await client.session.send_request(request, _CALL_RESULT)
+    if isinstance(answer, CreatedTask):
+        # The caller's time limit bounds the polling; a task still running then is cancelled.
+        return await TaskWatch().answer(client.session, answer)
+    return answer

@@ -34,7 +34,7 @@ from mcp_errors._server.arguments import unknown_tool
 from mcp_errors._server.classify import classify_failure, classify_known, log_fields, new_error_id
 from mcp_errors._server.fastmcp import error_tool_result, forget_raw_text, sanitized_contract_result, widen_tools
 from mcp_errors._shared.causes import causes
-from mcp_errors._shared.contract import PROTOCOL_SIGNAL_CODES, ErrorCategory, ExecutionState
+from mcp_errors._shared.contract import PROTOCOL_SIGNAL_CODES, ErrorCategory, ExecutionState, asks_for_tasks
 from mcp_errors._shared.envelope import FailureDetails, WideningCache, empty_result, is_empty_result
 from mcp_errors._shared.telemetry import annotate_tool_result
 from mcp_errors._shared.tool_failure import with_tool_failure
@@ -177,6 +177,10 @@ class ContractMiddleware(Middleware):
         error_id = new_error_id()
         details: FailureDetails | None
         rpc = _find(exc, MCPError)
+        if rpc is not None and asks_for_tasks(rpc):
+            # The upstream runs this tool only as a task, which fastmcp's proxy cannot relay
+            # (its proxied tools forbid tasks): the host declaring the extension would not help.
+            return self._write(name, _TASK_NOT_RELAYED, error_id)
         if rpc is not None and rpc.code in PROTOCOL_SIGNAL_CODES:
             # Asks of the client (complete a URL elicitation, a missing capability) that a
             # client acts on only as JSON-RPC errors.
@@ -324,6 +328,16 @@ def _died_mid_call(how: str) -> FailureDetails:
         execution_state=ExecutionState.OUTCOME_UNKNOWN,
     )
 
+
+_TASK_NOT_RELAYED: Final = FailureDetails(
+    message="Task-only tool",
+    category=ErrorCategory.BUSINESS,
+    description="The upstream server runs this tool only as a task (SEP-2663), and this proxy cannot relay tasks, "
+    "so the call did not run. Call the tool on the upstream server directly, from a client that supports tasks, "
+    "or take another path.",
+    code="TASK_NOT_RELAYED",
+    execution_state=ExecutionState.NOT_EXECUTED,
+)
 
 _UNREADABLE: Final = FailureDetails(
     message="The server answered with an error",

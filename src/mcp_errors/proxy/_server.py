@@ -147,15 +147,15 @@ def build_proxy(upstream: Upstream, settings: ProxySettings | None = None) -> Fa
     restarts: Restarts
     if isinstance(upstream, ChildProcess):
         # The transport keeps the child's one session; every copy of the client reuses it.
-        provider = _LastGoodToolsProvider(base.new, identity="upstream")
+        provider = _LastGoodToolsProvider(base.new, **_UPSTREAM_IDENTITY)
         restarts = upstream
     else:
         sessions = KeptSessions(base)
-        provider = _LastGoodToolsProvider(sessions.client, identity="upstream")
+        provider = _LastGoodToolsProvider(sessions.client, **_UPSTREAM_IDENTITY)
         provider.sessions = restarts = sessions
     server: FastMCP[Any] = FastMCP(settings.name)
     server.add_provider(provider)
-    server.add_middleware(ProxyMetadataMiddleware(provider, identity="upstream"))
+    server.add_middleware(ProxyMetadataMiddleware(provider, **_UPSTREAM_IDENTITY))
     # First added is outermost. Whatever answers a call, its front session learns of a
     # restart; a guarded repeat and a replayed key need no upstream, not even a closed
     # circuit; the breaker sees a call's final answer (its resends count once); resends read
@@ -317,3 +317,9 @@ class _LastGoodToolsProvider(ProxyProvider):
             if cache is None or is_session_dropped(exc):
                 raise  # a dropped session is opened again and the listing sent once more
             return cache.items
+
+
+# fastmcp 4.2 lets results keep the upstream's identity; 4.1 (which `fastmcp-tasks` pins) has no choice.
+_UPSTREAM_IDENTITY: Final[dict[str, Any]] = (
+    {"identity": "upstream"} if "identity" in inspect.signature(ProxyProvider.__init__).parameters else {}
+)

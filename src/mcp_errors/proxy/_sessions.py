@@ -42,10 +42,15 @@ from fastmcp.server.providers.proxy import (
     ProxyClient,
     _restore_request_context,
     default_proxy_log_handler,
-    default_proxy_message_handler,
 )
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, INVALID_REQUEST
+from mcp_types import (
+    CONNECTION_CLOSED,
+    INVALID_REQUEST,
+    PromptListChangedNotification,
+    ResourceListChangedNotification,
+    ToolListChangedNotification,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_errors._shared.causes import causes
@@ -174,7 +179,7 @@ class UpstreamClient(ProxyClient[Any]):
         self._in_flight = 0
 
     async def _forward_notification(self, message: Any) -> None:
-        await self._forward(default_proxy_message_handler, message)
+        await self._forward(_forward_list_changed, message)
 
     async def _forward_log(self, message: LogMessage) -> None:
         await self._forward(default_proxy_log_handler, message)
@@ -445,3 +450,13 @@ class SessionMiddleware(Middleware):
             if not is_unsent(exc):
                 raise
         return await call_next(context)
+
+
+async def _forward_list_changed(message: Any) -> None:
+    """Send the host the upstream's list-changed notifications (what fastmcp 4.2's proxy does;
+    4.1, which `fastmcp-tasks` pins, has no handler for them)."""
+    if isinstance(message, _LIST_CHANGED):
+        await get_context().send_notification(message)
+
+
+_LIST_CHANGED: Final = (ToolListChangedNotification, ResourceListChangedNotification, PromptListChangedNotification)
