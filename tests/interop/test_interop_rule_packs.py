@@ -94,7 +94,11 @@ async def proxied(upstream: Sequence[str], *options: str, mode: str, log: TextIO
     for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
         env.pop(name, None)  # mcp-server-fetch would send the local site's requests through a proxy
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "mcp_errors", "proxy", *options, "--", *upstream], env=env
+        # No circuit breaker: these tests send one failure after another on purpose, and an
+        # open circuit would answer them itself (its own tests: tests/test_proxy_breaker.py).
+        command=sys.executable,
+        args=["-m", "mcp_errors", "proxy", "--breaker-failures", "0", *options, "--", *upstream],
+        env=env,
     )
     try:
         async with Client(stdio_client(params, errlog=log), mode=mode) as client:  # type: ignore[arg-type]
