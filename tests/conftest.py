@@ -7,9 +7,10 @@
 - `zero_wait`: the recovery policy skips its backoff waits (`mcp_errors.testing`).
 - Every test starts with full default retry budgets.
 - `postgres_url`, `redis_url`: real servers started for the session (`tests/services.py`).
-- Workers: a run of whole folders (`uv run pytest`) gets one pytest-xdist worker per core,
-  up to 4, each taking whole files; a run of chosen files or tests runs in one process.
-  The files that take longest run first, so that no worker is left alone at the end.
+- Workers: a run of whole folders (`uv run pytest`) gets one pytest-xdist worker more than
+  there are cores, up to 5, each taking whole files; a run of chosen files or tests runs in
+  one process. The files that take longest run first, so that no worker is left alone at
+  the end.
 - Reports keep no lone surrogates (see `pytest_runtest_makereport`).
 
 Hypothesis runs the `test` profile: 50 examples per property, enough to exercise every
@@ -69,7 +70,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """Workers for `-n auto`: none when the run names files or tests, as while iterating."""
     if any(not os.path.isdir(arg.partition("::")[0]) for arg in config.args):
         return 0  # starting workers would cost more than they save
-    return min(4, len(os.sched_getaffinity(0)))
+    # One more than the cores: a worker often waits (a server starting in a subprocess, a
+    # fixed timeout of a third-party server), and the extra one uses the core meanwhile.
+    return min(5, len(os.sched_getaffinity(0)) + 1)
 
 
 # The files that cost the most CPU, most first (docs/performance.md, "The test suite").
@@ -79,14 +82,18 @@ _LONGEST_FIRST = (
     "test_proxy.py",
     "test_tasks.py",  # in the second environment (tests/tasks-env); skipped at once in the main one
     "test_interop_proxy.py",
+    "test_interop_rule_packs.py",
     "test_replicas.py",
-    "test_policy.py",
-    "test_docs.py",
-    "test_interop_conformance.py",
-    "test_demo_simulator.py",
-    "test_check_cli.py",
     "test_check_runner.py",
+    "test_interop_conformance.py",
+    "test_proxy_sessions.py",
+    "test_replay.py",
+    "test_policy.py",
+    "test_check_cli.py",
+    "test_demo_simulator.py",
     "test_interop_inspector.py",
+    "test_linear_patterns.py",
+    "test_docs.py",
 )
 
 

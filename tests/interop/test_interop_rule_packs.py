@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -124,6 +125,95 @@ def failed(result: CallToolResult, category: str, code: str) -> dict[str, Any]:
 def succeeded(result: CallToolResult) -> str:
     assert not result.is_error, wire(result)
     return "".join(getattr(block, "text", "") for block in result.content)
+
+
+# --- mcp-server-fetch -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Stub]:
+    """The corpus capture's site on 127.0.0.1: robots.txt forbids /private, `/status/<code>` answers that status,
+    `/close` closes the connection without an answer, `/hang` never answers, `/page/log` is a log with ERROR lines.
+    """
+    served = Stub()
+    try:
+        yield served
+    finally:
+        served.close()
+
+
+@pytest.fixture(scope="module")
+def hung_fetch(fetch_server: list[str], site: Stub) -> Iterator[Future[CallToolResult]]:
+    """A fetch of a page that never answers, which mcp-server-fetch gives up on after its fixed 30 s.
+
+    It runs in a thread of its own from the module's first test on, so that the 30 s pass
+    beside the other tests instead of inside one of them; the module's last test reads it.
+    """
+    pack = str(PACKS / "mcp-server-fetch.toml")
+
+    async def fetch_the_hanging_page() -> CallToolResult:
+        with tempfile.TemporaryFile("w+") as log, anyio.fail_after(SESSION_SECONDS):
+            upstream = [*fetch_server, "--allow-private-ips"]
+            async with proxied(upstream, "--rules", pack, mode="legacy", log=log) as client:
+                return await client.call_tool("fetch", {"url": f"{site.base}/hang"})
+
+    with ThreadPoolExecutor(max_workers=1) as thread:  # leaving it waits for the call
+        yield thread.submit(anyio.run, fetch_the_hanging_page)
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("hung_fetch")  # started now, read by the module's last test
+async def test_the_fetch_pack_names_each_failure_of_the_server_against_a_local_site(
+    fetch_server: list[str], site: Stub, mode: str
+) -> None:
+    pack = str(PACKS / "mcp-server-fetch.toml")
+    cases = [
+        (f"{site.base}/status/404", "validation", "PAGE_NOT_FOUND"),
+        (f"{site.base}/status/503", "transient", "UPSTREAM_UNAVAILABLE"),
+        (f"{site.base}/status/429", "transient", "UPSTREAM_RATE_LIMITED"),
+        (f"{site.base}/status/502", "transient", "UPSTREAM_BAD_GATEWAY"),
+        (f"http://127.0.0.1:{closed_port()}/", "transient", "UPSTREAM_UNREACHABLE"),
+        (f"{site.base}/close", "transient", "UPSTREAM_UNREACHABLE"),
+        (f"{site.base}/private/report", "permission", "ROBOTS_DISALLOWED"),
+    ]
+    with tempfile.TemporaryFile("w+") as log, anyio.fail_after(SESSION_SECONDS):
+        upstream = [*fetch_server, "--allow-private-ips"]
+        async with proxied(upstream, "--rules", pack, mode=mode, log=log) as client:
+            results = [await client.call_tool("fetch", {"url": url}) for url, _, _ in cases]
+            page = await client.call_tool("fetch", {"url": f"{site.base}/page/log"})
+    for result, (url, category, code) in zip(results, cases, strict=True):
+        envelope = failed(result, category, code)
+        # fetch only reads: nothing a failure did needs undoing, so a transient one is safe to resend.
+        assert envelope["executionState"] == "not_executed", url
+        assert "categoryInferred" not in envelope
+    assert "503 Service Unavailable" in succeeded(page)  # a log of failures is a success
+
+
+@pytest.mark.anyio
+async def test_the_fetch_pack_says_a_private_address_is_the_servers_policy_and_names_bad_arguments(
+    fetch_server: list[str], site: Stub
+) -> None:
+    pack = str(PACKS / "mcp-server-fetch.toml")
+    with tempfile.TemporaryFile("w+") as log, anyio.fail_after(SESSION_SECONDS):
+        async with proxied(fetch_server, "--rules", pack, mode="auto", log=log) as client:
+            private = await client.call_tool("fetch", {"url": f"{site.base}/page/report"})
+            not_a_url = await client.call_tool("fetch", {"url": "not a url"})
+    refused = failed(private, "permission", "PRIVATE_ADDRESS_REFUSED")
+    assert "--allow-private-ips" in refused["description"]
+    failed(not_a_url, "validation", "INVALID_ARGUMENTS")
+
+
+@pytest.mark.anyio
+async def test_the_fetch_pack_says_a_broken_proxy_setting_is_the_servers_configuration(
+    fetch_server: list[str], site: Stub
+) -> None:
+    pack = str(PACKS / "mcp-server-fetch.toml")
+    upstream = [*fetch_server, "--allow-private-ips", "--proxy-url", "ftp://127.0.0.1:9"]
+    with tempfile.TemporaryFile("w+") as log, anyio.fail_after(SESSION_SECONDS):
+        async with proxied(upstream, "--rules", pack, mode="legacy", log=log) as client:
+            result = await client.call_tool("fetch", {"url": f"{site.base}/page/report"})
+    envelope = failed(result, "business", "SERVER_MISCONFIGURED")
+    assert "escalate" in envelope["description"]
 
 
 # --- mcp-server-sqlite ------------------------------------------------------------------------
@@ -267,83 +357,10 @@ async def test_without_the_pack_or_disguised_failures_the_sqlite_servers_failure
     assert all(text.startswith(("Database error: ", "Error: ")) for text in texts)
 
 
-# --- mcp-server-fetch -------------------------------------------------------------------------
+# --- last: the timeout started with the module ------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def site() -> Iterator[Stub]:
-    """The corpus capture's site on 127.0.0.1: robots.txt forbids /private, `/status/<code>` answers that status,
-    `/close` closes the connection without an answer, `/hang` never answers, `/page/log` is a log with ERROR lines.
-    """
-    served = Stub()
-    try:
-        yield served
-    finally:
-        served.close()
-
-
-@pytest.mark.anyio
-async def test_the_fetch_pack_names_each_failure_of_the_server_against_a_local_site(
-    fetch_server: list[str], site: Stub, mode: str
-) -> None:
-    pack = str(PACKS / "mcp-server-fetch.toml")
-    cases = [
-        (f"{site.base}/status/404", "validation", "PAGE_NOT_FOUND"),
-        (f"{site.base}/status/503", "transient", "UPSTREAM_UNAVAILABLE"),
-        (f"{site.base}/status/429", "transient", "UPSTREAM_RATE_LIMITED"),
-        (f"{site.base}/status/502", "transient", "UPSTREAM_BAD_GATEWAY"),
-        (f"http://127.0.0.1:{closed_port()}/", "transient", "UPSTREAM_UNREACHABLE"),
-        (f"{site.base}/close", "transient", "UPSTREAM_UNREACHABLE"),
-        (f"{site.base}/private/report", "permission", "ROBOTS_DISALLOWED"),
-    ]
-    timed_out: list[CallToolResult] = []
-    with tempfile.TemporaryFile("w+") as log, anyio.fail_after(SESSION_SECONDS):
-        upstream = [*fetch_server, "--allow-private-ips"]
-        async with (
-            proxied(upstream, "--rules", pack, mode=mode, log=log) as client,
-            anyio.create_task_group() as calls,
-        ):
-            if mode == "legacy":  # the server waits 30 s for an answer: once, beside the other calls
-
-                async def hang() -> None:
-                    timed_out.append(await client.call_tool("fetch", {"url": f"{site.base}/hang"}))
-
-                calls.start_soon(hang)
-            results = [await client.call_tool("fetch", {"url": url}) for url, _, _ in cases]
-            page = await client.call_tool("fetch", {"url": f"{site.base}/page/log"})
-    for result, (url, category, code) in zip(results, cases, strict=True):
-        envelope = failed(result, category, code)
-        # fetch only reads: nothing a failure did needs undoing, so a transient one is safe to resend.
-        assert envelope["executionState"] == "not_executed", url
-        assert "categoryInferred" not in envelope
-    assert "503 Service Unavailable" in succeeded(page)  # a log of failures is a success
-    if mode == "legacy":
-        timeout = failed(timed_out[0], "transient", "UPSTREAM_TIMEOUT")
-        assert timeout["isRetryable"] is True
-
-
-@pytest.mark.anyio
-async def test_the_fetch_pack_says_a_private_address_is_the_servers_policy_and_names_bad_arguments(
-    fetch_server: list[str], site: Stub
-) -> None:
-    pack = str(PACKS / "mcp-server-fetch.toml")
-    with tempfile.TemporaryFile("w+") as log, anyio.fail_after(SESSION_SECONDS):
-        async with proxied(fetch_server, "--rules", pack, mode="auto", log=log) as client:
-            private = await client.call_tool("fetch", {"url": f"{site.base}/page/report"})
-            not_a_url = await client.call_tool("fetch", {"url": "not a url"})
-    refused = failed(private, "permission", "PRIVATE_ADDRESS_REFUSED")
-    assert "--allow-private-ips" in refused["description"]
-    failed(not_a_url, "validation", "INVALID_ARGUMENTS")
-
-
-@pytest.mark.anyio
-async def test_the_fetch_pack_says_a_broken_proxy_setting_is_the_servers_configuration(
-    fetch_server: list[str], site: Stub
-) -> None:
-    pack = str(PACKS / "mcp-server-fetch.toml")
-    upstream = [*fetch_server, "--allow-private-ips", "--proxy-url", "ftp://127.0.0.1:9"]
-    with tempfile.TemporaryFile("w+") as log, anyio.fail_after(SESSION_SECONDS):
-        async with proxied(upstream, "--rules", pack, mode="legacy", log=log) as client:
-            result = await client.call_tool("fetch", {"url": f"{site.base}/page/report"})
-    envelope = failed(result, "business", "SERVER_MISCONFIGURED")
-    assert "escalate" in envelope["description"]
+def test_the_fetch_pack_reads_the_servers_own_timeout_as_transient(hung_fetch: Future[CallToolResult]) -> None:
+    timeout = failed(hung_fetch.result(timeout=SESSION_SECONDS), "transient", "UPSTREAM_TIMEOUT")
+    assert timeout["isRetryable"] is True
+    assert timeout["executionState"] == "not_executed"  # fetch only reads

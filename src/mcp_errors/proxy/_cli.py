@@ -141,6 +141,9 @@ def proxy(
 
     import anyio
 
+    # A mistake in the options is told before the proxy's own (slow) imports.
+    if store is not None and not idempotency_keys:
+        _fail("--store is where --idempotency-keys keeps its keys: add --idempotency-keys.", status=2)
     try:
         import fastmcp  # noqa: F401  (only to say clearly that it is missing)
     except ImportError:
@@ -149,8 +152,6 @@ def proxy(
     from mcp_errors.proxy._rules import RulesError, load_rules
     from mcp_errors.proxy._server import ProxySettings, StartupError, Upstream, serve
 
-    if store is not None and not idempotency_keys:
-        _fail("--store is where --idempotency-keys keeps its keys: add --idempotency-keys.", status=2)
     loaded = None
     if rules is not None:
         try:
