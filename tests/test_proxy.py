@@ -649,9 +649,6 @@ def test_a_store_without_idempotency_keys_or_with_an_unknown_scheme_is_refused()
     assert "mongodb://" in unknown.stderr
 
 
-# --- a streamable HTTP upstream --------------------------------------------------------------
-
-
 # --- words: read-only tools, disguised failures, the log, resends --------------------------
 
 
@@ -743,15 +740,12 @@ async def test_retry_says_in_the_final_answer_how_often_the_proxy_resent(mode: s
 @contextlib.asynccontextmanager
 async def http_upstream_behind_a_proxy(mode: str) -> AsyncIterator[tuple[anyio.abc.Process, Client]]:
     """The test upstream served over streamable HTTP, a proxy in this process, and a client of it."""
-    async with await anyio.open_process([sys.executable, UPSTREAM, "http"]) as upstream:
-        assert upstream.stdout is not None
-        with anyio.fail_after(STARTUP_SECONDS):
-            port = int((await upstream.stdout.receive()).decode().split()[0])
-        url = f"http://127.0.0.1:{port}/mcp"
-        server = build_proxy(url)
-        await check_upstream(server, url, seconds=STARTUP_SECONDS)
-        async with Client(server._mcp_server, mode=mode) as client:  # type: ignore[arg-type]
-            yield upstream, client
+    async with (
+        http_upstream() as (url, upstream),
+        served(url) as server,
+        Client(server._mcp_server, mode=mode) as client,  # type: ignore[arg-type]
+    ):
+        yield upstream, client
 
 
 @pytest.mark.anyio
