@@ -544,6 +544,24 @@ async def test_tool_failure_meta_is_written_when_asked_and_an_upstreams_own_is_k
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("written", [False, True], ids=["as it came", "with --tool-failure-meta"])
+async def test_an_upstreams_own_tool_failure_keeps_its_terms_but_not_the_secrets_in_its_guidance(written: bool) -> None:
+    guidance = f"Rotate the key {LEAKED_SECRET} in {LEAKED_PATH}, then call again."
+    own = {"class": "governance", "code": "auth_required", "correlationId": "c-7", "agentGuidance": guidance}
+    async with proxied("legacy", ProxySettings(tool_failure_meta=written)) as client:
+        result = await client.call_tool("fail_meta", {"failure": own})
+    kept = (result.meta or {})["io.modelcontextprotocol/toolFailure"]
+    assert {key: kept[key] for key in ("class", "code", "correlationId")} == {
+        "class": "governance",
+        "code": "auth_required",
+        "correlationId": "c-7",
+    }
+    assert kept["agentGuidance"].startswith("Rotate the key")
+    assert_nothing_leaks(wire(result), LEAKED_SECRET, LEAKED_PATH)
+    assert check_error(wire(result), None)["errorCategory"] == "permission"
+
+
+@pytest.mark.anyio
 async def test_the_users_rules_come_after_what_the_upstream_declares_and_before_the_built_in_rules(
     mode: str, tmp_path: Path
 ) -> None:

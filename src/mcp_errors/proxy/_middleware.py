@@ -36,8 +36,9 @@ from mcp_errors._server.fastmcp import error_tool_result, forget_raw_text, sanit
 from mcp_errors._shared.causes import causes
 from mcp_errors._shared.contract import PROTOCOL_SIGNAL_CODES, ErrorCategory, ExecutionState, asks_for_tasks
 from mcp_errors._shared.envelope import FailureDetails, WideningCache, empty_result, is_empty_result
+from mcp_errors._shared.sanitize import MAX_DESCRIPTION_CHARS, sanitize_text
 from mcp_errors._shared.telemetry import annotate_tool_result
-from mcp_errors._shared.tool_failure import with_tool_failure
+from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, with_tool_failure
 from mcp_errors._shared.words import RESEND_RULE, resend_after
 from mcp_errors.proxy._child import ChildProcess, UpstreamUnavailableError
 from mcp_errors.proxy._classify import UpstreamClassifier, UpstreamFailure
@@ -166,6 +167,7 @@ class ContractMiddleware(Middleware):
             # Already the contract: its shape as it came, its words sanitised (an upstream's own
             # envelope may carry a password or a path), with the SEP-3313 object when asked for.
             result = sanitized_contract_result(result)
+            result.meta = _safe_guidance(result.meta)
             if self.tool_failure_meta and result.structured_content is not None:
                 result.meta = with_tool_failure(result.meta, result.structured_content)
             return result
@@ -252,7 +254,9 @@ class ContractMiddleware(Middleware):
                 f"; the server said: {_loggable(said, _MAX_LOGGED_CHARS)}" if said.strip() else "",
                 extra=log_fields(shown, error_id, details.category),
             )
-        return error_tool_result(details, error_id, meta=meta, others=others, tool_failure_meta=self.tool_failure_meta)
+        return error_tool_result(
+            details, error_id, meta=_safe_guidance(meta), others=others, tool_failure_meta=self.tool_failure_meta
+        )
 
     async def _tool(self, context: MiddlewareContext[CallToolRequestParams], name: str) -> Tool | None:
         tool = self._tools.get(name)
@@ -361,3 +365,19 @@ def _loggable(text: str, limit: int) -> str:
 _MAX_LOGGED_CHARS: Final = 2000
 _MAX_LOGGED_NAME_CHARS: Final = 200
 _CONTROL_CHARACTERS: Final = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F)}
+
+
+def _safe_guidance(meta: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """`meta` with an upstream's own SEP-3313 object kept, its `agentGuidance` sanitised.
+
+    The agent reads that guidance as it reads the description: a password or a server path
+    in it stops here too. The object's class, code and ids are the upstream's terms, kept.
+    """
+    if meta is None:
+        return None
+    failure = meta.get(TOOL_FAILURE_META)
+    guidance = failure.get("agentGuidance") if isinstance(failure, Mapping) else None
+    if not isinstance(failure, Mapping) or not isinstance(guidance, str):
+        return dict(meta)
+    safe = {**failure, "agentGuidance": sanitize_text(guidance, limit=MAX_DESCRIPTION_CHARS)}
+    return {**meta, TOOL_FAILURE_META: safe}
