@@ -53,12 +53,12 @@ import dataclasses
 import json
 import math
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import anyio
-import jsonschema
 import pydantic
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
@@ -492,7 +492,9 @@ def _breaks_output_schema(exc: BaseException) -> bool:
         return False
     text = str(exc)
     if text.startswith("Invalid structured content returned by tool "):
-        return isinstance(exc.__cause__, jsonschema.ValidationError)
+        # The SDK validated with jsonschema, so it is imported (this package imports it only when needed).
+        jsonschema = sys.modules.get("jsonschema")
+        return jsonschema is not None and isinstance(exc.__cause__, jsonschema.ValidationError)
     return _NO_STRUCTURED_CONTENT.fullmatch(text) is not None
 
 

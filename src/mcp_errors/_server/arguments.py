@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import jsonschema
 import pydantic
 
 from mcp_errors._server.classify import classify_failure, log_fields, logger
@@ -34,6 +33,9 @@ from mcp_errors._shared.sanitize import (
     is_secret_name,
     sanitize_text,
 )
+
+if TYPE_CHECKING:
+    import jsonschema
 
 __all__ = ["classify_arguments", "classify_schema_violations", "unknown_tool"]
 
@@ -123,6 +125,8 @@ def classify_schema_violations(
     Returns:
         A validation failure whose `fieldErrors` name each bad argument, or `None`.
     """
+    import jsonschema  # on a failure's first use: start-up does without it
+
     try:
         validator_class = jsonschema.validators.validator_for(input_schema, default=jsonschema.Draft202012Validator)
         violations = list(validator_class(dict(input_schema)).iter_errors(dict(arguments)))

@@ -28,6 +28,7 @@ connection, an HTTP status) are the ones `_server/classify.py` gives that except
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from collections import OrderedDict
@@ -35,7 +36,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-import jsonschema
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_TIMEOUT
 
 from mcp_errors._server.arguments import classify_schema_violations, unknown_tool
@@ -107,7 +107,7 @@ class UpstreamClassifier:
             The classified failure, with the upstream's words in its description.
         """
         structured = failure.structured if isinstance(failure.structured, Mapping) else None
-        if structured is not None and "errorCategory" in structured and _ENVELOPE.is_valid(structured):
+        if structured is not None and "errorCategory" in structured and _envelope_validator().is_valid(structured):
             return None
         if structured is not None or failure.meta or failure.jsonrpc_data is not None:
             return self._classify(failure, structured, error_id, self._arguments_fit(failure))
@@ -197,6 +197,8 @@ class UpstreamClassifier:
             return None
         known = self._validators.get(failure.tool)
         if known is None or known[0] is not schema:
+            import jsonschema  # on first use: the proxy's start-up does without it
+
             try:
                 validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(
                     dict(schema)
@@ -221,7 +223,6 @@ def _canonical(arguments: Mapping[str, Any] | None) -> str | None:
 
 _MAX_SHARED: Final = 256
 _MAX_SHARED_CHARS: Final = 2000
-_ENVELOPE: Final = jsonschema.Draft202012Validator(ENVELOPE_SCHEMA)
 _MAX_READ_CHARS: Final = 8000
 """The most of an upstream's text read for its words: every pattern below runs on this much."""
 
@@ -557,3 +558,11 @@ _UNCLASSIFIED: Final = FailureDetails(
     "unchanged: change the request as its words suggest, or escalate.",
     code="TOOL_ERROR",
 )
+
+
+@functools.cache
+def _envelope_validator() -> Any:
+    """The envelope's validator, built on first use: the proxy's start-up does without jsonschema."""
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(ENVELOPE_SCHEMA)

@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 import fastmcp.exceptions
-import jsonschema
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import Tool, ToolResult
 from mcp.shared.exceptions import MCPError
@@ -271,6 +270,8 @@ class ContractMiddleware(Middleware):
 
 
 def _fits(value: object, schema: Mapping[str, Any]) -> bool:
+    import jsonschema  # on first use: the proxy's start-up does without it
+
     try:
         return bool(jsonschema.Draft202012Validator(dict(schema)).is_valid(value))
     except Exception:
