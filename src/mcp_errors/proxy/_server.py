@@ -111,7 +111,13 @@ class ProxySettings:
             raise ValueError("repeat_guard must be >= 0 seconds")
         if self.store is not None and not self.idempotency_keys:
             raise ValueError("a store is for idempotency keys: set idempotency_keys=True too")
-        BreakerSettings(failures=self.breaker_failures, window=self.breaker_window, cooldown=self.breaker_cooldown)
+        _breaker_settings(self)  # its own checks of the thresholds
+
+
+def _breaker_settings(settings: ProxySettings) -> BreakerSettings:
+    return BreakerSettings(
+        failures=settings.breaker_failures, window=settings.breaker_window, cooldown=settings.breaker_cooldown
+    )
 
 
 class StartupError(Exception):
@@ -168,10 +174,7 @@ def build_proxy(upstream: Upstream, settings: ProxySettings | None = None) -> Fa
         store = MemoryStore() if settings.store is None else as_store(settings.store)
         server.add_middleware(replay_middleware(store, namespace=settings.store_namespace))
     if settings.breaker_failures:
-        breaker = BreakerSettings(
-            failures=settings.breaker_failures, window=settings.breaker_window, cooldown=settings.breaker_cooldown
-        )
-        server.add_middleware(BreakerMiddleware(breaker))
+        server.add_middleware(BreakerMiddleware(_breaker_settings(settings)))
     if settings.retry:
         # Imported only when asked for: the recovery policy (tenacity and the client side)
         # is start-up time a proxy without `--retry` need not spend (docs/performance.md).
