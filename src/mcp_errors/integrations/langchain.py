@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp import Client
+from mcp import Client, ClientSession
 from mcp_types import Tool
 
 from mcp_errors._client.adapter import list_all_tools
@@ -48,12 +48,14 @@ class MCPToolError(ToolException):
         """What the call and its resends produced, for code around the agent."""
 
 
-async def load_mcp_tools(client: Client, *, policy: RecoveryPolicy | None = None) -> list[StructuredTool]:
+async def load_mcp_tools(
+    client: Client | ClientSession, *, policy: RecoveryPolicy | None = None
+) -> list[StructuredTool]:
     """LangChain tools for every tool that a connected `mcp.Client` lists.
 
     Args:
-        client: A connected `mcp.Client` (in memory, stdio or HTTP); it must stay open
-            while the tools are used.
+        client: A connected `mcp.Client` (in memory, stdio or HTTP) or an initialised
+            `mcp.ClientSession`; it must stay open while the tools are used.
         policy: How transient failures are resent; `RecoveryPolicy()` when omitted.
 
     Returns:
@@ -63,7 +65,7 @@ async def load_mcp_tools(client: Client, *, policy: RecoveryPolicy | None = None
     Example:
         ```python
         import anyio
-        from mcp import Client
+        from mcp import Client, ClientSession
         from mcp.server.mcpserver import MCPServer
         from mcp_errors import BusinessRuleError, install
         from mcp_errors.integrations.langchain import load_mcp_tools
@@ -90,12 +92,12 @@ async def load_mcp_tools(client: Client, *, policy: RecoveryPolicy | None = None
 
 
 def mcp_tool(
-    client: Client, tool: Tool, *, policy: RecoveryPolicy | None = None, tools: list[Tool] | None = None
+    client: Client | ClientSession, tool: Tool, *, policy: RecoveryPolicy | None = None, tools: list[Tool] | None = None
 ) -> StructuredTool:
     """One LangChain tool that calls `tool` through `client` with recovery.
 
     Args:
-        client: A connected `mcp.Client`.
+        client: A connected `mcp.Client` or an initialised `mcp.ClientSession`.
         tool: The tool, as `tools/list` describes it.
         policy: How transient failures are resent; `RecoveryPolicy()` when omitted.
         tools: The server's whole tool list, if known, so that annotations are not
