@@ -12,7 +12,7 @@ older import `mcp.server.fastmcp`, which mcp 2.x removed. So this module builds 
   field errors live);
 - a success keeps `structuredContent` as the message's artifact, as the adapter did.
 
-Needs the `langchain` extra: `pip install 'mcp-errors[langchain]'`.
+Needs the `langchain` extra (or `pip install 'langchain-core>=1.8,<2'`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from mcp_errors._client.render import outcome_text
 try:
     from langchain_core.tools import StructuredTool, ToolException
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("mcp_errors.integrations.langchain needs: pip install 'mcp-errors[langchain]'") from exc
+    raise ImportError("mcp_errors.integrations.langchain needs: pip install 'langchain-core>=1.8,<2'") from exc
 
 __all__ = ["MCPToolError", "load_mcp_tools", "mcp_tool"]
 
