@@ -154,7 +154,7 @@ MENTIONS = mentions()
 
 def test_the_docs_name_options_of_every_subcommand() -> None:
     named = {mention.subcommand for mention in MENTIONS if mention.subcommand}
-    assert {"check", "proxy", "serve"} <= named, named
+    assert {"check", "proxy", "serve", "demo"} <= named, named
 
 
 def test_every_option_written_after_a_subcommand_is_one_of_its_options() -> None:
