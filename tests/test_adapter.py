@@ -46,7 +46,7 @@ def text_of(result: CallToolResult) -> str:
 
 
 @pytest.mark.anyio
-async def test_an_mcp_client_a_fastmcp_client_and_a_call_function_make_the_same_call(mode: str) -> None:
+async def test_a_client_its_session_a_fastmcp_client_and_a_call_function_make_the_same_call(mode: str) -> None:
     async with Client(echo_meta_server(), mode=mode) as mcp_client:  # type: ignore[arg-type]
         adapter = adapt_client(mcp_client, meta={"trace": "t1", "key": "base"})
         via_mcp = await adapter.call("echo", {"word": "hi"}, {"key": "k1"})
@@ -58,6 +58,14 @@ async def test_an_mcp_client_a_fastmcp_client_and_a_call_function_make_the_same_
         async def call(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
             return await mcp_client.call_tool(name, arguments, meta=meta)  # type: ignore[arg-type]
 
+        # The SDK's `ClientSession`, what `stdio_client` + `ClientSession(...)` give.
+        session = adapt_client(mcp_client.session, meta={"trace": "t1"})
+        via_session = await session.call("echo", {"word": "hi"}, {"key": "k1"})
+        assert session.server_name == "echo-meta"
+        assert session.find_tool is not None
+        assert await session.find_tool("echo") is not None
+        assert await session.find_tool("nope") is None
+
         function = adapt_client(call, meta={"trace": "t1"})
         via_function = await function.call("echo", {"word": "hi"}, {"key": "k1"})
         assert (function.list_tools, function.find_tool, function.server_name) == (None, None, "default")
@@ -66,7 +74,7 @@ async def test_an_mcp_client_a_fastmcp_client_and_a_call_function_make_the_same_
             "echo", {"word": "hi"}, {"key": "k1"}
         )
     # The caller's `_meta` is merged over the adapter's: its key wins, the base's trace stays.
-    assert text_of(via_mcp) == text_of(via_function) == text_of(via_fastmcp) == "hi t1/k1"
+    assert text_of(via_mcp) == text_of(via_function) == text_of(via_fastmcp) == text_of(via_session) == "hi t1/k1"
 
 
 def test_anything_but_a_client_or_a_call_function_is_refused() -> None:
@@ -91,3 +99,7 @@ async def test_a_server_that_pages_forever_is_read_for_a_bounded_number_of_pages
         tools = await list_all_tools(client)
     assert [tool.name for tool in tools[:3]] == ["tool_0", "tool_1", "tool_2"]
     assert len(tools) == len(served) == 100
+    served.clear()
+    async with Client(endless_pages_server(served), mode=mode) as client:  # type: ignore[arg-type]
+        through_session = await list_all_tools(client.session)
+    assert [tool.name for tool in through_session] == [tool.name for tool in tools]

@@ -20,12 +20,12 @@ from mcp_errors._cli import app
 from mcp_errors.check import RULES, CheckOptions, CheckReport, Finding, check_server
 from mcp_errors.check._args import parse_call_arguments
 from mcp_errors.check._report import BASELINE_FINGERPRINT, load_baseline
-from mcp_errors.check._sarif import RULES_DOC_URI, choose_anchor, rule_help_uri, to_sarif
+from mcp_errors.check._sarif import RULES_DOC, choose_anchor, rule_help_uri, to_sarif
 from servers import CHECK_SERVERS_DIR
 from servers.check import framework_dumps_server, plain_defects_server, roles_server
 
 SCHEMA = Path(__file__).parent / "sarif" / "sarif-schema-2.1.0.json"
-RULES_DOC = Path(__file__).parent.parent / "docs" / "rules.md"
+RULES_DOC_FILE = Path(__file__).parent.parent / "docs" / "rules.md"
 
 
 @cache
@@ -37,9 +37,10 @@ def assert_valid_sarif(log: dict[str, Any]) -> None:
     errors = sorted(validator().iter_errors(log), key=lambda error: list(error.absolute_path))
     assert errors == [], [f"{list(error.absolute_path)}: {error.message}" for error in errors[:5]]
     for rule in log["runs"][0]["tool"]["driver"]["rules"]:
-        parts = urlsplit(rule["helpUri"])  # the schema's "format": "uri" is not checked without rfc3987
-        assert parts.scheme == "https"
-        assert parts.netloc
+        if "helpUri" in rule:
+            parts = urlsplit(rule["helpUri"])  # the schema's "format": "uri" is not checked without rfc3987
+            assert parts.scheme == "https"
+            assert parts.netloc
 
 
 def check(server: object, options: CheckOptions) -> CheckReport:
@@ -60,7 +61,7 @@ def test_a_log_of_many_rules_validates_against_the_sarif_schema() -> None:
     assert log["version"] == "2.1.0"
 
 
-def test_every_rule_is_described_with_its_id_name_level_and_a_link_to_its_section() -> None:
+def test_every_rule_is_described_with_its_id_name_level_and_where_its_section_is() -> None:
     rules = to_sarif(CheckReport(server={"target": "x"}, findings=[], tools_checked=[]))["runs"][0]["tool"]["driver"]
 
     assert [rule["id"] for rule in rules["rules"]] == list(RULES)
@@ -69,14 +70,37 @@ def test_every_rule_is_described_with_its_id_name_level_and_a_link_to_its_sectio
         assert described["name"] == rule.name
         assert described["shortDescription"]["text"] == rule.summary
         assert rule.source in described["fullDescription"]["text"]
-        assert described["helpUri"] == f"{RULES_DOC_URI}#{rule.id.lower()}"
+        assert f"{RULES_DOC}, #{rule.id.lower()}" in described["help"]["text"]
         assert described["defaultConfiguration"]["level"] == rule.severity.value
 
 
-def test_every_rules_link_lands_on_an_anchor_docs_rules_md_sets() -> None:
-    anchors = set(re.findall(r'<a id="([^"]+)"></a>', RULES_DOC.read_text(encoding="utf-8")))
+def test_without_rules_uri_no_rule_links_to_a_guessed_repository() -> None:
+    """mcp-errors has no published home yet: a link is written only where the user says it is."""
+    log = to_sarif(CheckReport(server={"target": "x"}, findings=[], tools_checked=[]))
 
-    assert {urlsplit(rule_help_uri(rule_id)).fragment for rule_id in RULES} <= anchors
+    assert_valid_sarif(log)
+    driver = log["runs"][0]["tool"]["driver"]
+    assert "informationUri" not in driver
+    assert all("helpUri" not in rule for rule in driver["rules"])
+    assert "http" not in json.dumps(driver["rules"])
+
+
+def test_with_rules_uri_every_rule_links_to_its_section_there() -> None:
+    base = "https://docs.example.org/mcp-errors/rules.md"
+    driver = to_sarif(CheckReport(server={"target": "x"}, findings=[], tools_checked=[]), rules_uri=base)["runs"][0][
+        "tool"
+    ]["driver"]
+
+    assert driver["informationUri"] == base
+    for described in driver["rules"]:
+        assert described["helpUri"] == f"{base}#{described['id'].lower()}"
+        assert f"]({base}#{described['id'].lower()})" in described["help"]["markdown"]
+
+
+def test_every_rules_link_lands_on_an_anchor_docs_rules_md_sets() -> None:
+    anchors = set(re.findall(r'<a id="([^"]+)"></a>', RULES_DOC_FILE.read_text(encoding="utf-8")))
+
+    assert {urlsplit(rule_help_uri(rule_id, "https://x/rules.md")).fragment for rule_id in RULES} <= anchors
 
 
 def test_a_result_per_finding_with_its_level_message_tool_and_the_call_that_showed_it() -> None:

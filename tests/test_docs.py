@@ -21,6 +21,7 @@ command (two workers, a free port), and `mcp-errors check` must pass on it over 
 from __future__ import annotations
 
 import ast
+import os
 import re
 import shlex
 import subprocess
@@ -154,6 +155,19 @@ def test_docs_server_file_serves_over_stdio_and_passes_the_checker(
         assert not report.failed, report.to_json()
 
 
+def inherit_tls_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server a block starts over stdio gets this machine's TLS roots too.
+
+    The SDK's `stdio_client` gives a child only HOME, PATH and a few more; a block that starts
+    `uvx mcp-server-time` needs uvx to reach PyPI, which on a machine behind a TLS-inspecting
+    proxy takes `SSL_CERT_FILE`. The block itself stays as a reader writes it.
+    """
+    import mcp.client.stdio as sdk_stdio
+
+    tls = [name for name in ("SSL_CERT_FILE", "SSL_CERT_DIR") if name in os.environ]
+    monkeypatch.setattr(sdk_stdio, "DEFAULT_INHERITED_ENV_VARS", [*sdk_stdio.DEFAULT_INHERITED_ENV_VARS, *tls])
+
+
 @pytest.mark.parametrize("block", SNIPPETS, ids=lambda block: block.name)
 def test_docs_block_runs_twice(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if not block.run:
@@ -162,6 +176,8 @@ def test_docs_block_runs_twice(block: Block, tmp_path: Path, monkeypatch: pytest
         require_fastmcp_tasks()
     # Blocks may register exception mappings or write files: keep both local to the block.
     from mcp_errors._server import classify as _classify
+
+    inherit_tls_settings(monkeypatch)
 
     monkeypatch.chdir(tmp_path)
     registry = dict(_classify._registry)

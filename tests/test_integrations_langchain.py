@@ -79,6 +79,16 @@ async def test_a_transient_failure_of_a_read_only_tool_is_resent_and_the_model_s
     assert server.calls["flaky_quote"] == 2  # type: ignore[attr-defined]
 
 
+async def test_tools_load_from_the_sdks_client_session_and_recover_the_same_way(policy: RecoveryPolicy) -> None:
+    server = build_server()
+    with anyio.fail_after(10):
+        async with Client(server) as client:
+            tools = {tool.name: tool for tool in await load_mcp_tools(client.session, policy=policy)}
+            message = await _invoke(tools["flaky_quote"], {"symbol": "ACME"})
+    assert message.status == "success"
+    assert server.calls["flaky_quote"] == 2  # type: ignore[attr-defined]
+
+
 async def test_an_outage_is_resent_only_up_to_the_policy_attempts_then_reported_as_transient(
     policy: RecoveryPolicy,
 ) -> None:

@@ -305,6 +305,30 @@ subagent.run()
 """
 
 
+async def test_sub_calls_on_an_sdk_client_session_over_stdio_recover_and_report_what_failed() -> None:
+    """`gather_partial` takes the `ClientSession` of `stdio_client`, as `call_tool_with_recovery` does."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from servers import SERVERS_DIR
+
+    params = StdioServerParameters(command=sys.executable, args=[str(SERVERS_DIR / "shop.py")])
+    with anyio.fail_after(60):
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            calls = {
+                "orders": ToolCall(session, "search_orders", {}),  # fails twice, then answers
+                "stock": ToolCall(session, "inventory_status", {}),  # never recovers
+            }
+            report = await gather_partial(calls, policy=RecoveryPolicy(max_attempts=ATTEMPTS))
+
+    assert list(report.succeeded) == ["orders"]
+    assert len(report.reports["orders"].attempts) == ATTEMPTS
+    assert list(report.failed) == ["stock"]
+    assert report.failed["stock"].category is ErrorCategory.TRANSIENT
+    assert report.failed["stock"].attempts == ATTEMPTS
+
+
 async def test_a_sub_call_that_crashes_is_reported_and_never_cancels_its_siblings() -> None:
     async def answers() -> dict[str, int]:
         return {"resultCount": 1}

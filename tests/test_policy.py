@@ -1,4 +1,5 @@
-"""`call_tool_with_recovery` end to end against real servers: in memory (both modes) and over stdio."""
+"""`call_tool_with_recovery` end to end against real servers: in memory (both modes) and over stdio,
+through an `mcp.Client` and through the SDK's own `stdio_client` + `ClientSession`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mcp import Client, StdioServerParameters
+from mcp import Client, ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, Tool, ToolAnnotations, ToolListChangedNotification
 
@@ -39,9 +41,11 @@ from servers.scripted_server import build_scripted_server
 from servers.shop import build_shop, build_third_party
 
 SHOP = SERVERS_DIR / "shop.py"
-TRANSPORTS = ["legacy", "auto", "stdio"]
+TRANSPORTS = ["legacy", "auto", "stdio", "stdio-session"]
+"""In memory in both modes; over stdio with an `mcp.Client`, and with the `ClientSession` most
+code holds (`stdio_client` + `ClientSession` + `initialize()`, as the SDK's README connects)."""
 
-Connect = Callable[..., AbstractAsyncContextManager[Client]]
+Connect = Callable[..., AbstractAsyncContextManager[Client | ClientSession]]
 
 
 pytestmark = pytest.mark.usefixtures("zero_wait")
@@ -54,14 +58,19 @@ def connect(request: pytest.FixtureRequest) -> Connect:
     @asynccontextmanager
     async def open_client(
         *, idempotency: bool = False, role: str = "support", third_party: bool = False
-    ) -> AsyncIterator[Client]:
-        if transport == "stdio":
+    ) -> AsyncIterator[Client | ClientSession]:
+        if transport.startswith("stdio"):
             args = [str(SHOP), "--role", role]
             args += ["--idempotency"] if idempotency else []
             args += ["--third-party"] if third_party else []
             target: Any = StdioServerParameters(command=sys.executable, args=args)
-            async with Client(target) as client:
-                yield client
+            if transport == "stdio-session":
+                async with stdio_client(target) as (read, write), ClientSession(read, write) as session:
+                    await session.initialize()
+                    yield session
+            else:
+                async with Client(target) as client:
+                    yield client
         else:
             server = build_third_party() if third_party else build_shop(idempotency=idempotency, role=role)
             async with Client(server, mode=transport) as client:  # type: ignore[arg-type]
@@ -70,7 +79,7 @@ def connect(request: pytest.FixtureRequest) -> Connect:
     return open_client
 
 
-async def charges_made(client: Client) -> int:
+async def charges_made(client: Client | ClientSession) -> int:
     result = await client.call_tool("charges_made", {})
     assert result.structured_content is not None
     return int(result.structured_content["result"])

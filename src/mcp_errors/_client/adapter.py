@@ -1,8 +1,9 @@
 """One adapter for every client the client side accepts, and reading a server's whole tool list.
 
 The recovery policy, the testing helpers and the framework integrations all call tools
-through `adapt_client`, so that an `mcp.Client`, a fastmcp `Client` and a plain call
-function behave the same way everywhere.
+through `adapt_client`, so that an `mcp.Client`, the SDK's `ClientSession` (what
+`stdio_client` or `streamable_http_client` plus `ClientSession(...)` give), a fastmcp `Client`
+and a plain call function behave the same way everywhere.
 
 A connection's tool list is read once (`ClientAdapter.find_tool`) and kept for as long as
 the connection lives, keyed on its `ClientSession`; it is read again after the server
@@ -19,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Final, cast
 
 import anyio
-from mcp import Client
-from mcp_types import CallToolResult, Tool, ToolListChangedNotification
+from mcp import Client, ClientSession
+from mcp_types import CallToolResult, PaginatedRequestParams, Tool, ToolListChangedNotification
 
 from mcp_errors._shared.optional_types import is_fastmcp
 
@@ -54,11 +55,11 @@ class ClientAdapter:
 
 
 def adapt_client(client: object, *, meta: Mapping[str, Any] | None = None) -> ClientAdapter:
-    """Adapt an `mcp.Client`, a fastmcp `Client` or a call function.
+    """Adapt an `mcp.Client`, an `mcp.ClientSession`, a fastmcp `Client` or a call function.
 
     Args:
-        client: A connected `mcp.Client`, a connected fastmcp `Client`, or any
-            `async (name, arguments, meta) -> CallToolResult` function.
+        client: A connected `mcp.Client`, an initialised `mcp.ClientSession`, a connected
+            fastmcp `Client`, or any `async (name, arguments, meta) -> CallToolResult` function.
         meta: Request `_meta` to send with every call; the caller's own `_meta` (such as
             an idempotency key) is merged over it.
 
@@ -69,26 +70,31 @@ def adapt_client(client: object, *, meta: Mapping[str, Any] | None = None) -> Cl
         TypeError: If `client` is none of the accepted kinds.
     """
     base = dict(meta) if meta else None
-    if isinstance(client, Client):
+    if isinstance(client, Client | ClientSession):
         return _adapt_mcp(client, base)
     if is_fastmcp(client, "Client"):
         return _adapt_fastmcp(client, base)
     if callable(client):
         function = cast(CallFn, client)
         return ClientAdapter(_with_meta(function, base) if base else function, None, "default")
-    raise TypeError(f"expected an mcp.Client, a fastmcp Client or a call function, not {client!r}")
+    raise TypeError(
+        f"expected an mcp.Client, an mcp.ClientSession, a fastmcp Client or a call function, not {client!r}"
+    )
 
 
 _MAX_PAGES: Final = 100
 """A server that keeps returning cursors is not allowed to hold the caller forever."""
 
 
-async def list_all_tools(client: Client) -> list[Tool]:
+async def list_all_tools(client: Client | ClientSession) -> list[Tool]:
     """Every tool of the connected server, following `nextCursor` for at most 100 pages."""
     tools: list[Tool] = []
     cursor: str | None = None
     for _ in range(_MAX_PAGES):
-        page = await client.list_tools(cursor=cursor)
+        if isinstance(client, ClientSession):
+            page = await client.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+        else:
+            page = await client.list_tools(cursor=cursor)
         tools.extend(page.tools)
         cursor = page.next_cursor
         if not cursor:
@@ -96,7 +102,9 @@ async def list_all_tools(client: Client) -> list[Tool]:
     return tools
 
 
-def _adapt_mcp(client: Client, base: dict[str, Any] | None) -> ClientAdapter:
+def _adapt_mcp(client: Client | ClientSession, base: dict[str, Any] | None) -> ClientAdapter:
+    # A `ClientSession` is what most code holds after `stdio_client(...)` + `ClientSession(...)`:
+    # the session `mcp.Client` wraps, called the same way. The tool list is cached per session.
     async def call(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
         return await client.call_tool(name, arguments, meta=cast(Any, _merged(base, meta)))
 
@@ -104,9 +112,9 @@ def _adapt_mcp(client: Client, base: dict[str, Any] | None) -> ClientAdapter:
         return await list_all_tools(client)
 
     info = client.server_info
-    return ClientAdapter(
-        call, list_tools, info.name if info is not None else "default", _finder(lambda: client.session, list_tools)
-    )
+    name = info.name if info is not None else "default"
+    session_of = (lambda: client) if isinstance(client, ClientSession) else (lambda: client.session)
+    return ClientAdapter(call, list_tools, name, _finder(session_of, list_tools))
 
 
 def _adapt_fastmcp(client: Any, base: dict[str, Any] | None) -> ClientAdapter:

@@ -52,8 +52,8 @@ class ToolCall:
     """One named sub-call of `gather_partial`: a tool on a connected client.
 
     Args:
-        client: A connected `mcp.Client`, fastmcp `Client`, or `async (name, arguments,
-            meta) -> CallToolResult` function.
+        client: A connected `mcp.Client`, an initialised `mcp.ClientSession`, a fastmcp
+            `Client`, or an `async (name, arguments, meta) -> CallToolResult` function.
         tool: The tool's name.
         arguments: Its arguments.
         tools: The server's tool list, when `client` is a call function: its annotations

@@ -261,8 +261,9 @@ async def call_tool_with_recovery(
     """Call a tool, resend safe transient failures, and decide what to do with the result.
 
     Args:
-        client: A connected `mcp.Client`, a connected fastmcp `Client`, or any
-            `async (name, arguments, meta) -> CallToolResult` function.
+        client: A connected `mcp.Client`, an initialised `mcp.ClientSession` (from
+            `stdio_client` or `streamable_http_client`), a connected fastmcp `Client`, or
+            any `async (name, arguments, meta) -> CallToolResult` function.
         name: The tool to call.
         arguments: Its arguments.
         policy: Attempts, deadline, waits. Omitted: one process-wide default policy, so

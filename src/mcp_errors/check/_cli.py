@@ -89,7 +89,7 @@ def check(
         typer.Option(
             "--rules-uri",
             help="With --format sarif: the absolute URI of docs/rules.md that rules link to (<uri>#me010).",
-            show_default="this project's docs/rules.md",
+            show_default="no link: each rule's help names its section of docs/rules.md",
         ),
     ] = None,
     baseline: Annotated[
@@ -188,7 +188,7 @@ def check(
         elif output_format is OutputFormat.SARIF:
             import json
 
-            from mcp_errors.check._sarif import RULES_DOC_URI, to_sarif
+            from mcp_errors.check._sarif import to_sarif
 
             if anchor is None:
                 typer.echo(
@@ -196,7 +196,7 @@ def check(
                     " pass --sarif-location FILE (a file in this checkout, e.g. your --args file)",
                     err=True,
                 )
-            typer.echo(json.dumps(to_sarif(report, rules_uri=rules_uri or RULES_DOC_URI, anchor=anchor), indent=2))
+            typer.echo(json.dumps(to_sarif(report, rules_uri=rules_uri, anchor=anchor), indent=2))
         else:
             report.render(Console())
         if report.failed:

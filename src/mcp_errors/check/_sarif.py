@@ -1,6 +1,6 @@
 """`--format sarif`: the report as SARIF 2.1.0, for GitHub code scanning and other CI tools.
 
-One `rule` per checker rule (its id, name, descriptions, a `helpUri` into docs/rules.md and its
+One `rule` per checker rule (its id, name, descriptions, where docs/rules.md explains it and its
 default level) and one `result` per finding. A finding is about a server and its tools, not
 about a line of code, so each result carries a logical location (`<server>/<tool>`, the call
 that showed it in `properties.call`). GitHub code scanning keeps only results that also have a
@@ -27,26 +27,30 @@ from typing import Any, Final
 from mcp_errors.check._report import BASELINE_FINGERPRINT, CHECK_NOT_DONE, CheckReport, finding_identity
 from mcp_errors.check._rules import RULES, Finding, Rule, Severity
 
-__all__ = ["RULES_DOC_URI", "SARIF_SCHEMA_URI", "choose_anchor", "rule_help_uri", "to_sarif"]
+__all__ = ["RULES_DOC", "SARIF_SCHEMA_URI", "choose_anchor", "rule_help_uri", "to_sarif"]
 
 SARIF_SCHEMA_URI: Final = "https://json.schemastore.org/sarif-2.1.0.json"
-RULES_DOC_URI: Final = "https://github.com/mcp-errors/mcp-errors/blob/main/docs/rules.md"
-"""Where each rule's documentation is read: `<RULES_DOC_URI>#me010`. SARIF asks for an absolute
-URI here, and the log is uploaded from the checked server's repository, not from this one, so
-a path relative to a repository would point into the wrong one. A fork or a mirror passes its
-own with `--rules-uri` (`rules_uri=` in Python)."""
+RULES_DOC: Final = "docs/rules.md in mcp-errors"
+"""Where each rule is explained, as its help text names it (`docs/rules.md in mcp-errors, #me010`).
+
+SARIF's `helpUri` must be absolute, and the log is uploaded from the checked server's
+repository, not from this one, so a repository-relative path would point into the wrong one;
+mcp-errors has no published home yet, and a guessed one would be a broken link. So rules carry
+no `helpUri` unless one is given: `--rules-uri URI` (`rules_uri=` in Python), the absolute URI
+of docs/rules.md where the reader can open it (a fork, a mirror, an internal docs site)."""
 _SOURCE_ROOT: Final = "%SRCROOT%"
 _LEVELS: Final = {Severity.ERROR: "error", Severity.WARNING: "warning"}
 
 
 def to_sarif(
-    report: CheckReport, *, rules_uri: str = RULES_DOC_URI, anchor: Path | None = None, root: Path | None = None
+    report: CheckReport, *, rules_uri: str | None = None, anchor: Path | None = None, root: Path | None = None
 ) -> dict[str, Any]:
     """The report as a SARIF 2.1.0 log with one run.
 
     Args:
         report: The (filtered) report; baselined and ignored findings are not in it.
         rules_uri: The absolute URI of docs/rules.md; each rule links to its anchor there.
+            Omitted: rules carry no link, and their help text names the section.
         anchor: A file the results are attached to (see `choose_anchor`), relative to `root`.
         root: The directory `anchor` is relative to (the checkout; the working directory by default).
 
@@ -68,15 +72,12 @@ def to_sarif(
     server = report.server.get("name") or report.server.get("target") or "server"
     anchor_text = _read(root / anchor) if anchor is not None else None
     rule_ids = list(RULES)
+    driver: dict[str, Any] = {"name": "mcp-errors check", "version": _version()}
+    if rules_uri is not None:
+        driver["informationUri"] = rules_uri
+    driver["rules"] = [_rule(rule, rules_uri) for rule in RULES.values()]
     run: dict[str, Any] = {
-        "tool": {
-            "driver": {
-                "name": "mcp-errors check",
-                "version": _version(),
-                "informationUri": rules_uri,
-                "rules": [_rule(rule, rules_uri) for rule in RULES.values()],
-            }
-        },
+        "tool": {"driver": driver},
         "invocations": [
             {"executionSuccessful": not any(finding.rule in CHECK_NOT_DONE for finding in report.findings)}
         ],
@@ -91,7 +92,7 @@ def to_sarif(
     return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def rule_help_uri(rule_id: str, rules_uri: str = RULES_DOC_URI) -> str:
+def rule_help_uri(rule_id: str, rules_uri: str) -> str:
     """`<rules_uri>#me010`: the anchor docs/rules.md sets before each rule's heading."""
     return f"{rules_uri}#{rule_id.lower()}"
 
@@ -119,18 +120,25 @@ def choose_anchor(
     return None
 
 
-def _rule(rule: Rule, rules_uri: str) -> dict[str, Any]:
-    help_uri = rule_help_uri(rule.id, rules_uri)
-    return {
+def _rule(rule: Rule, rules_uri: str | None) -> dict[str, Any]:
+    described: dict[str, Any] = {
         "id": rule.id,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": f"{rule.summary} Source: {rule.source}."},
-        "helpUri": help_uri,
-        "help": {
-            "text": f"{rule.summary} Source: {rule.source}. Why it matters and how to pass: {help_uri}",
-            "markdown": f"{rule.summary}\n\nSource: {rule.source}.\n\n[Why it matters and how to pass]({help_uri})",
-        },
+    }
+    why = "Why it matters and how to pass"
+    if rules_uri is None:
+        where = f"{RULES_DOC}, #{rule.id.lower()}"
+        linked = f"{why}: {where}."
+    else:
+        where = described["helpUri"] = rule_help_uri(rule.id, rules_uri)
+        linked = f"[{why}]({where})"
+    described["help"] = {
+        "text": f"{rule.summary} Source: {rule.source}. {why}: {where}",
+        "markdown": f"{rule.summary}\n\nSource: {rule.source}.\n\n{linked}",
+    }
+    return described | {
         "defaultConfiguration": {"level": _LEVELS[rule.severity]},
         "properties": {"tags": ["mcp", rule.family.value]},
     }

@@ -129,13 +129,13 @@ def demo_command(
         bool,
         typer.Option(
             "--show-payload",
-            help="Under each table, show what each agent read of the errors it met: the text, or the "
-            "error result's structuredContent.",
+            help="Under each table, show what each agent read of the errors it met (the error result's "
+            "structuredContent; the framework's model gets it as JSON in its retry).",
             show_default="off",
         ),
     ] = False,
 ) -> None:
-    """Run a naive and a structured agent through the support scenarios, side by side."""
+    """Run an agent framework's default and a structured agent through the support scenarios, side by side."""
     from mcp_errors.demo._report import run_and_report
 
     ok = run_and_report(sweep=sweep, seed=seed, fault_rate=fault_rate, as_json=as_json, show_payload=show_payload)

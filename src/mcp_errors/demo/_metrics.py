@@ -3,7 +3,7 @@
 The recovery policy records its calls with the OpenTelemetry API (`mcp_errors._shared.telemetry`);
 the demo gives it a meter provider of its own with an in-memory reader for the length of the
 run, and tabulates what was recorded: the figures are the metrics, not a second count. The
-naive agent does not use the policy and records nothing. Needs the OpenTelemetry SDK
+framework-default agent does not use the policy and records nothing. Needs the OpenTelemetry SDK
 (`opentelemetry-sdk`, a development dependency); without it the table is left out.
 """
 

@@ -3,24 +3,30 @@
 `run_demo` starts `mcp-errors serve` as a subprocess over stdio (via `sys.executable -m
 mcp_errors`, so no console script is needed on PATH) and runs each scenario twice:
 
-- the **naive** agent reads only the text: it resends any error or anything that reads
-  like an empty answer, up to 3 times, then escalates to a human;
+- the **framework default** agent does what an agent framework does with a tool error by
+  default, here Pydantic AI's `MCPToolset` (docs/integrations.md): every error result is a
+  retry (`tool_error_behavior="retry"`: `ModelRetry`, "the call has to be made again", with
+  the error's structuredContent as JSON), the model (scripted: it does what the retry asks)
+  calls the tool again, and after one retry (the default `max_retries=1`) the next error
+  ends the run ("exceeded max retries"), which a person then picks up (escalated). A
+  success, empty or not, is an answer;
 - the **structured** agent reads every result with `read_result`, resends only through
   `call_tool_with_recovery` (a `RecoveryPolicy` with an idempotency key per operation) and
   fans out searches collecting partial results.
 
-Every call goes through a recorder that counts calls and *wasted* calls: resends of a call
-whose previous answer was final (a valid empty result or a non-retryable error) or whose
-target was down for the whole scenario, i.e. resends that could not change the answer.
-Correctness is judged from outside the agents: from their final claim and, for refunds,
-from the desk's database.
+Every `tools/call` sent is an *attempt*; a recorder counts them and the *wasted* ones:
+resends of a call whose previous answer was final (a valid empty result or a non-retryable
+error) or whose target was down for the whole scenario, i.e. resends that could not change
+the answer. An *escalation* is an operation handed up unfinished: to a person, or, for a
+fan-out's source, to the coordinator (the policy's `escalate` decision). Correctness is
+judged from outside the agents: from their final claim and, for refunds, from the desk's
+database.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 import sys
 import tempfile
@@ -44,9 +50,12 @@ from mcp_errors.demo._db import AUTO_REFUND_LIMIT, KNOWLEDGE_SOURCES, money
 
 __all__ = ["AgentName", "Row", "demo_policy", "run_demo"]
 
-AgentName = Literal["naive", "structured"]
-AGENTS: Final[tuple[AgentName, ...]] = ("naive", "structured")
-NAIVE_RESENDS: Final = 3
+AgentName = Literal["framework_default", "structured"]
+AGENTS: Final[tuple[AgentName, ...]] = ("framework_default", "structured")
+FRAMEWORK: Final = "Pydantic AI 2.68"
+"""The framework whose defaults the framework-default agent follows (docs/integrations.md)."""
+FRAMEWORK_RETRIES: Final = 1
+"""Pydantic AI's default for a tool (`max_retries=1`): one retry after an error, then the run ends."""
 
 
 def demo_policy() -> RecoveryPolicy:
@@ -69,8 +78,6 @@ TYPO_ORDER_ID: Final = "order-abc"
 CUSTOMER_REPLY_ORDER_ID: Final = "#10007"
 """What the simulated customer answers when asked for the order id again."""
 
-_EMPTY_WORDS: Final = re.compile(r"\b(no|not found|nothing|none|empty|zero)\b", re.IGNORECASE)
-
 
 @dataclass(frozen=True, slots=True)
 class Row:
@@ -78,23 +85,28 @@ class Row:
 
     scenario: str
     agent: AgentName
-    calls: int
-    wasted_calls: int
-    escalated: bool
+    attempts: int
+    """Every `tools/call` the agent sent, resends included."""
+    wasted_attempts: int
+    escalated: int
+    """Operations handed up unfinished: to a person, or a fan-out's sources to the coordinator."""
     correct: bool
     outcome: str
     """The final outcome in a few words, for the table."""
     read: tuple[Any, ...] = ()
     """What the agent read of each kind of error it met, in order: the error result's
-    `structuredContent` for the structured agent, its first text block for the naive one."""
+    `structuredContent` for the structured agent; for the framework's model, what Pydantic AI
+    puts in its retry: that structuredContent as JSON (the text block when there is none)."""
+    texts: tuple[str, ...] = field(default=(), compare=False)
+    """The first text block of each kind of error met (what text-only hosts show), not in `--json`."""
 
     def to_json(self) -> dict[str, Any]:
         """The row as the `--json` output's scenario object."""
         return {
             "scenario": self.scenario,
             "agent": self.agent,
-            "calls": self.calls,
-            "wasted_calls": self.wasted_calls,
+            "attempts": self.attempts,
+            "wasted_attempts": self.wasted_attempts,
             "escalated": self.escalated,
             "correct": self.correct,
             "outcome": self.outcome,
@@ -148,8 +160,10 @@ class _Recorder:
     """Counts the calls one agent makes in one scenario, and which were wasted."""
 
     outages: frozenset[tuple[str, str | None]] = frozenset()
-    calls: int = 0
+    attempts: int = 0
     wasted: int = 0
+    escalations: int = 0
+    """Operations handed up unfinished (the agents count their own: only they know)."""
     errors: dict[object, tuple[Any, str]] = field(default_factory=dict[object, tuple[Any, str]])
     """Each kind of error met (category and code), first occurrence: structuredContent and text."""
     _last: dict[str, ToolOutcome] = field(default_factory=dict[str, ToolOutcome])
@@ -157,7 +171,7 @@ class _Recorder:
     def record(self, name: str, arguments: Mapping[str, Any], result: CallToolResult) -> None:
         key = json.dumps([name, arguments], sort_keys=True, default=str)
         previous = self._last.get(key)
-        self.calls += 1
+        self.attempts += 1
         if previous is not None and (_is_final(previous) or self._down(name, arguments)):
             self.wasted += 1
         outcome = self._last[key] = read_result(result)
@@ -165,8 +179,17 @@ class _Recorder:
             self.errors.setdefault((outcome.category, outcome.code), (result.structured_content, _text(result)))
 
     def read_by(self, agent: AgentName) -> tuple[Any, ...]:
-        """What `agent` read of each kind of error: the envelope, or only the text."""
-        return tuple(structured if agent == "structured" else text for structured, text in self.errors.values())
+        """What `agent` read of each kind of error: the envelope, or the envelope as Pydantic AI's JSON."""
+        if agent == "structured":
+            return tuple(structured for structured, _ in self.errors.values())
+        return tuple(
+            text if structured is None else json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+            for structured, text in self.errors.values()
+        )
+
+    def texts(self) -> tuple[str, ...]:
+        """The first text block of each kind of error met."""
+        return tuple(text for _, text in self.errors.values())
 
     def _down(self, name: str, arguments: Mapping[str, Any]) -> bool:
         source = arguments.get("source")
@@ -224,102 +247,106 @@ def _text(result: CallToolResult) -> str:
     return next((block.text for block in result.content if isinstance(block, TextContent)), "")
 
 
-async def _naive_call(desk: _Desk, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
-    """Call, and resend up to 3 times whatever is an error or reads like nothing came back."""
-    text = ""
-    for _ in range(1 + NAIVE_RESENDS):
+async def _framework_call(desk: _Desk, name: str, arguments: dict[str, Any]) -> bool:
+    """Pydantic AI's default: an error is a retry, and the call is made again, once; a second
+    error ends the run. Whether the tool answered (a success, empty or not)."""
+    for _ in range(1 + FRAMEWORK_RETRIES):
         result = await desk.call(name, arguments)
-        text = _text(result)
-        if not (result.is_error or not text or _EMPTY_WORDS.search(text)):
-            return True, text
-    return False, text
+        if not result.is_error:
+            return True
+    desk.recorder.escalations += 1  # "exceeded max retries": the run stops, a person takes over
+    return False
 
 
 async def _structured_call(desk: _Desk, name: str, arguments: dict[str, Any]) -> RecoveryReport:
-    return await call_tool_with_recovery(desk.call, name, arguments, policy=desk.policy, tools=desk.tools)
+    report = await call_tool_with_recovery(desk.call, name, arguments, policy=desk.policy, tools=desk.tools)
+    desk.recorder.escalations += report.decision is Decision.ESCALATE
+    return report
 
 
 @dataclass(frozen=True, slots=True)
 class _Verdict:
     outcome: str
-    escalated: bool
     correct: bool
 
 
 async def _empty_lookup(desk: _Desk, agent: AgentName) -> _Verdict:
     args = {"email": UNKNOWN_EMAIL}
-    if agent == "naive":
-        ok, _ = await _naive_call(desk, "lookup_customer", args)
+    if agent == "framework_default":
+        # A valid empty result is a success: the framework hands it to the model as an answer.
+        ok = await _framework_call(desk, "lookup_customer", args)
         if ok:
-            return _Verdict("claimed a customer was found", False, False)
-        return _Verdict("escalated a customer that does not exist", True, False)
+            return _Verdict("told the customer: no account with that email", True)
+        return _Verdict("escalated a customer that does not exist", False)
     report = await _structured_call(desk, "lookup_customer", args)
     if report.decision is Decision.DONE and report.outcome.kind == "empty":
-        return _Verdict("told the customer: no account with that email", False, True)
-    return _Verdict(f"unexpected: {report.decision.value}", report.decision is Decision.ESCALATE, False)
+        return _Verdict("told the customer: no account with that email", True)
+    return _Verdict(f"unexpected: {report.decision.value}", False)
 
 
 async def _refund_over_limit(desk: _Desk, agent: AgentName) -> _Verdict:
     args = {"order_id": BIG_REFUND_ORDER, "amount": BIG_REFUND, "reason": "arrived broken"}
-    if agent == "naive":
-        ok, _ = await _naive_call(desk, "process_refund", args)
+    if agent == "framework_default":
+        ok = await _framework_call(desk, "process_refund", args)
         escalated = not ok
     else:
         report = await _structured_call(desk, "process_refund", args)
         escalated = report.decision is Decision.ESCALATE and report.reason == "business"
     applied = desk.refunds(BIG_REFUND_ORDER)
     if escalated and applied == 0:
-        return _Verdict("escalated to a human with the refund details", True, True)
-    return _Verdict(f"{applied} refund(s) applied without approval", escalated, False)
+        return _Verdict("escalated to a human with the refund details", True)
+    return _Verdict(f"{applied} refund(s) applied without approval", False)
 
 
 async def _bad_order_id(desk: _Desk, agent: AgentName) -> _Verdict:
-    if agent == "naive":
-        ok, _ = await _naive_call(desk, "get_order", {"order_id": TYPO_ORDER_ID})
+    if agent == "framework_default":
+        ok = await _framework_call(desk, "get_order", {"order_id": TYPO_ORDER_ID})
         if ok:
-            return _Verdict("claimed the order was found", False, False)
-        return _Verdict("escalated a typo to a human", True, False)
+            return _Verdict("claimed the order was found", False)
+        return _Verdict("escalated a typo to a human", False)
     report = await _structured_call(desk, "get_order", {"order_id": TYPO_ORDER_ID})
     expected = next((error.expected for error in report.field_errors if error.field == "order_id"), None)
     if report.decision is not Decision.FIX_INPUT or expected is None:
-        return _Verdict(f"unexpected: {report.decision.value}", report.decision is Decision.ESCALATE, False)
+        return _Verdict(f"unexpected: {report.decision.value}", False)
     # The field error says what the id looks like: ask the customer for one in that format.
     fixed = await _structured_call(desk, "get_order", {"order_id": CUSTOMER_REPLY_ORDER_ID})
     if fixed.decision is Decision.DONE and fixed.outcome.kind == "success":
-        return _Verdict(f"asked for the id ({expected}), then found {CUSTOMER_REPLY_ORDER_ID}", False, True)
-    return _Verdict("could not find the corrected order", fixed.decision is Decision.ESCALATE, False)
+        return _Verdict(f"asked for the id ({expected}), then found {CUSTOMER_REPLY_ORDER_ID}", True)
+    return _Verdict("could not find the corrected order", False)
 
 
 async def _partial_search(desk: _Desk, agent: AgentName) -> _Verdict:
-    if agent == "naive":
+    if agent == "framework_default":
         for source in KNOWLEDGE_SOURCES:
-            ok, _ = await _naive_call(desk, "search_knowledge", {"query": SEARCH_QUERY, "source": source})
+            ok = await _framework_call(desk, "search_knowledge", {"query": SEARCH_QUERY, "source": source})
             if not ok:
-                return _Verdict(f"gave up at '{source}' and escalated the whole search", True, False)
-        return _Verdict("answered from all five sources", False, False)
+                return _Verdict(f"the run stopped at '{source}' (max retries): the whole search escalated", False)
+        return _Verdict("answered from all five sources", False)
     calls = {
         source: ToolCall(desk.call, "search_knowledge", {"query": SEARCH_QUERY, "source": source}, tools=desk.tools)
         for source in KNOWLEDGE_SOURCES
     }
     report = await gather_partial(calls, policy=desk.policy)
+    # Each source the policy gave up on is handed to the coordinator (this agent), which answers.
+    desk.recorder.escalations += sum(each.decision is Decision.ESCALATE for each in report.reports.values())
     correct = sorted(report.failed) == sorted(SEARCH_OUTAGES) and len(report.succeeded) == len(KNOWLEDGE_SOURCES) - len(
         SEARCH_OUTAGES
     )
     # The coordinator gets the summary sentence, e.g. "3 of 5 sources answered; ...".
-    return _Verdict(report.summary().removesuffix(" Partial results follow."), False, correct)
+    return _Verdict(report.summary().removesuffix(" Partial results follow."), correct)
 
 
 async def _no_finance_role(desk: _Desk, agent: AgentName) -> _Verdict:
     args = {"customer_id": "C-1003"}
-    if agent == "naive":
-        ok, _ = await _naive_call(desk, "get_financial_records", args)
+    if agent == "framework_default":
+        ok = await _framework_call(desk, "get_financial_records", args)
         if ok:
-            return _Verdict("read records it may not read", False, False)
-        return _Verdict("escalated to someone with finance access", True, True)
+            return _Verdict("read records it may not read", False)
+        return _Verdict("escalated to someone with finance access", True)
     report = await _structured_call(desk, "get_financial_records", args)
     if report.decision is Decision.ESCALATE and report.reason == "permission":
-        return _Verdict("escalated to someone with finance access", True, True)
-    return _Verdict(f"unexpected: {report.decision.value}", report.decision is Decision.ESCALATE, False)
+        return _Verdict("escalated to someone with finance access", True)
+    return _Verdict(f"unexpected: {report.decision.value}", False)
 
 
 _RUNNERS: Final[dict[str, Callable[[_Desk, AgentName], Awaitable[_Verdict]]]] = {
@@ -373,11 +400,11 @@ async def _sweep(desk: _Desk, agent: AgentName, size: int) -> _Verdict:
         before = desk.refunds(order) if task.tool == "process_refund" else 0
         # Judged by SWEEP's right answer, the same for both agents: done, or said to be not
         # done; what tells them apart is a refund applied twice, and the calls it took.
-        if agent == "naive":
-            ok, _ = await _naive_call(desk, task.tool, task.arguments)
-            claimed_done, reason = ok, f"after {NAIVE_RESENDS} resends"
-            said_not_done = not ok  # it escalates whatever still fails
-            said_unknown = False  # it reads text only, and says "failed"
+        if agent == "framework_default":
+            ok = await _framework_call(desk, task.tool, task.arguments)
+            claimed_done, reason = ok, f"after {FRAMEWORK_RETRIES} retry"
+            said_not_done = not ok  # the run stopped: a person is told it failed
+            said_unknown = False  # the framework reads no execution state, and says "failed"
         else:
             report = await _structured_call(desk, task.tool, task.arguments)
             claimed_done = report.decision is Decision.DONE
@@ -415,7 +442,7 @@ async def _sweep(desk: _Desk, agent: AgentName, size: int) -> _Verdict:
     if landed_said_not_done:
         parts.append(f"{landed_said_not_done} said not done but landed")
     parts.append(f"{doubles} double refund{'s' if doubles != 1 else ''}")
-    return _Verdict(", ".join(parts), bool(escalated) or bool(unknown), wrong == 0 and doubles == 0)
+    return _Verdict(", ".join(parts), wrong == 0 and doubles == 0)
 
 
 # -- running it all ---------------------------------------------------------------------
@@ -475,10 +502,11 @@ def _row(scenario: Scenario, agent: AgentName, recorder: _Recorder, verdict: _Ve
     return Row(
         scenario=scenario.key,
         agent=agent,
-        calls=recorder.calls,
-        wasted_calls=recorder.wasted,
-        escalated=verdict.escalated,
+        attempts=recorder.attempts,
+        wasted_attempts=recorder.wasted,
+        escalated=recorder.escalations,
         correct=verdict.correct,
         outcome=verdict.outcome,
         read=recorder.read_by(agent),
+        texts=recorder.texts(),
     )

@@ -12,14 +12,14 @@ older import `mcp.server.fastmcp`, which mcp 2.x removed. So this module builds 
   field errors live);
 - a success keeps `structuredContent` as the message's artifact, as the adapter did.
 
-Needs the `langchain` extra: `pip install 'mcp-errors[langchain]'`.
+Needs the `langchain` extra (or `pip install 'langchain-core>=1.8,<2'`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mcp import Client
+from mcp import Client, ClientSession
 from mcp_types import Tool
 
 from mcp_errors._client.adapter import list_all_tools
@@ -30,7 +30,7 @@ from mcp_errors._client.render import outcome_text
 try:
     from langchain_core.tools import StructuredTool, ToolException
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("mcp_errors.integrations.langchain needs: pip install 'mcp-errors[langchain]'") from exc
+    raise ImportError("mcp_errors.integrations.langchain needs: pip install 'langchain-core>=1.8,<2'") from exc
 
 __all__ = ["MCPToolError", "load_mcp_tools", "mcp_tool"]
 
@@ -48,12 +48,14 @@ class MCPToolError(ToolException):
         """What the call and its resends produced, for code around the agent."""
 
 
-async def load_mcp_tools(client: Client, *, policy: RecoveryPolicy | None = None) -> list[StructuredTool]:
+async def load_mcp_tools(
+    client: Client | ClientSession, *, policy: RecoveryPolicy | None = None
+) -> list[StructuredTool]:
     """LangChain tools for every tool that a connected `mcp.Client` lists.
 
     Args:
-        client: A connected `mcp.Client` (in memory, stdio or HTTP); it must stay open
-            while the tools are used.
+        client: A connected `mcp.Client` (in memory, stdio or HTTP) or an initialised
+            `mcp.ClientSession`; it must stay open while the tools are used.
         policy: How transient failures are resent; `RecoveryPolicy()` when omitted.
 
     Returns:
@@ -63,7 +65,7 @@ async def load_mcp_tools(client: Client, *, policy: RecoveryPolicy | None = None
     Example:
         ```python
         import anyio
-        from mcp import Client
+        from mcp import Client, ClientSession
         from mcp.server.mcpserver import MCPServer
         from mcp_errors import BusinessRuleError, install
         from mcp_errors.integrations.langchain import load_mcp_tools
@@ -90,12 +92,12 @@ async def load_mcp_tools(client: Client, *, policy: RecoveryPolicy | None = None
 
 
 def mcp_tool(
-    client: Client, tool: Tool, *, policy: RecoveryPolicy | None = None, tools: list[Tool] | None = None
+    client: Client | ClientSession, tool: Tool, *, policy: RecoveryPolicy | None = None, tools: list[Tool] | None = None
 ) -> StructuredTool:
     """One LangChain tool that calls `tool` through `client` with recovery.
 
     Args:
-        client: A connected `mcp.Client`.
+        client: A connected `mcp.Client` or an initialised `mcp.ClientSession`.
         tool: The tool, as `tools/list` describes it.
         policy: How transient failures are resent; `RecoveryPolicy()` when omitted.
         tools: The server's whole tool list, if known, so that annotations are not

@@ -17,7 +17,7 @@ running the tool. Please try again." whatever the cause.
   and `isError` are kept for code that reads the raw result.
 
 Leave the wrapped server's `max_retry_attempts` at its default 0, so that the policy is the
-only one resending. Needs the `openai-agents` extra: `pip install 'mcp-errors[openai-agents]'`.
+only one resending. Needs the `openai-agents` extra (or `pip install 'openai-agents>=0.24,<0.25'`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from mcp_errors._client.render import outcome_text
 try:
     from agents.mcp import MCPServer
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("mcp_errors.integrations.openai_agents needs: pip install 'mcp-errors[openai-agents]'") from exc
+    raise ImportError("mcp_errors.integrations.openai_agents needs: pip install 'openai-agents>=0.24,<0.25'") from exc
 
 if TYPE_CHECKING:
     from agents.agent import AgentBase

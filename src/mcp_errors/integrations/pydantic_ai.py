@@ -18,7 +18,7 @@ to the model to resend.
 - every error text starts with `[<category> error, retryable|not retryable]`, then the
   description.
 
-Needs the `pydantic-ai` extra: `pip install 'mcp-errors[pydantic-ai]'`.
+Needs the `pydantic-ai` extra (or `pip install 'pydantic-ai-slim[mcp]>=2.68,<3'`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ try:
     from pydantic_ai.exceptions import ModelRetry, ToolFailed
     from pydantic_ai.mcp import MCPToolset
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("mcp_errors.integrations.pydantic_ai needs: pip install 'mcp-errors[pydantic-ai]'") from exc
+    raise ImportError(
+        "mcp_errors.integrations.pydantic_ai needs: pip install 'pydantic-ai-slim[mcp]>=2.68,<3'"
+    ) from exc
 
 __all__ = ["RecoveringMCPToolset", "raise_for_model"]
 

@@ -5,7 +5,7 @@ HTTP server (`mcp-errors proxy <URL>`) and serves it over stdio (or `--http HOST
 every tool failure comes out in the contract, everything else passes unchanged. This package
 is its Python face, for embedding the proxy and for tests. See docs/proxy.md.
 
-The proxy is built on fastmcp, an optional dependency (`pip install "mcp-errors[proxy]"`):
+The proxy is built on fastmcp, an optional dependency (the `proxy` extra, or `pip install "fastmcp>=4,<5"`):
 the names below are imported on first use, so that the `mcp-errors` command (which
 registers `proxy`) starts without it.
 """

@@ -147,7 +147,7 @@ def proxy(
     try:
         import fastmcp  # noqa: F401  (only to say clearly that it is missing)
     except ImportError:
-        _fail('the proxy needs fastmcp: pip install "mcp-errors[proxy]"', status=2)
+        _fail('the proxy needs fastmcp 4: pip install "fastmcp>=4,<5" (the proxy extra of mcp-errors)', status=2)
     from mcp_errors.proxy._child import ChildProcess, find_command
     from mcp_errors.proxy._rules import RulesError, load_rules
     from mcp_errors.proxy._server import ProxySettings, StartupError, Upstream, serve
