@@ -89,6 +89,8 @@ def test_a_server_whose_command_only_mentions_mcp_errors_is_not_wrapped() -> Non
         (["/opt/bin/mcp-server-sqlite", "--db-path", "x.db"], "mcp-server-sqlite"),
         (["uvx", "mcp-server-fetch@latest"], "mcp-server-fetch"),
         (["npx", "-y", "@modelcontextprotocol/server-filesystem@2026.8.31", "/tmp"], "server-filesystem"),
+        (["node", "/n/@modelcontextprotocol/server-filesystem/dist/index.js", "/tmp"], "server-filesystem"),
+        (["mcp-server-filesystem", "/tmp"], "server-filesystem"),
         (["npx", "-y", "@modelcontextprotocol/server-memory"], None),
         (["uvx", "mcp-server-time"], None),
     ],

@@ -47,6 +47,7 @@ PACKS: Final = {
     "mcp-server-fetch": "mcp-server-fetch",
     "mcp_server_fetch": "mcp-server-fetch",
     "@modelcontextprotocol/server-filesystem": "server-filesystem",
+    "mcp-server-filesystem": "server-filesystem",
 }
 """A word of a server's command (a package, a module or an executable) -> the rule pack for it."""
 
@@ -161,6 +162,10 @@ def recognised_pack(command_line: list[str]) -> str | None:
     """The shipped rule pack for the server `command_line` starts (`mcp-server-git`), if one fits."""
     for word in command_line:
         name = word.replace("\\", "/")
+        # A package's script run from its folder: .../node_modules/@scope/pkg/dist/index.js.
+        inside = next((pack for key, pack in PACKS.items() if key.startswith("@") and f"/{key}/" in name), None)
+        if inside is not None:
+            return inside
         if not name.startswith("@"):
             name = PurePosixPath(name).name
         # Drop a version: mcp-server-git==1.2, mcp-server-git@latest, @scope/pkg@1.2.
