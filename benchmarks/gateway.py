@@ -13,15 +13,15 @@ For each N (1, 3, 6, 10) and each of `--runs` rounds (the variants' order rotate
 - memory once all are listed: RSS and PSS (`/proc/<pid>/smaps_rollup`) summed over the whole
   process trees this benchmark started, and how many processes those trees hold.
 
-Then per call, at the largest N: `time_get_current_time` through the gateway against
-`get_current_time` through one separate proxy, both open at once and called in alternating
-batches (ABBA); CPU time (user + system) of each side's whole process tree per call, and
-wall time. Medians over rounds (over batches for calls), spread p25-p75 of the paired ratios.
+Then per call, at the largest N: `time0_get_current_time` through a gateway against
+`get_current_time` through one proxy, both built in this process and reached in memory, called
+in alternating batches (ABBA, `_paired.py`): this process's CPU time per call. Medians over
+rounds (over batches for calls), spread p25-p75 of the paired ratios.
 
 Targets (6 upstreams): gateway memory <= 1.3x the bare servers' total; start-up <= 1.2x the
 slowest bare server; per call within 1.10x of a single proxy.
 
-Run: `uv run python benchmarks/gateway.py [--sizes 1,3,6,10] [--runs 5] [--batches 20 --per-batch 20]`.
+Run: `uv run python benchmarks/gateway.py [--sizes 1,3,6,10] [--runs 5] [--batches 30 --per-batch 10] [--calls-only]`.
 """
 
 from __future__ import annotations
@@ -45,8 +45,6 @@ from mcp import Client, StdioServerParameters
 PROXY = [sys.executable, "-m", "mcp_errors", "proxy"]
 SERVERS = ([sys.executable, "-m", "mcp_server_time"], [sys.executable, "-m", "mcp_server_git"])
 NAMES = ("time", "git")
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
 
 
 def servers(count: int) -> dict[str, list[str]]:
@@ -113,16 +111,6 @@ def memory(pids: Sequence[int]) -> Memory:
     return Memory(rss / 1024, pss / 1024, len(pids))
 
 
-def cpu_seconds(pids: Sequence[int]) -> float:
-    total = 0
-    for pid in pids:
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            fields = stat[stat.rindex(")") + 2 :].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / CLOCK_TICKS
-
-
 # --- one round -----------------------------------------------------------------------------------
 
 
@@ -187,60 +175,50 @@ async def slowest_bare(count: int) -> float:
 # --- per call ------------------------------------------------------------------------------------
 
 
-async def per_call(count: int, config: Path, *, batches: int, per_batch: int) -> dict[str, float]:
-    proxy_line = [*PROXY, "--", *SERVERS[0]]
-    gateway_line = [*PROXY, "--config", str(config)]
-    async with started([proxy_line]) as ([proxy], _), started([gateway_line]) as ([gateway], _):
-        trees = {_cmd(tree[0]): tree for tree in my_trees()}
-        proxy_tree = next(tree for cmd, tree in trees.items() if "--config" not in cmd)
-        gateway_tree = next(tree for cmd, tree in trees.items() if "--config" in cmd)
-        args = {"timezone": "UTC"}
+async def per_call(count: int, *, batches: int, per_batch: int) -> dict[str, float]:
+    """One proxy against a gateway of `count` servers, both built in this process and reached in memory.
 
-        async def call_proxy() -> None:
-            result = await proxy.call_tool("get_current_time", args)
-            assert not result.is_error
+    What differs is only what each does with a call, so this process's CPU time is the figure
+    (`_paired.compare`: ABBA batches, median of the per-batch ratios); the upstream's own work is
+    the same on both sides.
+    """
+    from _paired import compare
+    from mcp_errors.proxy import ChildProcess, build_proxy
+    from mcp_errors.proxy._gateway import Gateway, GatewayServer
+    from mcp_errors.proxy._server import check_upstream, close_upstream
 
-        async def call_gateway() -> None:
-            result = await gateway.call_tool("time0_get_current_time", args)
-            assert not result.is_error
+    child = ChildProcess(SERVERS[0][0], SERVERS[0][1:])
+    single = build_proxy(child)
+    await check_upstream(single, child, seconds=120)
+    gateway = Gateway(
+        [GatewayServer(name, ChildProcess(line[0], line[1:])) for name, line in servers(count).items()],
+        startup_seconds=120,
+    )
+    await gateway.start()
+    args = {"timezone": "UTC"}
+    try:
+        async with (
+            Client(single._mcp_server, mode="legacy") as proxy,  # type: ignore[arg-type]  # fastmcp's low-level server
+            Client(gateway.server._mcp_server, mode="legacy") as front,  # type: ignore[arg-type]
+        ):
 
-        for _ in range(20):
-            await call_proxy()
-            await call_gateway()
-        sides = {"proxy": (call_proxy, proxy_tree), "gateway": (call_gateway, gateway_tree)}
-        cpu: dict[str, list[float]] = {"proxy": [], "gateway": []}
-        wall: dict[str, list[float]] = {"proxy": [], "gateway": []}
-        for index in range(batches):
-            order = ("proxy", "gateway") if index % 2 == 0 else ("gateway", "proxy")
-            for side in order:
-                call, tree = sides[side]
-                before, begin = cpu_seconds(tree), time.perf_counter()
-                for _ in range(per_batch):
-                    await call()
-                wall[side].append((time.perf_counter() - begin) / per_batch)
-                cpu[side].append((cpu_seconds(tree) - before) / per_batch)
-    ratios = [g / p for p, g in zip(cpu["proxy"], cpu["gateway"], strict=True) if p > 0]
-    wall_ratios = [g / p for p, g in zip(wall["proxy"], wall["gateway"], strict=True) if p > 0]
-    q1, _, q3 = statistics.quantiles(ratios, n=4)
-    w1, _, w3 = statistics.quantiles(wall_ratios, n=4)
+            async def call_proxy() -> None:
+                assert not (await proxy.call_tool("get_current_time", args)).is_error
+
+            async def call_gateway() -> None:
+                assert not (await front.call_tool("time0_get_current_time", args)).is_error
+
+            paired = await compare(call_proxy, call_gateway, batches=batches, per_batch=per_batch)
+    finally:
+        await gateway.aclose()
+        await close_upstream(single, child)
     return {
-        "proxy_cpu_ms": statistics.median(cpu["proxy"]) * 1000,
-        "gateway_cpu_ms": statistics.median(cpu["gateway"]) * 1000,
-        "cpu_ratio": statistics.median(ratios),
-        "cpu_q1": q1,
-        "cpu_q3": q3,
-        "proxy_wall_ms": statistics.median(wall["proxy"]) * 1000,
-        "gateway_wall_ms": statistics.median(wall["gateway"]) * 1000,
-        "wall_ratio": statistics.median(wall_ratios),
-        "wall_q1": w1,
-        "wall_q3": w3,
+        "proxy_cpu_ms": paired.a_seconds * 1000,
+        "gateway_cpu_ms": paired.b_seconds * 1000,
+        "cpu_ratio": paired.ratio,
+        "cpu_q1": paired.q1,
+        "cpu_q3": paired.q3,
     }
-
-
-def _cmd(pid: int) -> str:
-    with contextlib.suppress(OSError):
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    return ""
 
 
 # --- report ----------------------------------------------------------------------------------------
@@ -257,8 +235,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,3,6,10")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--batches", type=int, default=20)
-    parser.add_argument("--per-batch", type=int, default=20)
+    parser.add_argument("--batches", type=int, default=30)
+    parser.add_argument("--per-batch", type=int, default=10)
+    parser.add_argument("--calls-only", action="store_true", help="Only the per-call part, at the largest size.")
     parser.add_argument("--json", type=Path, help="Also write the figures here.")
     options = parser.parse_args()
     sizes = [int(size) for size in options.sizes.split(",")]
@@ -268,7 +247,7 @@ async def main() -> None:
     )
     figures: dict[str, Any] = {"load_before": load_before, "sizes": {}}
     with tempfile.TemporaryDirectory() as folder:
-        for count in sizes:
+        for count in [] if options.calls_only else sizes:
             config = Path(folder) / f"servers-{count}.json"
             entries = {name: {"command": line[0], "args": line[1:]} for name, line in servers(count).items()}
             config.write_text(json.dumps({"mcpServers": entries}))
@@ -318,14 +297,12 @@ async def main() -> None:
             )
             figures["sizes"][count] = row
         count = max(sizes)
-        config = Path(folder) / f"servers-{count}.json"
-        calls = await per_call(count, config, batches=options.batches, per_batch=options.per_batch)
+        calls = await per_call(count, batches=options.batches, per_batch=options.per_batch)
         figures["per_call"] = {"upstreams": count, **calls}
         print(
-            f"\nper call, gateway of {count} vs one proxy: CPU {calls['gateway_cpu_ms']:.2f} vs "
-            f"{calls['proxy_cpu_ms']:.2f} ms, ratio {calls['cpu_ratio']:.3f} (spread {calls['cpu_q1']:.3f}-"
-            f"{calls['cpu_q3']:.3f}); wall {calls['gateway_wall_ms']:.2f} vs {calls['proxy_wall_ms']:.2f} ms, ratio "
-            f"{calls['wall_ratio']:.3f} (spread {calls['wall_q1']:.3f}-{calls['wall_q3']:.3f})"
+            f"\nper call, gateway of {count} vs one proxy (this process's CPU, in memory): "
+            f"{calls['gateway_cpu_ms']:.3f} vs {calls['proxy_cpu_ms']:.3f} ms, ratio {calls['cpu_ratio']:.3f} "
+            f"(spread {calls['cpu_q1']:.3f}-{calls['cpu_q3']:.3f})"
         )
     load_after = os.getloadavg()
     figures["load_after"] = load_after

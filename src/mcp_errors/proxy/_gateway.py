@@ -31,9 +31,9 @@ import anyio
 from fastmcp import FastMCP
 from fastmcp.exceptions import NotFoundError
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
-from fastmcp.tools import ToolResult
+from fastmcp.tools import Tool, ToolResult
 from mcp.server.session import ServerSession
-from mcp_types import CallToolRequestParams
+from mcp_types import CallToolRequestParams, ListToolsRequest
 
 from mcp_errors._server.arguments import unknown_tool
 from mcp_errors._server.classify import new_error_id
@@ -147,6 +147,8 @@ class _Member:
     up: bool = False
     reason: str = "is starting"
     retry_at: float | None = None
+    tools: frozenset[str] = frozenset()
+    """The server's tool names as last listed (unprefixed): calls to them go straight to its proxy."""
 
 
 class Gateway:
@@ -231,7 +233,7 @@ class Gateway:
                     await upstream.disconnect()  # type: ignore[no-untyped-call]  # fastmcp leaves it unannotated
             return False
         self.server.mount(member.proxy, namespace=name)
-        member.up, member.reason = True, "is up"
+        member.up, member.reason, member.tools = True, "is up", frozenset(tools)
         logger.info("Gateway: server %r is up with %d tools", name, len(tools))
         return True
 
@@ -272,6 +274,19 @@ class _GatewayMiddleware(Middleware):
         self.gateway._seen(getattr(request_context, "session", None))
         return await call_next(context)
 
+    async def on_list_tools(
+        self,
+        context: MiddlewareContext[ListToolsRequest],
+        call_next: CallNext[ListToolsRequest, Sequence[Tool]],
+    ) -> Sequence[Tool]:
+        tools = await call_next(context)
+        for member in self.gateway.members.values():
+            if member.up:
+                prefix = f"{member.server.name}_"
+                names = {tool.name.removeprefix(prefix) for tool in tools if tool.name.startswith(prefix)}
+                member.tools = frozenset(names) if names else member.tools
+        return tools
+
     async def on_call_tool(
         self,
         context: MiddlewareContext[CallToolRequestParams],
@@ -282,6 +297,12 @@ class _GatewayMiddleware(Middleware):
         if member is not None and not member.up:
             wait = None if member.retry_at is None else max(0.0, member.retry_at - anyio.current_time())
             return error_tool_result(_not_started(member.server.name, wait), new_error_id())
+        if member is not None:
+            tool = name[len(member.server.name) + 1 :]
+            if tool in member.tools:
+                # Straight to the server's proxy (its own middleware runs): the gateway's lookup
+                # across every mounted server would cost each call a quarter more CPU.
+                return await member.proxy.call_tool(tool, context.message.arguments or {})
         try:
             return await call_next(context)
         except NotFoundError:
