@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
+from anyio.streams.text import TextReceiveStream
 from mcp import Client, StdioServerParameters
 from mcp_types import ToolListChangedNotification
 
@@ -23,6 +25,7 @@ from mcp_errors.proxy._hosts import HostConfigError
 from mcp_errors.proxy._server import ProxySettings, StartupError
 from mcp_errors.proxy._wrap import wrap_text
 from proxying import PROXY, UPSTREAM
+from services import free_port
 
 HOSTS = Path(__file__).parent / "hosts"
 EXITS_AT_START = ["sh", "-c", "echo 'NO_TOKEN: set API_TOKEN' >&2; exit 3"]
@@ -246,8 +249,6 @@ async def test_the_command_fronts_a_config_file_over_stdio_with_a_broken_server_
 
 
 def test_config_and_a_server_command_together_are_refused() -> None:
-    import subprocess
-
     done = subprocess.run(
         [*PROXY, "--config", str(HOSTS / "cursor_mcp.json"), "--", shutil.which("true") or "true"],
         capture_output=True,
@@ -257,3 +258,31 @@ def test_config_and_a_server_command_together_are_refused() -> None:
     )
     assert done.returncode == 2
     assert "not both" in done.stderr
+
+
+@pytest.mark.anyio
+async def test_the_gateway_serves_a_team_over_http_with_a_broken_server_left_out(tmp_path: Path) -> None:
+    path = config_file(tmp_path, {"time": TIME, "broken": EXITS_AT_START})
+    port = free_port()
+    command = [*PROXY, "--config", str(path), "--http", f"127.0.0.1:{port}"]
+    async with await anyio.open_process(command, stdout=subprocess.DEVNULL) as process:
+        try:
+            assert process.stderr is not None
+            seen = ""
+            with anyio.fail_after(120):
+                async for chunk in TextReceiveStream(process.stderr):
+                    seen += chunk
+                    if "Uvicorn running on" in seen:  # uvicorn says so once it listens
+                        break
+            with anyio.fail_after(60):
+                async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                    names = await tool_names(client)
+                    ok = await client.call_tool("time_get_current_time", {"timezone": "UTC"})
+                    down = await client.call_tool("broken_x", {})
+        finally:
+            process.terminate()
+    assert "'broken' did not start" in seen
+    assert "time_get_current_time" in names
+    assert not ok.is_error
+    assert down.structured_content is not None
+    assert down.structured_content["code"] == "UPSTREAM_UNAVAILABLE"
