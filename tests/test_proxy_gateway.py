@@ -24,7 +24,8 @@ from mcp_errors.proxy._gateway import Gateway, read_gateway_config
 from mcp_errors.proxy._hosts import HostConfigError
 from mcp_errors.proxy._server import ProxySettings, StartupError
 from mcp_errors.proxy._wrap import wrap_text
-from proxying import PROXY, UPSTREAM
+from mcp_errors.stores import open_store
+from proxying import PROXY, UPSTREAM, http_upstream
 from services import free_port
 
 HOSTS = Path(__file__).parent / "hosts"
@@ -286,3 +287,23 @@ async def test_the_gateway_serves_a_team_over_http_with_a_broken_server_left_out
     assert not ok.is_error
     assert down.structured_content is not None
     assert down.structured_content["code"] == "UPSTREAM_UNAVAILABLE"
+
+
+@pytest.mark.anyio
+async def test_gateway_replicas_sharing_a_store_run_a_keyed_write_of_an_http_server_once(tmp_path: Path) -> None:
+    key = {"mcp-errors/idempotencyKey": "charge-7"}
+    async with http_upstream() as (url, _):
+        path = config_file(tmp_path, {"shop": {"url": url}})
+        store = open_store(f"sqlite:///{tmp_path}/keys.sqlite3")
+        settings = ProxySettings(idempotency_keys=True, store=store)
+        with anyio.fail_after(120):
+            async with (
+                gateway_client(path, settings=settings) as (_, first),
+                gateway_client(path, settings=settings) as (_, second),
+            ):
+                one = await first.call_tool("shop_count_write", {"key": "charge-7"}, meta=key)
+                two = await second.call_tool("shop_count_write", {"key": "charge-7"}, meta=key)
+                ran = await first.call_tool("shop_attempts", {"key": "charge-7"})
+    assert one.structured_content == two.structured_content == {"result": "ran 1 time(s)"}
+    assert (two.meta or {}).get("mcp-errors/replayed") is True
+    assert ran.structured_content == {"result": 1}
