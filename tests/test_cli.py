@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from mcp_errors._cli import app
 
-COMMANDS = ["demo", "serve", "check", "proxy"]
+COMMANDS = ["demo", "serve", "check", "proxy", "wrap"]
 
 
 def help_text(command: str) -> str:

@@ -16,6 +16,7 @@ from typer.core import TyperCommand, TyperGroup
 from mcp_errors.check import _cli as _check_cli
 from mcp_errors.demo import _cli as _demo_cli
 from mcp_errors.proxy import _cli as _proxy_cli
+from mcp_errors.proxy import _wrap_cli
 
 __all__ = ["app", "main"]
 
@@ -70,7 +71,7 @@ class _Group(TyperGroup):
 app = typer.Typer(
     name="mcp-errors",
     cls=_Group,
-    help="Structured, actionable MCP tool errors: demo, serve, check and proxy.",
+    help="Structured, actionable MCP tool errors: demo, serve, check, proxy and wrap.",
     no_args_is_help=True,
     add_completion=False,
     # Inherited by every subcommand's context.
@@ -101,6 +102,7 @@ app.command("demo", cls=_Command)(_demo_cli.demo_command)
 app.command("serve", cls=_Command)(_demo_cli.serve_command)
 app.command("check", cls=_Command)(_check_cli.check)
 app.command("proxy", cls=_Command)(_proxy_cli.proxy)
+app.command("wrap", cls=_Command)(_wrap_cli.wrap)
 
 
 def main() -> None:

@@ -14,12 +14,39 @@ __all__ = ["proxy"]
 
 def proxy(
     target: Annotated[
-        list[str],
+        list[str] | None,
         typer.Argument(
             help="`--` followed by the command that starts a stdio server, or a streamable HTTP URL.",
             show_default=False,
         ),
-    ],
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="A host's configuration (mcpServers or servers): front every server in it from this one process, "
+            "tools named <server>_<tool> (docs/gateway.md).",
+            dir_okay=False,
+            exists=True,
+            show_default="one server",
+        ),
+    ] = None,
+    require_all: Annotated[
+        bool,
+        typer.Option(
+            "--require-all",
+            help="With --config: exit when any server does not start, instead of serving the others without it.",
+            show_default="off",
+        ),
+    ] = False,
+    no_packs: Annotated[
+        bool,
+        typer.Option(
+            "--no-packs",
+            help="With --config: do not give a recognised server its shipped rule pack.",
+            show_default="packs on",
+        ),
+    ] = False,
     http: Annotated[
         str | None,
         typer.Option(
@@ -159,13 +186,17 @@ def proxy(
         except RulesError as exc:
             _fail(str(exc), status=2)
     front = parse_http_address(http) if http is not None else None
-    upstream: Upstream
-    if len(target) == 1 and target[0].startswith(("http://", "https://")):
-        upstream = target[0]
-    else:
-        if find_command(target[0]) is None and "/" not in target[0]:
-            _fail(f"The upstream server's command {target[0]!r} is not on PATH.", status=2)
-        upstream = ChildProcess(target[0], target[1:])
+    if (config is None) == (not target):
+        _fail("give the server to front (`-- <command>` or a URL), or --config FILE for many, not both.", status=2)
+    target = target or []
+    upstream: Upstream | None = None
+    if config is None:
+        if len(target) == 1 and target[0].startswith(("http://", "https://")):
+            upstream = target[0]
+        else:
+            if find_command(target[0]) is None and "/" not in target[0]:
+                _fail(f"The upstream server's command {target[0]!r} is not on PATH.", status=2)
+            upstream = ChildProcess(target[0], target[1:])
     opened_store = None
     if store is not None:
         from mcp_errors.stores import open_store
@@ -192,6 +223,16 @@ def proxy(
         breaker_cooldown=breaker_cooldown,
         repeat_guard=repeat_guard,
     )
+    if config is not None:
+        if rules is not None:
+            _fail('--rules is per server with --config: give an entry a "rules" key.', status=2)
+        from mcp_errors.proxy._gateway import run_gateway
+
+        run_gateway(
+            config, settings, http=front, startup_seconds=startup_timeout, require_all=require_all, packs=not no_packs
+        )
+        return
+    assert upstream is not None
     try:
         anyio.run(functools.partial(serve, upstream, settings, http=front, startup_seconds=startup_timeout))
     except StartupError as exc:
