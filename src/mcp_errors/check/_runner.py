@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import shlex
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -38,6 +37,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_errors._client.task_polling import TaskPolling
 from mcp_errors._exit_status import describe_exit, last_lines, not_on_path, read_exit_status, with_exit_status
+from mcp_errors._shared.sanitize import ROOTS_TOOL, roots_announced
 from mcp_errors.check._args import CallArguments, ToolArguments
 from mcp_errors.check._judge import RAW_DUMP_ADVICE, Verdict, judge_call, raw_dump, reads_as_failure
 from mcp_errors.check._patterns import CutShortError, OutOfTimeError, time_limit
@@ -524,7 +524,7 @@ def _metaschema_problem(schema_text: str) -> str | None:
 async def _learn_roots(client: Client, tools: Sequence[Tool], run: _Run) -> None:
     """Ask a tool that lists the server's allowed places (`list_allowed_directories`) for them."""
     for tool in tools:
-        if not _ROOTS_TOOL.fullmatch(tool.name.lower().replace("-", "_")):
+        if not ROOTS_TOOL.fullmatch(tool.name.lower().replace("-", "_")):
             continue
         schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
         annotations = tool.annotations
@@ -538,19 +538,8 @@ async def _learn_roots(client: Client, tools: Sequence[Tool], run: _Run) -> None
             return  # the tool is probed (and judged) with the others
         if isinstance(result, CallToolResult) and not result.is_error:
             texts = [block.text for block in result.content if isinstance(block, TextContent)]
-            for path in _ROOT_LINE.findall("\n".join(texts)[:_ROOTS_CHARS]):
-                if path.rstrip("/\\") and path not in run.roots:
-                    run.roots.append(path)
+            run.roots += [path for path in roots_announced(tool.name, "\n".join(texts)) if path not in run.roots]
         return
-
-
-# `list_allowed_directories`, `list_roots`, `get_allowed_paths`, `allowed_repositories`, ...
-_ROOTS_TOOL: Final = re.compile(
-    r"(?:list_|get_)?(?:allowed_(?:directories|dirs|folders|paths|roots|repositories|repos)|roots)"
-)
-# An absolute path alone on its line, after a `- ` bullet or after a label's colon.
-_ROOT_LINE: Final = re.compile(r"^(?:.*?:\s+|[-*]\s+)?((?:[A-Za-z]:)?[/\\][^\s,;'\"]*)\s*$", re.MULTILINE)
-_ROOTS_CHARS: Final = 20_000
 
 
 def _closed(exc: BaseException) -> bool:
