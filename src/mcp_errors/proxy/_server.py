@@ -221,9 +221,7 @@ async def check_upstream(server: FastMCP[Any], upstream: Upstream, *, seconds: f
     try:
         with anyio.fail_after(seconds):
             # Through the provider's own client: the session it opens is the one calls use.
-            client = provider.client_factory()
-            if inspect.isawaitable(client):
-                client = await client
+            client = await _client_of(provider)
             async with client:
                 info = client.initialize_result.server_info if client.initialize_result is not None else None
             # Listed through the provider, whose cache then finds a called tool while the
@@ -264,9 +262,7 @@ async def _learn_roots(server: FastMCP[Any], provider: Any, tools: Sequence[Tool
         return
     try:
         with anyio.fail_after(_ROOTS_SECONDS):
-            client = provider.client_factory()
-            if inspect.isawaitable(client):
-                client = await client
+            client = await _client_of(provider)
             async with client:
                 answer = await client.call_tool_mcp(listing.name, {})
     except Exception:  # the proxy works without them: only fewer paths are kept
@@ -277,6 +273,12 @@ async def _learn_roots(server: FastMCP[Any], provider: Any, tools: Sequence[Tool
 
 
 _ROOTS_SECONDS: Final = 5.0
+
+
+async def _client_of(provider: Any) -> Any:
+    """A client of the provider's own factory: the session it opens is the one calls use."""
+    client = provider.client_factory()
+    return await client if inspect.isawaitable(client) else client
 
 
 def _name_key_namespace(server: FastMCP[Any], upstream_name: str | None) -> None:
