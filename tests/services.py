@@ -126,14 +126,17 @@ def running_postgres(*, fsync: bool = False) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def running_redis() -> Iterator[str]:
-    """A throwaway Redis server (no persistence); yields its URL."""
+def running_redis(*, password: str | None = None) -> Iterator[str]:
+    """A throwaway Redis server (no persistence), asking for `password` when given; yields its URL
+    (without the password)."""
     binary = shutil.which("redis-server")
     if binary is None:
         raise FileNotFoundError("redis-server")
     folder = tempfile.mkdtemp(prefix="mcp-errors-redis-")
     port = free_port()
     command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    if password is not None:
+        command += ["--requirepass", password]
     try:
         with listening([*command, "--dir", folder], port):
             yield f"redis://127.0.0.1:{port}/0"

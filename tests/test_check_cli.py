@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import socket
 import subprocess
@@ -224,3 +225,39 @@ def test_a_streamable_http_url_is_checked(http_server: str) -> None:
     assert code == 0
     assert report["server"]["target"] == http_server
     assert report["summary"]["toolsChecked"] == 3
+
+
+GIT = [sys.executable, "-m", "mcp_server_git"]
+"""mcp-server-git (PyPI): a real server without the contract, eleven tools that take arguments."""
+
+
+def test_a_server_without_the_contract_gets_one_missing_envelope_finding_naming_its_tools_and_the_fix() -> None:
+    # A real subprocess with stdout on a pipe, as in a CI log: no terminal, no COLUMNS.
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_errors", "check", *SLOW_START, "--", *GIT],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={key: value for key, value in os.environ.items() if key != "COLUMNS"},
+    )
+
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    (missing,) = [line for line in lines if "ME002" in line]
+    for tool in ("git_status", "git_log", "git_diff", "git_show", "git_branch"):
+        assert tool in missing
+    assert "install(server)" in missing
+    assert "mcp-errors proxy" in missing
+    assert "--contract off" in missing
+    # One line per finding, as long as it needs to be: nothing wrapped into a narrow column.
+    assert not any(line.startswith(" " * 20) for line in lines)
+
+
+def test_the_json_report_keeps_one_missing_envelope_finding_per_tool_with_the_fix() -> None:
+    code, report = check("--select", "ME002", "--", *GIT)
+
+    assert code == 1
+    missing = [finding for finding in report["findings"] if finding["rule"] == "ME002"]
+    assert len({finding["tool"] for finding in missing}) == len(missing) > 1
+    assert all("install(server)" in finding["message"] for finding in missing)

@@ -677,7 +677,7 @@ async def test_a_server_script_that_exits_at_once_is_told_it_never_started_servi
         report = await check_server(params, CheckOptions(connect_timeout=SLOW_START))
 
     assert rules_by_tool(report) == {None: {"ME015"}}
-    assert "the server exited before answering: did it start serving?" in report.findings[0].message
+    assert "the server exited with status 0 before answering: did it start serving?" in report.findings[0].message
 
 
 @pytest.mark.anyio
@@ -712,3 +712,29 @@ async def test_the_demo_server_passes_every_rule(mode: Literal["auto", "legacy"]
 
     assert report.findings == []
     assert "process_refund" in report.tools_checked
+
+
+@pytest.mark.anyio
+async def test_a_server_that_exits_at_start_up_is_reported_with_its_exit_status_and_last_stderr_lines() -> None:
+    crash = "import sys; print('starting orders', file=sys.stderr); print('DATABASE_URL is not set', file=sys.stderr);"
+    crash += " sys.exit(3)"
+
+    with anyio.fail_after(SLOW_START + 20):
+        report = await check_server([PYTHON, "-c", crash], CheckOptions(connect_timeout=SLOW_START))
+
+    assert rules_by_tool(report) == {None: {"ME015"}}
+    message = report.findings[0].message
+    assert "exited with status 3" in message
+    assert "starting orders" in message
+    assert "DATABASE_URL is not set" in message
+    assert "did it start serving" not in message  # a failure status says why; only a clean exit asks
+
+
+@pytest.mark.anyio
+async def test_a_command_that_is_not_on_path_is_reported_as_such() -> None:
+    with anyio.fail_after(20):
+        report = await check_server(["no-such-mcp-server-command"])
+
+    assert rules_by_tool(report) == {None: {"ME015"}}
+    assert "'no-such-mcp-server-command' is not on PATH" in report.findings[0].message
+    assert "FileNotFoundError" not in report.findings[0].message

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -117,3 +118,28 @@ def test_help_does_not_import_the_mcp_sdk() -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("command", ["proxy", "check"])
+def test_a_server_option_before_a_forgotten_double_dash_is_answered_with_the_fix(command: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_errors", command, "npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "COLUMNS": "300", "NO_COLOR": "1"},
+    )
+
+    assert done.returncode == 2
+    assert "No such option: -y" in done.stderr
+    assert "put -- before that command" in done.stderr
+    assert f"mcp-errors {command} [OPTIONS] -- <command> [ARGS]" in done.stderr
+
+
+def test_an_unknown_option_of_ours_gets_no_double_dash_hint_when_the_dash_is_there() -> None:
+    result = CliRunner().invoke(app, ["proxy", "--no-such-option", "--", "python"], env={"COLUMNS": "300"})
+
+    assert result.exit_code == 2
+    assert "No such option" in result.output
+    assert "put -- before" not in result.output

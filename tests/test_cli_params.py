@@ -1,6 +1,10 @@
-"""`--http` takes the same forms in `serve` and `proxy`: PORT, or HOST:PORT."""
+"""`--http` takes the same forms in `serve` and `proxy`: PORT, or HOST:PORT; `--store` is checked at start-up."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import typer
@@ -8,6 +12,7 @@ from typer.testing import CliRunner
 
 from mcp_errors._cli import app
 from mcp_errors._cli_params import parse_http_address
+from services import free_port, running_redis
 
 
 @pytest.mark.parametrize(
@@ -45,3 +50,71 @@ def test_serve_and_proxy_refuse_the_same_bad_addresses(command: str, value: str)
 def test_serve_refuses_two_different_interfaces() -> None:
     result = CliRunner().invoke(app, ["serve", "--db", ":memory:", "--http", "127.0.0.1:8080", "--host", "0.0.0.0"])
     assert result.exit_code == 2
+
+
+# --- --store is opened and checked at start-up -----------------------------------------------
+
+STARTS = {
+    "proxy": ["proxy", "--idempotency-keys", "--store", "{url}", "--", sys.executable, "-c", "pass"],
+    "serve": ["serve", "--db", ":memory:", "--store", "{url}"],
+}
+
+
+def start(command: str, url: str) -> subprocess.CompletedProcess[str]:
+    """`mcp-errors <command> --store <url>` as a host runs it, stdin closed."""
+    args = [arg.replace("{url}", url) for arg in STARTS[command]]
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_errors", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.mark.parametrize("command", ["proxy", "serve"])
+@pytest.mark.parametrize("scheme", ["redis", "postgresql"])
+def test_a_store_on_a_closed_port_stops_the_start_with_one_line_naming_it_without_its_password(
+    command: str, scheme: str
+) -> None:
+    url = f"{scheme}://app:s3cret-pw@127.0.0.1:{free_port()}/0"
+
+    done = start(command, url)
+
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"mcp-errors {command}: --store: ")
+    assert url.replace("s3cret-pw", "***") in line
+    assert "s3cret-pw" not in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_postgres_store_the_server_refuses_stops_the_proxy_at_start_up(postgres_url: str) -> None:
+    url = postgres_url.replace("postgres@", "nobody:wrong-password@")
+
+    done = start("proxy", url)
+
+    assert done.returncode == 2, done.stderr
+    assert "nobody" in done.stderr
+    assert "wrong-password" not in done.stderr
+
+
+def test_a_redis_store_with_a_wrong_password_stops_the_proxy_at_start_up(redis_url: str) -> None:
+    with running_redis(password="right-password") as url:
+        done = start("proxy", url.replace("redis://", "redis://:wrong-password@"))
+
+    assert done.returncode == 2, done.stderr
+    assert "redis://:***@127.0.0.1" in done.stderr
+    assert "wrong-password" not in done.stderr
+
+
+@pytest.mark.parametrize("command", ["proxy", "serve"])
+def test_a_sqlite_store_in_a_missing_folder_stops_the_start_and_creates_nothing(command: str, tmp_path: Path) -> None:
+    missing = tmp_path / "nonexistent-dir"
+
+    done = start(command, f"sqlite:///{missing}/keys.db")
+
+    assert done.returncode == 2, done.stderr
+    assert f"the folder {missing} does not exist" in done.stderr
+    assert not missing.exists()

@@ -24,7 +24,7 @@ from mcp_types import (
 )
 from pydantic import BaseModel
 
-from mcp_errors import ENVELOPE_SCHEMA, BusinessRuleError, install, to_error_result
+from mcp_errors import ENVELOPE_SCHEMA, BusinessRuleError, install, read_result, to_error_result
 from servers.checks import assert_nothing_leaks, check_error, check_success, validate
 from servers.contract_server import CASES, CRASH_TEXT, LEAKED_PATH, LEAKED_SECRET, Case, build_server
 from servers.gateway import LEAKED_DSN, build_gateway
@@ -424,3 +424,105 @@ async def test_a_url_elicitation_request_stays_the_jsonrpc_error_the_client_acts
         with pytest.raises(MCPError) as raised:
             await client.call_tool("needs_url_elicitation", {})
     assert raised.value.code == URL_ELICITATION_REQUIRED
+
+
+# --- bare empty answers become the valid empty result -----------------------------------------
+
+
+def tools_that_find_nothing(server: Any) -> Any:
+    """Four tools that return nothing the way authors write it: `[]` and `None`, with and without
+    an annotation (MCPServer and fastmcp register them the same way)."""
+
+    def empty_list() -> list[str]:
+        return []
+
+    def nothing() -> None:
+        return None
+
+    def bare_empty_list():  # type: ignore[no-untyped-def]  # unannotated, as written in the wild
+        return []
+
+    def bare_none():  # type: ignore[no-untyped-def]
+        return None
+
+    def one_order() -> list[str]:
+        return ["#12345"]
+
+    for function in (empty_list, nothing, bare_empty_list, bare_none, one_order):
+        server.tool()(function) if isinstance(server, MCPServer) else server.tool(function)
+    return server
+
+
+EMPTY_TOOLS = ["empty_list", "nothing", "bare_empty_list", "bare_none"]
+
+
+def connect(framework: str, mode: str, **options: Any) -> Client:
+    if framework == "mcpserver":
+        return Client(tools_that_find_nothing(install(MCPServer("finds-nothing"), **options)), mode=mode)
+    from fastmcp import FastMCP
+
+    server = tools_that_find_nothing(install(FastMCP("finds-nothing"), **options))
+    return Client(server._mcp_server, mode=mode)  # type: ignore[arg-type]  # fastmcp's low-level server
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("framework", ["mcpserver", "fastmcp"])
+async def test_a_tool_returning_an_empty_list_or_none_answers_the_valid_empty_result(mode: str, framework: str) -> None:
+    async with connect(framework, mode) as client:
+        schemas = await output_schemas(client)
+        results = {name: await client.call_tool(name, {}) for name in [*EMPTY_TOOLS, "one_order"]}
+
+    for name in EMPTY_TOOLS:
+        result = results[name]
+        structured = check_success(wire(result), schemas.get(name))
+        assert structured["resultCount"] == 0
+        assert read_result(result).kind == "empty"
+        (text,) = result.content
+        assert isinstance(text, TextContent)
+        assert text.text.strip()  # a text-only host reads that the call ran and found nothing
+    # An answer with something in it is the tool's own.
+    found = results["one_order"]
+    assert "resultCount" not in (found.structured_content or {})
+    assert "#12345" in wire(found)["structuredContent"]["result"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("framework", ["mcpserver", "fastmcp"])
+async def test_empty_results_false_leaves_a_bare_empty_answer_as_the_framework_sends_it(
+    mode: str, framework: str
+) -> None:
+    async with connect(framework, mode, empty_results=False) as client:
+        results = [await client.call_tool(name, {}) for name in EMPTY_TOOLS]
+
+    for result in results:
+        assert result.content == []
+        assert "resultCount" not in (result.structured_content or {})
+
+
+# --- logs a host's log file can read -------------------------------------------------------------
+
+CONTRACT_FASTMCP = Path(__file__).parent / "servers" / "contract_fastmcp.py"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("script", [CONTRACT_SERVER, CONTRACT_FASTMCP], ids=["mcpserver", "fastmcp"])
+async def test_an_unclassified_crash_is_logged_on_one_plain_line_when_stderr_is_a_file(
+    script: Path, tmp_path: Path
+) -> None:
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=[str(script)])
+    log = tmp_path / "server.log"
+    with log.open("w") as errlog, anyio.fail_after(60):
+        async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
+            crashed = await client.call_tool("crash", {})
+    error_id = wire(crashed)["structuredContent"]["errorId"]
+
+    (record,) = [line for line in log.read_text().splitlines() if error_id in line]
+    assert " ERROR mcp_errors: " in record
+    assert "Traceback (most recent call last)" in record
+    assert "RuntimeError" in record
+    assert not any(border in record for border in "╭│╰")
+    if script == CONTRACT_SERVER:
+        # The SDK's boxing handler no longer gets our records, and nothing else of the crash is boxed.
+        assert not any(border in log.read_text() for border in "╭│╰")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import unicodedata
 from pathlib import Path
 
@@ -14,7 +15,15 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from leak_strategies import FILLER, a_traceback, texts_with_a_path, texts_with_a_secret
-from mcp_errors._shared.sanitize import REDACTED, find_leaks, is_secret_name, sanitize_json, sanitize_text
+from mcp_errors._shared.sanitize import (
+    REDACTED,
+    find_leaks,
+    is_secret_name,
+    known_to_the_agent,
+    roots_announced,
+    sanitize_json,
+    sanitize_text,
+)
 
 
 @given(texts_with_a_secret(), st.integers(min_value=20, max_value=400))
@@ -385,3 +394,78 @@ def test_json_data_is_cut_past_eight_levels() -> None:
     for _ in range(12):
         nested = [nested]
     assert "deep" not in str(sanitize_json(nested))
+
+
+# --- what the agent already knows is kept ----------------------------------------------------
+
+
+def test_a_path_the_call_carries_is_kept_whatever_its_depth_and_other_paths_are_not() -> None:
+    keep = known_to_the_agent({"path": "/srv/data/no/such/file.txt", "mode": "r"})
+    text = "ENOENT: no such file or directory, open '/srv/data/no/such/file.txt' (from /opt/app/lib/fs.js)"
+
+    said = sanitize_text(text, limit=1000, keep=keep)
+
+    assert "'/srv/data/no/such/file.txt'" in said
+    assert "/opt/app/lib/fs.js" not in said
+    assert sanitize_text(text, limit=1000) == sanitize_text(text, limit=1000, keep=known_to_the_agent({}))
+
+
+def test_the_roots_a_server_announces_are_kept_with_the_paths_beneath_them() -> None:
+    roots = roots_announced("list_allowed_directories", "Allowed directories:\n/srv/data\n/home/ada/notes")
+    keep = known_to_the_agent({"path": "/etc/passwd"}, roots)
+    text = "Access denied - path outside allowed directories: /etc/passwd not in /srv/data, /home/ada/notes"
+
+    assert roots == ["/srv/data", "/home/ada/notes"]
+    assert sanitize_text(text, limit=1000, keep=keep) == text
+    assert sanitize_text("wrote /srv/data/a/b.txt, not /srv/other/c.txt", limit=1000, keep=keep) == (
+        "wrote /srv/data/a/b.txt, not [path]"
+    )
+    assert roots_announced("read_file", "Allowed directories:\n/srv/data") == []
+
+
+def test_a_path_that_only_begins_like_a_kept_one_is_still_redacted() -> None:
+    keep = known_to_the_agent({"path": "/srv/data/a"})
+
+    assert sanitize_text("open /srv/data/a/secret.key failed", limit=1000, keep=keep) == "open [path] failed"
+    assert sanitize_text("open /srv/data/ab failed", limit=1000, keep=keep) == "open [path] failed"
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"api_key": "/srv/keys/prod.pem"},  # a secret-named argument, whatever its value looks like
+        {"path": "/tmp/ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8/x"},  # a value that holds a credential
+    ],
+)
+def test_a_credential_the_agent_sent_is_never_echoed(arguments: dict[str, str]) -> None:
+    (value,) = arguments.values()
+    keep = known_to_the_agent(arguments)
+
+    assert value not in sanitize_text(f"could not open {value}", limit=1000, keep=keep)
+
+
+def test_the_corpus_figures_hold_when_the_agent_sent_every_secret_and_path_itself() -> None:
+    # The worst case for keeping: the call carried each text's secret and every path in it.
+    def kept(text: str, secret: str) -> str:
+        paths = {match.group() for match in re.finditer(r"(?:[A-Za-z]:)?[/\\][^\s'\",;]+", text)}
+        arguments = {"value": secret, **{f"path{index}": path for index, path in enumerate(paths)}}
+        return sanitize_text(text, limit=1000, keep=known_to_the_agent(arguments))
+
+    missed_before = [case for case in SECRETS if case["secret"] in sanitize_text(case["text"], limit=1000)]
+    missed_now = [case for case in SECRETS if case["secret"] in kept(case["text"], case["secret"])]
+    changed_before = [text for text in ORDINARY if sanitize_text(text, limit=1000) != " ".join(text.split())]
+    changed_now = [text for text in ORDINARY if kept(text, "") != " ".join(text.split())]
+
+    assert missed_now == missed_before
+    assert len(changed_now) <= len(changed_before)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("unit", ["/srv/data/a", "/srv/data", "/srv/data/", "x/srv/data/a/", "/srv/data/a."])
+async def test_keeping_known_paths_in_hostile_text_does_not_hang(unit: str) -> None:
+    keep = known_to_the_agent({"path": "/srv/data/a"}, ["/srv/data"])
+    text = unit * (400_000 // len(unit))
+    with anyio.fail_after(30):
+        await anyio.to_thread.run_sync(
+            functools.partial(sanitize_text, text, limit=len(text), keep=keep), abandon_on_cancel=True
+        )

@@ -32,6 +32,7 @@ from mcp_errors.stores import (
     Won,
     open_store,
 )
+from services import free_port, running_redis
 
 MakeStore = Callable[..., IdempotencyStore]
 BACKENDS = ["memory", "sqlite", "postgres", "redis"]
@@ -391,3 +392,73 @@ def test_settings_that_cannot_work_are_refused(options: dict[str, Any]) -> None:
 def test_a_table_name_is_a_plain_identifier() -> None:
     with pytest.raises(ValueError, match="plain identifier"):
         SQLiteStore("keys.sqlite3", table="keys; DROP TABLE users")
+
+
+# --- ping: a store that cannot be opened says so at start-up -------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_store_that_can_be_opened_answers_a_ping_and_still_works_after_closing(make_store: MakeStore) -> None:
+    store = make_store()
+    with anyio.fail_after(10):
+        await store.ping()
+        await store.aclose()  # as the command line does before the calls' own event loop
+        await won(store)
+
+
+@pytest.mark.anyio
+async def test_a_sqlite_store_in_a_missing_folder_is_not_created_and_says_the_folder_is_missing(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-folder" / "deeper"
+    store = SQLiteStore(missing / "keys.sqlite3")
+
+    with pytest.raises(ConnectionError, match="does not exist") as refused:
+        await store.ping()
+
+    assert str(missing) in str(refused.value)
+    assert not missing.parent.exists()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("scheme", ["redis", "postgresql"])
+async def test_a_store_on_a_closed_port_fails_its_ping_naming_the_url_without_its_password(scheme: str) -> None:
+    url = f"{scheme}://app:s3cret-pw@127.0.0.1:{free_port()}/0"
+    store = open_store(url, timeout_seconds=10)
+
+    with anyio.fail_after(30), pytest.raises(ConnectionError) as refused:
+        await store.ping()
+    await store.aclose()
+
+    said = str(refused.value)
+    assert "s3cret-pw" not in said
+    assert url.replace("s3cret-pw", "***") in said
+    assert "\n" not in said
+
+
+@pytest.mark.anyio
+async def test_a_redis_store_with_a_wrong_password_fails_its_ping(redis_url: str) -> None:
+    # `redis_url` only proves redis-server is here (or skips); this one asks for a password.
+    with running_redis(password="right-password") as url:
+        wrong = RedisStore(url.replace("redis://", "redis://:wrong-password@"))
+        right = RedisStore(url.replace("redis://", "redis://:right-password@"))
+        with anyio.fail_after(10), pytest.raises(ConnectionError) as refused:
+            await wrong.ping()
+        with anyio.fail_after(10):
+            await right.ping()
+        await wrong.aclose()
+        await right.aclose()
+
+    assert "wrong-password" not in str(refused.value)
+    assert "redis://:***@127.0.0.1" in str(refused.value)
+
+
+@pytest.mark.anyio
+async def test_a_postgres_store_for_a_role_that_does_not_exist_fails_its_ping(postgres_url: str) -> None:
+    url = postgres_url.replace("postgres@", "nobody:wrong-password@")
+    store = PostgresStore(url)
+
+    with anyio.fail_after(10), pytest.raises(ConnectionError) as refused:
+        await store.ping()
+    await store.aclose()
+
+    assert "wrong-password" not in str(refused.value)
+    assert "nobody" in str(refused.value)

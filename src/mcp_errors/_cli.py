@@ -11,6 +11,9 @@ import itertools
 from typing import Annotated, Any
 
 import typer
+
+# typer's own copy of click: the exception its parser raises for an unknown option.
+from typer._click.exceptions import NoSuchOption
 from typer.core import TyperCommand, TyperGroup
 
 from mcp_errors.check import _cli as _check_cli
@@ -53,7 +56,16 @@ class _Command(TyperCommand):
                     f"argument). Write {switch} alone to turn it on, leave it out to keep it off.",
                     ctx=ctx,
                 )
-        return super().parse_args(ctx, args)
+        try:
+            return super().parse_args(ctx, args)
+        except NoSuchOption as exc:
+            # `mcp-errors proxy npx -y pkg`: the server's own option was read as ours.
+            if "--" not in args and any(param.name == "target" for param in self.params):
+                exc.message += (
+                    f". If {exc.option_name} belongs to the server's command, put -- before that command:"
+                    f" mcp-errors {ctx.info_name} [OPTIONS] -- <command> [ARGS]"
+                )
+            raise
 
     def format_help(self, ctx: typer.Context, formatter: Any) -> None:  # type: ignore[override]  # see the class
         _show_switches_bare(self, ctx)

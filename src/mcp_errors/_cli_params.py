@@ -1,13 +1,19 @@
-"""What the subcommands' options share: the `--http` address, `PORT` or `HOST:PORT`.
+"""What the subcommands' options share: the `--http` address, `PORT` or `HOST:PORT`; a `--store`
+checked at start-up.
 
 Imports nothing heavy: it is on the path of `mcp-errors --help`.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
-__all__ = ["HTTP_METAVAR", "LOOPBACK", "parse_http_address"]
+if TYPE_CHECKING:
+    from mcp_errors.stores import IdempotencyStore
+
+__all__ = ["HTTP_METAVAR", "LOOPBACK", "open_store_or_exit", "parse_http_address"]
 
 HTTP_METAVAR = "[HOST:]PORT"
 LOOPBACK = "127.0.0.1"
@@ -27,3 +33,30 @@ def parse_http_address(value: str, *, default_host: str = LOOPBACK) -> tuple[str
             param_hint="--http",
         )
     return host, int(port)
+
+
+def open_store_or_exit(url: str, *, command: str) -> IdempotencyStore:
+    """The store `--store URL` names, opened and pinged once at start-up (then closed again: the
+    calls run in another event loop), so a typo or a closed port is told now, not as a transient
+    error on every keyed call.
+
+    Raises:
+        typer.Exit: Status 2, after one line on stderr naming the URL without its password.
+    """
+    import anyio
+
+    from mcp_errors.stores import open_store
+
+    async def ping_then_close(store: IdempotencyStore) -> None:
+        try:
+            await store.ping()
+        finally:
+            await store.aclose()
+
+    try:
+        store = open_store(url)
+        anyio.run(ping_then_close, store)
+    except (ValueError, ImportError, ConnectionError) as exc:
+        typer.echo(f"mcp-errors {command}: --store: {exc}", err=True)
+        raise typer.Exit(2) from None
+    return store

@@ -150,7 +150,9 @@ def test_mcp_server_git_without_rules_still_answers_in_the_contract_and_keeps_it
     # The server says nothing but the path it was given: only a rule can tell what that means.
     default = error_of(schemas, calls[0], missing)
     assert (default["errorCategory"], default["code"], default["isRetryable"]) == ("business", "TOOL_ERROR", False)
-    assert_nothing_leaks(missing, str(repository.parent))
+    # ... and that path is the agent's own (the call carries it): kept, not `[path]`.
+    assert calls[0][1]["repo_path"] in default["description"]
+    assert "[path]" not in default["description"]
     # "Ref 'deadbeef' did not resolve to an object": the revision the call named does not exist.
     assert (error_of(schemas, calls[1], revision)["errorCategory"], error_of(schemas, calls[1], revision)["code"]) == (
         "validation",
@@ -185,7 +187,7 @@ def test_server_filesystem_failures_with_the_shipped_rules(node_servers: dict[st
     for (result, code), call in zip(expected, calls, strict=False):
         envelope = error_of(schemas, call, result)
         assert (envelope["errorCategory"], envelope["code"]) == ("validation", code)
-        assert_nothing_leaks(result, str(files))
+        assert_nothing_leaks(result)
     argument = error_of(schemas, calls[4], no_path)
     assert (argument["errorCategory"], [e["field"] for e in argument["fieldErrors"]]) == ("validation", ["path"])
     assert argument["executionState"] == "not_executed"  # the server's own -32602: it did not run
@@ -204,6 +206,31 @@ def test_server_filesystem_without_rules_is_classified_from_its_words(
     not_found = error_of(schemas, calls[1], missing)
     assert (not_found["errorCategory"], not_found["code"]) == ("validation", "NOT_FOUND")
     assert "ENOENT" in not_found["description"]
+
+
+def test_server_filesystem_failures_keep_the_paths_the_agent_sent_and_the_directories_it_may_use(
+    node_servers: dict[str, list[str]], files: Path, tmp_path: Path
+) -> None:
+    # Without a rules file: only the words, and what the agent already knows.
+    secret_name = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    calls: list[Call] = [
+        ("read_text_file", {"path": str(tmp_path / "elsewhere" / "notes.txt")}),
+        ("read_text_file", {"path": str(files / "no" / "such" / "file.txt")}),
+        ("read_text_file", {"path": str(files / "missing.txt")}),
+        ("read_text_file", {"path": str(files / f"{secret_name}.txt")}),
+    ]
+    schemas, (outside, deep, shallow, secret) = session(proxied(*node_servers["filesystem"], str(files)), calls)
+
+    denied = error_of(schemas, calls[0], outside)["description"]
+    # "Access denied - path outside allowed directories: X not in Y": the agent's X, the server's Y.
+    assert calls[0][1]["path"] in denied
+    assert str(files) in denied
+    for call, result in zip(calls[1:3], (deep, shallow), strict=True):
+        # ENOENT ... open 'X': three levels deep or one, the path the agent sent is kept.
+        assert call[1]["path"] in error_of(schemas, call, result)["description"]
+    # A credential is never echoed, even one the agent put in a path itself.
+    assert secret_name not in str(secret)
+    assert_nothing_leaks(secret, secret_name)
 
 
 # --- @modelcontextprotocol/server-everything -------------------------------------------------

@@ -97,3 +97,7 @@ def build_fastmcp_server() -> FastMCP:
         )
 
     return server
+
+
+if __name__ == "__main__":
+    build_fastmcp_server().run(show_banner=False)

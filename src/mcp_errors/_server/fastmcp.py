@@ -37,7 +37,7 @@ from mcp_errors._server.classify import classify_failure, new_error_id
 from mcp_errors._server.replay import Replay, TaskCreated, advertise, covers, principal, request_key
 from mcp_errors._server.tasks import TaskBodies, created_task, resend_task, task_state_in_contract
 from mcp_errors._shared.contract import TASKS_EXTENSION, is_error_envelope, is_protocol_signal
-from mcp_errors._shared.envelope import FailureDetails, WideningCache
+from mcp_errors._shared.envelope import FailureDetails, WideningCache, marked_empty
 from mcp_errors._shared.sanitize import (
     MAX_DESCRIPTION_CHARS,
     MAX_MESSAGE_CHARS,
@@ -61,16 +61,18 @@ __all__ = [
 ]
 
 
-def install_on_fastmcp(server: FastMCP[Any], *, tool_failure_meta: bool, store: IdempotencyStore | None) -> None:
+def install_on_fastmcp(
+    server: FastMCP[Any], *, tool_failure_meta: bool, store: IdempotencyStore | None, empty_results: bool = True
+) -> None:
     """Apply the contract to `server` (the first time) and honour idempotency keys with `store`.
 
     Installing again changes nothing but the store, when one is given: the first
-    installation decides `tool_failure_meta`.
+    installation decides `tool_failure_meta` and `empty_results`.
     """
     chain = server.middleware
     contract = next((middleware for middleware in chain if isinstance(middleware, _ContractMiddleware)), None)
     if contract is None:
-        contract = _ContractMiddleware(tool_failure_meta=tool_failure_meta)
+        contract = _ContractMiddleware(tool_failure_meta=tool_failure_meta, empty_results=empty_results)
         server.add_middleware(contract)
         server.add_transform(TaskBodies(tool_failure_meta=tool_failure_meta))
     if store is None:
@@ -192,9 +194,10 @@ def replay_middleware(
 
 
 class _ContractMiddleware(Middleware):
-    def __init__(self, *, tool_failure_meta: bool) -> None:
+    def __init__(self, *, tool_failure_meta: bool, empty_results: bool = True) -> None:
         self._widening = WideningCache()
         self.tool_failure_meta = tool_failure_meta
+        self.empty_results = empty_results
 
     async def __call__(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
         # The two methods this middleware is about are dispatched here rather than through
@@ -235,6 +238,10 @@ class _ContractMiddleware(Middleware):
             forget_raw_text(exc, result)
         if not isinstance(result, ToolResult):
             return result  # a task the tasks extension started: its result comes with `tasks/get`
+        if self.empty_results and not result.is_error:
+            empty = marked_empty(result.content, result.structured_content)
+            if empty is not None:
+                result.content, result.structured_content = list(empty.content), empty.structured_content
         if self.tool_failure_meta and result.is_error and is_error_envelope(result.structured_content):
             result.meta = with_tool_failure(result.meta, cast(dict[str, Any], result.structured_content))
         annotate_tool_result(context.message.name, result)

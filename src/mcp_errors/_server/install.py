@@ -8,6 +8,8 @@ classifier (`_server/classify.py`, `_server/arguments.py`) and the same replay
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -25,7 +27,7 @@ from mcp_errors._shared.optional_types import is_fastmcp
 if TYPE_CHECKING:
     from mcp_errors.stores import IdempotencyStore
 
-__all__ = ["install", "to_error_result"]
+__all__ = ["install", "log_plainly_off_a_terminal", "to_error_result"]
 
 _ServerT = TypeVar("_ServerT")
 
@@ -35,6 +37,7 @@ def install(
     *,
     idempotency: IdempotencyStore | str | None = None,
     tool_failure_meta: bool = False,
+    empty_results: bool = True,
 ) -> _ServerT:
     """Make every tool failure of `server` a structured, actionable error result.
 
@@ -50,7 +53,10 @@ def install(
       JSON-RPC errors raised in a tool (`MCPError`) too, except the two that ask the
       client to act (-32042, -32021);
     - every advertised outputSchema also admits the error envelope, so that strict
-      clients accept error results.
+      clients accept error results;
+    - a tool that returns `[]` or `None` answers the valid empty result (`empty_result`'s
+      shape: a text that says the call ran and found nothing, `resultCount: 0`), not a bare
+      `content: []` a model cannot tell from a swallowed failure.
 
     Args:
         server: The server to change in place.
@@ -63,6 +69,9 @@ def install(
             `_meta["io.modelcontextprotocol/toolFailure"]` on error results (off by default:
             the prefix is reserved for the spec; the mapping is in docs/wire-format.md).
             The first `install` of a server decides.
+        empty_results: Turn a tool's bare empty answer (`[]`, `None`) into the valid empty
+            result (on by default; `False` sends what the framework makes of it). The first
+            `install` of a server decides.
 
     Returns:
         The same server, for chaining.
@@ -90,15 +99,66 @@ def install(
         ```
     """
     store = as_store(idempotency) if idempotency is not None else None  # a bad value fails before anything changes
+    log_plainly_off_a_terminal()
     if isinstance(server, MCPServer):
-        install_on_mcpserver(server, tool_failure_meta=tool_failure_meta, store=store)
+        install_on_mcpserver(server, tool_failure_meta=tool_failure_meta, store=store, empty_results=empty_results)
     elif is_fastmcp(server, "FastMCP"):
         from mcp_errors._server.fastmcp import install_on_fastmcp  # fastmcp is optional
 
-        install_on_fastmcp(server, tool_failure_meta=tool_failure_meta, store=store)  # type: ignore[arg-type]  # checked by is_fastmcp
+        install_on_fastmcp(
+            server,  # type: ignore[arg-type]  # checked by is_fastmcp
+            tool_failure_meta=tool_failure_meta,
+            store=store,
+            empty_results=empty_results,
+        )
     else:
         raise TypeError(f"install() takes an MCPServer or a fastmcp FastMCP, not {type(server).__name__}")
     return server
+
+
+def log_plainly_off_a_terminal() -> None:
+    """Give this project's log lines a plain, one-line-per-record handler when stderr is no
+    terminal and nobody has said where they go.
+
+    `MCPServer()` configures the root logger with rich's `RichHandler`, whose traceback is a box
+    about 35 columns wide once stderr is a host's log file (80 columns, less the time, level and
+    path columns): unreadable there. fastmcp configures only its own logger, so ours would reach
+    Python's last-resort handler: a bare message and a traceback over many lines. In either case,
+    and only while the `mcp_errors` logger has no handler of its own, it gets one on stderr: one
+    line per record (time, level, logger, message, then its traceback, ` | ` for each line break).
+    Under the SDK's boxing handler it also stops passing records up (they would be printed twice);
+    the SDK's own records, and every log the application set up, are left as they are.
+    """
+    ours = logging.getLogger("mcp_errors")
+    if ours.handlers or not ours.propagate:
+        return  # configured already, by the application or by an earlier install
+    root = logging.getLogger().handlers
+    boxed = [handler for handler in root if _boxes_off_a_terminal(handler)]
+    if root and not boxed:
+        return  # the application's own logging
+    if not root and (sys.stderr is None or sys.stderr.isatty()):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLineFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    ours.addHandler(handler)
+    ours.propagate = not boxed
+
+
+def _boxes_off_a_terminal(handler: logging.Handler) -> bool:
+    try:
+        from rich.logging import RichHandler
+    except ImportError:  # pragma: no cover  # rich comes with the command line's typer
+        return False
+    return isinstance(handler, RichHandler) and not handler.console.is_terminal
+
+
+class _OneLineFormatter(logging.Formatter):
+    """A record on one line: its traceback's lines joined with ` | `, so a log file stays one line per record."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        lines = (line.strip() for line in super().format(record).splitlines())
+        # Python's `^^^^` markers under a traceback's code say nothing without the line above them.
+        return " | ".join(line for line in lines if line.strip("^~ "))
 
 
 def to_error_result(

@@ -28,7 +28,7 @@ from mcp_errors._server.arguments import classify_arguments, unknown_tool
 from mcp_errors._server.classify import classify_failure, new_error_id
 from mcp_errors._server.replay import Replay, advertise, covers, principal, request_key
 from mcp_errors._shared.contract import is_error_envelope, is_protocol_signal
-from mcp_errors._shared.envelope import FailureDetails, WideningCache, error_result
+from mcp_errors._shared.envelope import FailureDetails, WideningCache, error_result, marked_empty
 from mcp_errors._shared.telemetry import annotate_tool_result
 from mcp_errors._shared.tool_failure import with_tool_failure
 from mcp_errors.stores import IdempotencyStore
@@ -38,24 +38,27 @@ __all__ = ["install_on_mcpserver"]
 _ADAPTER: Final = "_mcp_errors_adapter"
 
 
-def install_on_mcpserver(server: MCPServer[Any], *, tool_failure_meta: bool, store: IdempotencyStore | None) -> None:
+def install_on_mcpserver(
+    server: MCPServer[Any], *, tool_failure_meta: bool, store: IdempotencyStore | None, empty_results: bool = True
+) -> None:
     """Apply the contract to `server` (the first time) and honour idempotency keys with `store`.
 
     Installing again changes nothing but the store, when one is given: the first
-    installation decides `tool_failure_meta`.
+    installation decides `tool_failure_meta` and `empty_results`.
     """
     adapter: _MCPServerAdapter | None = getattr(server, _ADAPTER, None)
     if adapter is None:
-        adapter = _MCPServerAdapter(server, tool_failure_meta=tool_failure_meta)
+        adapter = _MCPServerAdapter(server, tool_failure_meta=tool_failure_meta, empty_results=empty_results)
         setattr(server, _ADAPTER, adapter)
     if store is not None:
         adapter.replay = Replay[Any](store, to_wire=_as_call_tool_result, from_wire=lambda result: result)
 
 
 class _MCPServerAdapter:
-    def __init__(self, server: MCPServer[Any], *, tool_failure_meta: bool) -> None:
+    def __init__(self, server: MCPServer[Any], *, tool_failure_meta: bool, empty_results: bool) -> None:
         self.server = server
         self.tool_failure_meta = tool_failure_meta
+        self.empty_results = empty_results
         self.replay: Replay[Any] | None = None
         self._widening = WideningCache()
         self._covered: dict[str, bool] = {}
@@ -109,6 +112,10 @@ class _MCPServerAdapter:
                 raise
             error_id = new_error_id()
             result = error_result(self._failure(name, exc, error_id), error_id=error_id)
+        if self.empty_results and isinstance(result, CallToolResult) and not result.is_error:
+            empty = marked_empty(result.content, result.structured_content)
+            if empty is not None:
+                result = empty.model_copy(update={"meta": result.meta})
         if self.tool_failure_meta:
             _add_tool_failure_meta(result)
         if isinstance(result, CallToolResult):

@@ -22,7 +22,7 @@ from mcp_types import CallToolResult, TextContent
 from mcp_errors._shared.contract import CONTRACT_FIELDS, ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._shared.error_text import ErrorHead, with_error_id, write_error_text
 from mcp_errors._shared.sanitize import encodable
-from mcp_errors._shared.words import to_milliseconds
+from mcp_errors._shared.words import EMPTY_ANSWER, to_milliseconds
 
 __all__ = [
     "CATEGORY_INFERRED",
@@ -34,6 +34,7 @@ __all__ = [
     "empty_result",
     "error_result",
     "is_empty_result",
+    "marked_empty",
 ]
 
 
@@ -204,6 +205,38 @@ def empty_result(summary: str, structured: Mapping[str, Any] | None = None) -> C
     # The summary often names what was searched, as the caller or the file system spelled it.
     text = encodable(summary)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=False)
+
+
+def marked_empty(content: Sequence[object], structured: object) -> CallToolResult | None:
+    """A tool's bare empty answer as the valid empty result, or `None` for any other answer.
+
+    A tool that returns `[]` or `None` gives `content: []` (and, with an outputSchema, the SDKs'
+    `{"result": []}` or `{"result": null}`): to a model that looks like a failure swallowed.
+    `install` sends instead `empty_result`'s shape: a text that says the call ran and found
+    nothing, and `resultCount: 0` beside what the tool returned (the SDKs' wrapping object
+    admits it, so the outputSchema still holds). Anything with content, or any other
+    structuredContent, is the tool's own answer and is left as it is.
+
+    Args:
+        content: The answer's content blocks.
+        structured: Its structuredContent.
+
+    Returns:
+        The result to send instead, or `None` when the answer is not a bare empty one.
+    """
+    if content:
+        return None
+    if structured is None or (isinstance(structured, Mapping) and not structured):
+        data: dict[str, Any] = {}
+    elif (
+        isinstance(structured, Mapping)
+        and structured.keys() == {"result"}
+        and (structured["result"] is None or structured["result"] == [])
+    ):
+        data = dict(structured)
+    else:
+        return None
+    return empty_result(EMPTY_ANSWER, data)
 
 
 def is_empty_result(result: ResultLike) -> bool:

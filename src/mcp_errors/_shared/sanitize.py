@@ -12,6 +12,11 @@ already crossed (`find_leaks`, the checker's leak rule); docs/wire-format.md doc
 - internal network addresses: private, shared and link-local IPv4, unique-local and
   link-local IPv6.
 
+What the agent itself already knows is kept (`sanitize_text(..., keep=...)`, built with
+`known_to_the_agent`): a path or address the call's own arguments carry, and the places the
+server announces as its roots (`list_allowed_directories`) with the paths beneath them. A
+secret is redacted even when the agent sent it: credentials are never echoed.
+
 Every scan is linear in the text's length: patterns start only where a run of their
 characters starts, and the key/value scan resumes after each value it redacts, so hostile
 text (`a=a=a=...`) cannot make it quadratic.
@@ -23,7 +28,8 @@ import functools
 import ipaddress
 import itertools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 __all__ = [
@@ -31,11 +37,15 @@ __all__ = [
     "MAX_MESSAGE_CHARS",
     "MAX_RECEIVED_CHARS",
     "REDACTED",
+    "ROOTS_TOOL",
+    "Known",
     "encodable",
     "escape_surrogates",
     "find_leaks",
     "has_secret",
     "is_secret_name",
+    "known_to_the_agent",
+    "roots_announced",
     "sanitize_json",
     "sanitize_text",
 ]
@@ -152,7 +162,7 @@ _VERSION_BEFORE: Final = re.compile(
 )
 
 
-def sanitize_text(text: str, *, limit: int) -> str:
+def sanitize_text(text: str, *, limit: int, keep: Known | None = None) -> str:
     """Redact secrets, paths, internal addresses and tracebacks; fold control characters; cap the length.
 
     The result can always be encoded as UTF-8: a lone surrogate becomes U+FFFD.
@@ -160,13 +170,153 @@ def sanitize_text(text: str, *, limit: int) -> str:
     Args:
         text: Any text that is about to reach the agent.
         limit: The most characters to keep; longer text ends with an ellipsis.
+        keep: What the agent already knows (`known_to_the_agent`): those paths and addresses
+            are left as they are wherever they stand whole in `text`.
 
     Returns:
         The safe text.
     """
+    if keep is not None and (keep.values or keep.roots):
+        sheltered, kept = _shelter(text, keep)
+        if kept:
+            return _sanitize(sheltered, limit, kept)
     if len(text) <= _CACHED_CHARS:
         return _sanitize_cached(text, limit)
     return _sanitize(text, limit)
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What the agent already knows, so a failure's text may say it back (`known_to_the_agent`)."""
+
+    values: frozenset[str] = frozenset()
+    """Paths and addresses the call's own arguments carry, kept where they stand whole."""
+    roots: frozenset[str] = frozenset()
+    """Places the server announced as its own (its allowed directories), kept with the paths beneath them."""
+
+
+_MAX_KNOWN: Final = 32
+_MAX_KNOWN_CHARS: Final = 1024
+_MAX_KNOWN_DEPTH: Final = 4
+
+
+def known_to_the_agent(arguments: Mapping[str, Any] | None, roots: Iterable[str] = ()) -> Known:
+    """The paths and addresses a call's arguments carry and the server's announced roots, which
+    its failure's text may say back to the agent.
+
+    A value the sanitiser would redact as a path, a `file:` URL or an internal address counts;
+    a value under a secret-named argument, or one that holds a secret, never does (a credential
+    is never echoed, even to the agent that sent it); nor do other plain values, which the
+    sanitiser leaves alone anyway.
+
+    Args:
+        arguments: The call's arguments (nested values too, a few levels deep).
+        roots: Paths the server announced as its own (`roots_announced`).
+
+    Returns:
+        What `sanitize_text(..., keep=...)` leaves as it is.
+    """
+    values: set[str] = set()
+    for value in _argument_strings(arguments or {}, 0):
+        if len(values) >= _MAX_KNOWN:
+            break
+        if _is_sheltered_kind(value):
+            values.add(value)
+    kept_roots = frozenset(
+        root.rstrip("/\\")
+        for root in itertools.islice(roots, _MAX_KNOWN)
+        if _is_sheltered_kind(root) and root.rstrip("/\\")
+    )
+    return Known(frozenset(values), kept_roots)
+
+
+def _argument_strings(value: Any, depth: int, name: str = "") -> Iterator[str]:
+    if depth > _MAX_KNOWN_DEPTH or (name and is_secret_name(name)):
+        return
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in itertools.islice(value.items(), _MAX_KNOWN * 2):
+            yield from _argument_strings(item, depth + 1, str(key))
+    elif isinstance(value, list | tuple):
+        for item in itertools.islice(value, _MAX_KNOWN * 2):
+            yield from _argument_strings(item, depth + 1, name)
+
+
+def _is_sheltered_kind(value: str) -> bool:
+    """A single-line path, `file:` URL or internal address that holds no secret."""
+    if not 2 <= len(value) <= _MAX_KNOWN_CHARS or _CONTROL.search(value) or "\n" in value or "\r" in value:
+        return False
+    shaped = (
+        _UNIX_PATH.fullmatch(value) is not None
+        or _FILE_URL.fullmatch(value) is not None
+        or _WINDOWS_PATH.fullmatch(value) is not None
+        or (value.startswith("/") and _UNIX_SEGMENT.fullmatch(value[1:]) is not None)
+        or any(_is_internal_address(match) for match in (_IPV4.fullmatch(value), _IPV6.fullmatch(value)) if match)
+    )
+    return shaped and not has_secret(value)
+
+
+_UNIX_SEGMENT: Final = re.compile(r"[\w.@~+-]+/?")
+# Stand-ins for what is kept while the rest is sanitised: private-use characters, which no
+# pattern here reads as part of a path, a key or a token (and which are dropped from the text first).
+_OPEN, _CLOSE = "\ue000", "\ue001"
+_STAND_IN: Final = re.compile("\ue000(\\d+)\ue001")
+_PATH_CHARS: Final = "\\w.@~+-"
+
+
+def _shelter(text: str, keep: Known) -> tuple[str, list[str]]:
+    """`text` with each kept value (and each path beneath a kept root) where it stands whole
+    replaced by a stand-in, and the values in stand-in order."""
+    text = text[:_SHELTER_READ_CHARS].replace(_OPEN, "\ufffd").replace(_CLOSE, "\ufffd")
+    kept: list[str] = []
+
+    def stand_in(match: re.Match[str]) -> str:
+        if has_secret(match.group()):
+            return match.group()  # a path beneath a root may name a credential: never kept
+        kept.append(match.group())
+        return f"{_OPEN}{len(kept) - 1}{_CLOSE}"
+
+    for root in sorted(keep.roots, key=len, reverse=True):
+        beneath = rf"(?<![{_PATH_CHARS}/]){re.escape(root)}(?:[/\\][{_PATH_CHARS}]++)*+[/\\]?+(?![{_PATH_CHARS}])"
+        text = re.sub(beneath, stand_in, text)
+    for value in sorted(keep.values, key=len, reverse=True):
+        whole = rf"(?<![{_PATH_CHARS}/]){re.escape(value)}(?![{_PATH_CHARS}]|[/\\][{_PATH_CHARS}])"
+        text = re.sub(whole, stand_in, text)
+    return text, kept
+
+
+# `list_allowed_directories`, `list_roots`, `get_allowed_paths`, `allowed_repositories`, ...
+ROOTS_TOOL: Final = re.compile(
+    r"(?:list_|get_)?(?:allowed_(?:directories|dirs|folders|paths|roots|repositories|repos)|roots)"
+)
+"""The name of a tool that lists the places a server allows (lower case, `-` as `_`)."""
+# An absolute path alone on its line, after a `- ` bullet or after a label's colon.
+_ROOT_LINE: Final = re.compile(r"^(?:.*?:\s+|[-*]\s+)?((?:[A-Za-z]:)?[/\\][^\s,;'\"]*)\s*$", re.MULTILINE)
+_ROOTS_CHARS: Final = 20_000
+
+
+def roots_announced(tool: str, text: str) -> list[str]:
+    """The places a server announces as its own in the answer of a tool that lists them
+    (`ROOTS_TOOL`: server-filesystem's `list_allowed_directories` answers `Allowed
+    directories:` and a path a line); empty for any other tool.
+
+    Example:
+        ```python
+        from mcp_errors._shared.sanitize import roots_announced
+
+        said = "Allowed directories:\n/srv/data\n/home/ada/notes"
+        assert roots_announced("list_allowed_directories", said) == ["/srv/data", "/home/ada/notes"]
+        ```
+    """
+    if not ROOTS_TOOL.fullmatch(tool.lower().replace("-", "_")):
+        return []
+    paths = (path for path in _ROOT_LINE.findall(text[:_ROOTS_CHARS]) if path.rstrip("/\\"))
+    return list(dict.fromkeys(paths))
+
+
+_SHELTER_READ_CHARS: Final = 64_000
+"""The most of a text read for kept values: more than any text's kept head (`_sanitize` cuts at `limit * 4 + 256`)."""
 
 
 def sanitize_json(value: Any, depth: int = 0) -> Any:
@@ -217,7 +367,7 @@ def escape_surrogates(text: str) -> str:
 _CACHED_CHARS: Final = 2000
 
 
-def _sanitize(text: str, limit: int) -> str:
+def _sanitize(text: str, limit: int, kept: list[str] | None = None) -> str:
     # Only the head can reach the agent: the regexes need not read megabytes a client sent.
     # The last word of the head goes too: a secret cut in two no longer matches its pattern.
     cut = limit * 4 + 256
@@ -246,6 +396,8 @@ def _sanitize(text: str, limit: int) -> str:
     text = _IPV6.sub(_redact_internal_address, text)
     text = _CONTROL.sub(" ", text)
     text = _WHITESPACE_RUN.sub(" ", text).strip()
+    if kept:
+        text = _STAND_IN.sub(lambda match: kept[int(match.group(1))], text)
     if len(text) > limit:
         text = text[: max(limit - 1, 0)].rstrip() + "…"
     return text

@@ -19,6 +19,7 @@ from mcp_errors._shared.contract import ErrorCategory, ExecutionState
 
 __all__ = [
     "ADVICE",
+    "EMPTY_ANSWER",
     "HEADLINES",
     "RESEND_RULE",
     "VERDICT_NOT_RETRYABLE",
@@ -30,6 +31,12 @@ __all__ = [
     "seconds_in_words",
     "to_milliseconds",
 ]
+
+EMPTY_ANSWER: Final = (
+    "No results: the tool ran and found nothing (resultCount 0). This is not an error: resending the same call"
+    " finds nothing more."
+)
+"""The text of a tool's bare empty answer (`[]` or `None`) under `install`: a success that says so."""
 
 VERDICT_RETRYABLE: Final = "retryable"
 """The verdict in an error text's head when resending the same call can succeed (`[transient error, retryable]`)."""

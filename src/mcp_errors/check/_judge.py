@@ -28,7 +28,7 @@ from mcp_errors._shared.tool_failure import TOOL_FAILURE_META
 from mcp_errors.check._paths import argument_paths, mask_known_paths
 from mcp_errors.check._probes import Probe, schema_validator
 
-__all__ = ["RAW_DUMP_ADVICE", "Verdict", "judge_call", "raw_dump", "reads_as_failure"]
+__all__ = ["ENVELOPE_FIX", "RAW_DUMP_ADVICE", "Verdict", "judge_call", "raw_dump", "reads_as_failure"]
 
 Verdict = tuple[str, str]
 
@@ -108,6 +108,11 @@ _RAW_DUMPS: Final = (
     (re.compile(r'"code":\s*"invalid_(?:type|union|enum_value|string|literal)"'), "a raw zod issue list"),
 )
 RAW_DUMP_ADVICE: Final = "say in words what is wrong and how to fix it"
+ENVELOPE_FIX: Final = (
+    "fix: `install(server)` from mcp_errors on an MCPServer or fastmcp server, or `mcp-errors proxy` in front of"
+    " any server; `--contract off` checks only what any MCP server owes"
+)
+"""How a server gets the envelope (ME002): what its author can do today, in one sentence."""
 # A word no prose has: camelCase, snake_case or with digits (`statusArguments`, `git_log`, `128`).
 _IDENTIFIER: Final = re.compile(r"\b\w*(?:[a-z][A-Z]|[_\d])\w*")
 _QUOTED_VALUE: Final = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"")
@@ -208,7 +213,8 @@ def judge_error_result(
         verdicts.append(
             (
                 "ME002",
-                f"{probe.label}: the error result has {missing}: the agent gets no category and no retry verdict",
+                f"{probe.label}: the error result has {missing}: the agent gets no category and no retry verdict"
+                f" ({ENVELOPE_FIX})",
             )
         )
         return verdicts

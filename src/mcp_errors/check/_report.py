@@ -23,6 +23,7 @@ __all__ = [
     "CheckReport",
     "clip",
     "finding_identity",
+    "grouped_for_reading",
     "load_baseline",
     "printable",
     "resolve_rules",
@@ -227,30 +228,41 @@ class CheckReport:
         }
 
     def render(self, console: Console) -> None:
-        """Print the report: one section per rule family, grouped by tool, then per-tool calls."""
+        """Print the report: one section per rule family, grouped by tool, then per-tool calls.
+
+        One cause on several tools (ME002 on a server without the contract) is printed once,
+        naming its tools. On a terminal each tool's findings are a table; elsewhere (a CI log, a
+        file) each finding is one unwrapped line, so no column is squeezed to the default width.
+        """
         name = self.server.get("name") or self.server.get("target") or "server"
         version = self.server.get("version")
         title = printable(f"{name} {version or ''}".strip())
-        console.print(Text.assemble(("mcp-errors check ", "bold"), (title, "cyan")))
+        _say(console, Text.assemble(("mcp-errors check ", "bold"), (title, "cyan")))
         families = [Family.ANY_SERVER, Family.CONTRACT] if self.contract else [Family.ANY_SERVER]
         for family in families:
-            console.print(Text(_FAMILY_TITLES[family], style="bold underline"))
+            _say(console, Text(_FAMILY_TITLES[family], style="bold underline"))
             self._render_family(console, [f for f in self.findings if f.family is family])
         self._render_calls(console)
         summary = self.summary()
         verdict = Text("passed", style="bold green") if summary["passed"] else Text("failed", style="bold red")
-        console.print(
+        _say(
+            console,
             Text.assemble(
                 verdict,
                 f": {summary['errors']} error(s), {summary['warnings']} warning(s), {summary['suppressed']} suppressed;"
                 f" {summary['toolsChecked']} tool(s), {summary['calls']} call(s) in {summary['durationSeconds']:.2f}s",
-            )
+            ),
         )
 
     def _render_family(self, console: Console, findings: list[Finding]) -> None:
+        findings = grouped_for_reading(findings)
         by_tool: dict[str | None, list[Finding]] = {}
+        covered: dict[str, list[str]] = {}
         for finding in findings:
             by_tool.setdefault(finding.tool, []).append(finding)
+            if finding.tool is None:
+                for covered_tool in finding.tools:
+                    covered.setdefault(covered_tool, []).append(finding.rule)
         order: list[str | None] = [None, *self.tools_checked]
         order += [tool for tool in by_tool if tool not in order]
         for tool in order:
@@ -258,10 +270,22 @@ class CheckReport:
             if tool is None and not found:
                 continue
             title = "server" if tool is None else printable(tool)
+            shared = covered.get(tool, []) if tool is not None else []
             if not found:
-                console.print(Text.assemble(("  ✓ ", "green"), (title, "bold")))
+                # A tool whose only findings are named under the server is not listed again.
+                if not shared:
+                    _say(console, Text.assemble(("  ✓ ", "green"), (title, "bold")))
                 continue
-            console.print(Text.assemble(("  ✗ ", "red"), (title, "bold")))
+            also = f" (and {', '.join(shared)} above)" if shared else ""
+            _say(console, Text.assemble(("  ✗ ", "red"), (title, "bold"), (also, "dim")))
+            if not console.is_terminal:
+                for finding in found:
+                    _say(
+                        console,
+                        Text(f"    {finding.rule} {finding.severity.value} {RULES[finding.rule].name}: ")
+                        + Text(printable(finding.message)),
+                    )
+                continue
             table = Table(show_header=False, box=None, padding=(0, 1, 0, 4))
             for finding in found:
                 style = "red" if finding.severity is Severity.ERROR else "yellow"
@@ -298,9 +322,58 @@ class CheckReport:
                 arguments = json.dumps(change["arguments"], ensure_ascii=False)
                 lines.append(Text(printable(f"    {change['tool']} ({change['call']}) {arguments}"), style="dim"))
         if lines:
-            console.print(Text("Calls", style="bold underline"))
+            _say(console, Text("Calls", style="bold underline"))
             for line in lines:
-                console.print(line)
+                _say(console, line)
+
+
+def _say(console: Console, text: Text) -> None:
+    """One line of the report: wrapped to a terminal's width, unwrapped anywhere else (a CI log)."""
+    console.print(text, soft_wrap=not console.is_terminal)
+
+
+_GROUPED_RULES: Final = frozenset({"ME002"})
+"""Rules whose findings of one cause on several tools are read once: the missing envelope is
+the server's (its framework's) choice, not each tool's."""
+_MORE_CALLS: Final = re.compile(r" \(and \d+ more\)$")
+
+
+def grouped_for_reading(findings: Iterable[Finding]) -> list[Finding]:
+    """`findings` with each cause of a `_GROUPED_RULES` rule that two or more tools share as one
+    finding for the server naming those tools (`tool` None, `tools` set).
+
+    Only the human report groups them; JSON and SARIF keep one finding per tool, so baselines and
+    code-scanning locations stay per tool.
+    """
+    findings = list(findings)
+    by_cause: dict[tuple[str, str], list[Finding]] = {}
+    for finding in findings:
+        if finding.rule in _GROUPED_RULES and finding.tool is not None:
+            by_cause.setdefault((finding.rule, _cause(finding)), []).append(finding)
+    groups = {cause: found for cause, found in by_cause.items() if len(found) >= _GROUPED_TOOLS}
+    grouped = {id(finding) for found in groups.values() for finding in found}
+    merged = [
+        Finding(
+            rule,
+            None,
+            f"{len(found)} tools: {cause}. Tools: {', '.join(sorted(f.tool or '' for f in found))}",
+            tools=tuple(sorted(f.tool or "" for f in found)),
+            call=found[0].call,
+        )
+        for (rule, cause), found in groups.items()
+    ]
+    return merged + [finding for finding in findings if id(finding) not in grouped]
+
+
+_GROUPED_TOOLS: Final = 2
+
+
+def _cause(finding: Finding) -> str:
+    """A finding's message without the call that showed it and the count of calls that did too."""
+    message = finding.message
+    if finding.call is not None:
+        message = message.removeprefix(f"{finding.call}: ")
+    return _MORE_CALLS.sub("", message)
 
 
 def _line(tool: str, label: str, style: str, detail: str = "") -> Text:

@@ -16,12 +16,12 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import shlex
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any, Final, Literal
 
 import anyio
@@ -36,6 +36,8 @@ from mcp_types import CONNECTION_CLOSED, CallToolResult, InputRequiredResult, Te
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_errors._client.task_polling import TaskPolling
+from mcp_errors._exit_status import describe_exit, last_lines, not_on_path, read_exit_status, with_exit_status
+from mcp_errors._shared.sanitize import ROOTS_TOOL, roots_announced
 from mcp_errors.check._args import CallArguments, ToolArguments
 from mcp_errors.check._judge import RAW_DUMP_ADVICE, Verdict, judge_call, raw_dump, reads_as_failure
 from mcp_errors.check._patterns import CutShortError, OutOfTimeError, time_limit
@@ -217,8 +219,16 @@ async def _check(target: Target, run: _Run) -> None:
         if not isinstance(target, str | StdioServerParameters | Server | MCPServer):
             command = list(target)
             target = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ), cwd=os.getcwd())
+        status_file: Path | None = None
         if isinstance(target, StdioServerParameters):
-            # The server's stderr is kept aside (not shown), to quote its last line in a finding.
+            if not_on_path(target.command, target.env):
+                run.add("ME015", None, f"the server's command {target.command!r} is not on PATH")
+                return
+            # The server runs under `sh`, which leaves its exit status in a file, as the proxy's child does.
+            status_file = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mcp-errors-check-"))) / "status"
+            shell, shell_args = with_exit_status(target.command, target.args, status_file)
+            target = target.model_copy(update={"command": shell, "args": shell_args})
+            # The server's stderr is kept aside (not shown), to quote its last lines in a finding.
             errlog = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))  # noqa: SIM115
             stdout_noise = stack.enter_context(catch_stdout_noise())
             stack.callback(_report_stdout_noise, run, stdout_noise)
@@ -261,12 +271,7 @@ async def _check(target: Target, run: _Run) -> None:
                     finished = True
         except Exception as exc:
             if not connected and isinstance(target, StdioServerParameters) and _closed(exc):
-                run.add(
-                    "ME015",
-                    None,
-                    "the server exited before answering: did it start serving? (a script that builds a server"
-                    f" must also run it, e.g. `server.run()`){_tail(errlog)}",
-                )
+                run.add("ME015", None, _exited_before_answering(status_file, errlog))
             elif not connected:
                 run.add("ME015", None, f"could not connect: {_describe(exc)}{_tail(errlog)}")
             elif not finished:
@@ -519,7 +524,7 @@ def _metaschema_problem(schema_text: str) -> str | None:
 async def _learn_roots(client: Client, tools: Sequence[Tool], run: _Run) -> None:
     """Ask a tool that lists the server's allowed places (`list_allowed_directories`) for them."""
     for tool in tools:
-        if not _ROOTS_TOOL.fullmatch(tool.name.lower().replace("-", "_")):
+        if not ROOTS_TOOL.fullmatch(tool.name.lower().replace("-", "_")):
             continue
         schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
         annotations = tool.annotations
@@ -533,19 +538,8 @@ async def _learn_roots(client: Client, tools: Sequence[Tool], run: _Run) -> None
             return  # the tool is probed (and judged) with the others
         if isinstance(result, CallToolResult) and not result.is_error:
             texts = [block.text for block in result.content if isinstance(block, TextContent)]
-            for path in _ROOT_LINE.findall("\n".join(texts)[:_ROOTS_CHARS]):
-                if path.rstrip("/\\") and path not in run.roots:
-                    run.roots.append(path)
+            run.roots += [path for path in roots_announced(tool.name, "\n".join(texts)) if path not in run.roots]
         return
-
-
-# `list_allowed_directories`, `list_roots`, `get_allowed_paths`, `allowed_repositories`, ...
-_ROOTS_TOOL: Final = re.compile(
-    r"(?:list_|get_)?(?:allowed_(?:directories|dirs|folders|paths|roots|repositories|repos)|roots)"
-)
-# An absolute path alone on its line, after a `- ` bullet or after a label's colon.
-_ROOT_LINE: Final = re.compile(r"^(?:.*?:\s+|[-*]\s+)?((?:[A-Za-z]:)?[/\\][^\s,;'\"]*)\s*$", re.MULTILINE)
-_ROOTS_CHARS: Final = 20_000
 
 
 def _closed(exc: BaseException) -> bool:
@@ -618,20 +612,36 @@ def _describe(exc: BaseException, limit: int | None = None) -> str:
 
 
 def _tail(errlog: IO[str] | None) -> str:
+    lines = _stderr_lines(errlog, 1)
+    return f" (last server stderr line: {lines[-1][-_STDERR_TAIL:]})" if lines else ""
+
+
+def _exited_before_answering(status_file: Path | None, errlog: IO[str] | None) -> str:
+    """ME015 for a server that exited at start-up: how it ended, and its last stderr lines."""
+    status = read_exit_status(status_file) if status_file is not None else None
+    said = f"the server {'exited' if status is None else describe_exit(status)} before answering"
+    if status in (None, 0):
+        said += ": did it start serving? (a script that builds a server must also run it, e.g. `server.run()`)"
+    lines = _stderr_lines(errlog, _EXIT_LINES)
+    if lines:
+        said += "; its last lines on stderr: " + " | ".join(line[-_STDERR_TAIL:] for line in lines)
+    return said
+
+
+_EXIT_LINES: Final = 5
+"""How many of a server's last stderr lines a finding about its exit quotes."""
+
+
+def _stderr_lines(errlog: IO[str] | None, count: int) -> list[str]:
     if errlog is None:
-        return ""
+        return []
     try:
         errlog.flush()
         errlog.seek(0)
-        lines = [line.strip() for line in errlog.read().splitlines() if line.strip()]
+        text = errlog.read()
     except (OSError, ValueError):
-        return ""
-    # Skip the borders of boxed messages (rich): a line with no letter or digit says nothing.
-    lines = [line for line in lines if any(char.isalnum() for char in line)]
-    if not lines:
-        return ""
-    last = lines[-1]
-    return f" (last server stderr line: {last[-_STDERR_TAIL:]})"
+        return []
+    return [line.strip() for line in last_lines(text, count)]
 
 
 def _note_listing(run: _Run, listing: Listing) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from mcp_errors._cli_params import HTTP_METAVAR, LOOPBACK, parse_http_address
+from mcp_errors._cli_params import HTTP_METAVAR, LOOPBACK, open_store_or_exit, parse_http_address
 
 __all__ = ["demo_command", "serve_command"]
 
@@ -89,6 +89,8 @@ def serve_command(
         raise typer.BadParameter("replicas serve HTTP: add --http PORT", param_hint="--workers")
     if store is not None and no_contract:
         raise typer.BadParameter("replay needs the error contract", param_hint="--store")
+    if store is not None:
+        open_store_or_exit(store, command="serve")
     config = DeskConfig(db=db or default_db_path(), role=role, faults=faults, contract=not no_contract, store=store)
     if workers > 1 and str(config.db) == MEMORY:
         raise typer.BadParameter("replicas cannot share an in-memory desk: give a file", param_hint="--db")

@@ -22,7 +22,6 @@ import logging
 import os
 import select
 import shlex
-import shutil
 import sys
 import tempfile
 import threading
@@ -35,6 +34,7 @@ from typing import Any, BinaryIO, Final, TextIO
 from fastmcp.client.transports import StdioTransport
 from mcp import ClientSession
 
+from mcp_errors._exit_status import describe_exit, find_command, read_exit_status, with_exit_status
 from mcp_errors._shared.telemetry import record_proxy_decision
 
 __all__ = ["ChildProcess", "RestartBackoff", "StderrTail", "UpstreamUnavailableError", "find_command"]
@@ -152,11 +152,6 @@ class StderrTail:
 
 _SETTLE_SECONDS: Final = 0.5
 
-# `sh` runs the command and writes its exit status to a file the proxy reads: the SDK's
-# stdio client keeps the process object to itself. `exec` is not used, so sh stays the
-# parent; the SDK stops the whole process group, so no grandchild outlives the proxy.
-_STATUS_SCRIPT: Final = 'f=$1; shift; "$@"; s=$?; echo "$s" > "$f"; exit "$s"'
-
 
 class ChildProcess(StdioTransport):
     """fastmcp's stdio transport for a wrapped server, with the caller's environment.
@@ -185,9 +180,7 @@ class ChildProcess(StdioTransport):
         self.backoff = backoff or RestartBackoff()
         self._status_dir = tempfile.TemporaryDirectory(prefix="mcp-errors-proxy-")
         self._status_file = Path(self._status_dir.name) / "exit-status"
-        shell = shutil.which("sh") if os.name == "posix" else None
-        if shell is not None:
-            command, args = shell, ["-c", _STATUS_SCRIPT, "mcp-errors-proxy", str(self._status_file), command, *args]
+        command, args = with_exit_status(command, args, self._status_file)
         super().__init__(
             command,
             list(args),
@@ -259,23 +252,11 @@ class ChildProcess(StdioTransport):
 
     def exit_status(self) -> int | None:
         """The last child's exit status, when it exited on its own (POSIX only)."""
-        try:
-            return int(self._status_file.read_text().strip())
-        except (OSError, ValueError):
-            return None
+        return read_exit_status(self._status_file)
 
     def describe_exit(self) -> str:
         """How the last child ended, for messages: `exited with status 3`."""
-        status = self.exit_status()
-        if status is None:
-            return "stopped"
-        if status == 127:
-            return "exited with status 127 (command not found)"
-        if status == 126:
-            return "exited with status 126 (command not executable)"
-        if status > 128:
-            return f"was killed by signal {status - 128}"
-        return f"exited with status {status}"
+        return describe_exit(self.exit_status())
 
     async def close(self) -> None:
         """Stop the child and release the stderr pipe."""
@@ -284,9 +265,3 @@ class ChildProcess(StdioTransport):
         finally:
             self.tail.close()
             self._status_dir.cleanup()
-
-
-def find_command(command: str, env: dict[str, str] | None = None) -> str | None:
-    """The executable `command` names, on the PATH of `env` (ours by default), or `None`."""
-    path = (env if env is not None else os.environ).get("PATH")
-    return shutil.which(command, path=path)

@@ -50,7 +50,14 @@ from mcp_errors._shared.failure_words import (
     judge_success,
     strip_sdk_wrappers,
 )
-from mcp_errors._shared.sanitize import MAX_DESCRIPTION_CHARS, MAX_MESSAGE_CHARS, MAX_RECEIVED_CHARS, sanitize_text
+from mcp_errors._shared.sanitize import (
+    MAX_DESCRIPTION_CHARS,
+    MAX_MESSAGE_CHARS,
+    MAX_RECEIVED_CHARS,
+    Known,
+    known_to_the_agent,
+    sanitize_text,
+)
 from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, read_tool_failure
 from mcp_errors._shared.words import HEADLINES, advice
 from mcp_errors.proxy._rules import MatchedRule, Rules
@@ -78,6 +85,8 @@ class UpstreamFailure:
     known_tools: Sequence[str] = ()
     read_only: bool = False
     """The tool is annotated `readOnlyHint`: nothing it did can need undoing, or a resend applies twice."""
+    roots: tuple[str, ...] = ()
+    """The places the upstream announced as its own (`list_allowed_directories`): not secret to the agent."""
 
 
 class UpstreamClassifier:
@@ -122,6 +131,7 @@ class UpstreamClassifier:
             arguments,
             tuple(failure.known_tools),
             failure.read_only,
+            failure.roots,
         )
         details = self._by_words.get(key)
         if details is None:
@@ -148,7 +158,7 @@ class UpstreamClassifier:
             judge_words: Judge the success's words too (`--disguised-failures`).
         """
         structured = failure.structured if isinstance(failure.structured, Mapping) else None
-        said = _said(failure.text)
+        said = _said(failure.text, _known(failure))
         if self.rules is not None and self.rules.match_successes:
             hit = self.rules.first_match(
                 failure.tool, code=None, text=failure.text, structured=structured, success=True
@@ -169,7 +179,7 @@ class UpstreamClassifier:
     def _classify(
         self, failure: UpstreamFailure, structured: Mapping[str, Any] | None, error_id: str, fits: bool | None
     ) -> FailureDetails:
-        said = _said(failure.text)
+        said = _said(failure.text, _known(failure))
         for step in (_from_tool_failure_meta, _from_structured_fields):
             details = step(failure, structured, error_id)
             if details is not None:
@@ -241,11 +251,17 @@ _NOISE: Final = re.compile(
 _NOISE_MARKERS: Final = ("Error executing tool", "Error calling tool", "For further information visit", "input_value=")
 
 
-def _said(text: str) -> str:
+def _known(failure: UpstreamFailure) -> Known:
+    """What the agent knows already, which the upstream's words may say back: the paths its own
+    call carries, and the places the upstream announced as its own."""
+    return known_to_the_agent(failure.arguments, failure.roots)
+
+
+def _said(text: str, keep: Known | None = None) -> str:
     words = strip_sdk_wrappers(text[:_MAX_READ_CHARS].strip())
     if any(marker in words for marker in _NOISE_MARKERS):
         words = _NOISE.sub("", words)
-    return sanitize_text(words, limit=MAX_SAID_CHARS)
+    return sanitize_text(words, limit=MAX_SAID_CHARS, keep=keep)
 
 
 def _with_words(details: FailureDetails, said: str) -> FailureDetails:
@@ -255,7 +271,7 @@ def _with_words(details: FailureDetails, said: str) -> FailureDetails:
     if room < 20:
         return details
     if len(said) > room:
-        said = sanitize_text(said, limit=room)
+        said = said[: room - 1].rstrip() + "…"  # already sanitised: only cut
     return dataclasses.replace(details, description=f"{details.description}{_SAID}{said}")
 
 
@@ -497,7 +513,8 @@ _MAX_DATA_FIELDS: Final = 50
 
 def _from_rule(hit: MatchedRule, failure: UpstreamFailure, said: str) -> FailureDetails:
     rule = hit.rule
-    values = {name: sanitize_text(value, limit=MAX_RECEIVED_CHARS) for name, value in hit.values.items()}
+    keep = _known(failure)
+    values = {name: sanitize_text(value, limit=MAX_RECEIVED_CHARS, keep=keep) for name, value in hit.values.items()}
     values.setdefault("match", "")
     values["text"] = said
     values["tool"] = sanitize_text(failure.tool, limit=MAX_RECEIVED_CHARS)
@@ -512,7 +529,8 @@ def _from_rule(hit: MatchedRule, failure: UpstreamFailure, said: str) -> Failure
     details = FailureDetails(
         message=HEADLINES[rule.category],
         category=rule.category,
-        description=sanitize_text(description, limit=MAX_DESCRIPTION_CHARS) or advice(rule.category, code=rule.code),
+        description=sanitize_text(description, limit=MAX_DESCRIPTION_CHARS, keep=keep)
+        or advice(rule.category, code=rule.code),
         code=rule.code,
         retry_after_seconds=wait,
         execution_state=rule.execution_state,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from mcp_errors._cli_params import HTTP_METAVAR, parse_http_address
+from mcp_errors._cli_params import HTTP_METAVAR, open_store_or_exit, parse_http_address
 
 __all__ = ["proxy"]
 
@@ -197,14 +197,7 @@ def proxy(
             if find_command(target[0]) is None and "/" not in target[0]:
                 _fail(f"The upstream server's command {target[0]!r} is not on PATH.", status=2)
             upstream = ChildProcess(target[0], target[1:])
-    opened_store = None
-    if store is not None:
-        from mcp_errors.stores import open_store
-
-        try:
-            opened_store = open_store(store)
-        except (ValueError, ImportError) as exc:
-            _fail(f"--store: {exc}", status=2)
+    opened_store = open_store_or_exit(store, command="proxy") if store is not None else None
     _quiet_fastmcp()
     if not failure_log:
         # Only the per-failure lines: restarts, an open circuit and a lost upstream session still say so.

@@ -35,7 +35,7 @@ from mcp_errors._server.fastmcp import error_tool_result, forget_raw_text, sanit
 from mcp_errors._shared.causes import causes
 from mcp_errors._shared.contract import PROTOCOL_SIGNAL_CODES, ErrorCategory, ExecutionState, asks_for_tasks
 from mcp_errors._shared.envelope import FailureDetails, WideningCache, empty_result, is_empty_result
-from mcp_errors._shared.sanitize import MAX_DESCRIPTION_CHARS, sanitize_text
+from mcp_errors._shared.sanitize import MAX_DESCRIPTION_CHARS, ROOTS_TOOL, roots_announced, sanitize_text
 from mcp_errors._shared.telemetry import annotate_tool_result
 from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, with_tool_failure
 from mcp_errors._shared.words import RESEND_RULE, resend_after
@@ -75,6 +75,10 @@ class ContractMiddleware(Middleware):
         self.disguised_failures = disguised_failures
         self._widening = WideningCache()
         self._tools: dict[str, Tool] = {}
+        self.roots: tuple[str, ...] = ()
+        """The places the upstream announced as its own (`list_allowed_directories`), which its
+        failures may name to the agent: asked once at start-up, and read from every answer of
+        such a tool that passes through."""
         # The codes the result counter may carry besides this project's: the rules file's.
         self._rule_codes = (
             frozenset(rule.code for rule in classifier.rules.rules if rule.code) if classifier.rules else ()
@@ -102,6 +106,7 @@ class ContractMiddleware(Middleware):
             return written
         if result.is_error:
             return await self._from_error_result(context, result)
+        self.learn_roots(context.message.name, result.content)
         if self.disguised_failures or self.classifier.reads_successes:
             disguised = await self._from_disguised_failure(context, result)
             if disguised is not None:
@@ -118,6 +123,15 @@ class ContractMiddleware(Middleware):
                 )
             return await self._as_empty_result(context, result)
         return result
+
+    def learn_roots(self, tool: str, content: Sequence[ContentBlock]) -> None:
+        """Keep the places a roots-listing tool's answer announces (any other tool's answer is ignored)."""
+        if not ROOTS_TOOL.fullmatch(tool.lower().replace("-", "_")):
+            return
+        text = "\n".join(block.text for block in content if isinstance(block, TextContent))
+        announced = roots_announced(tool, text)
+        if announced:
+            self.roots = tuple(announced)
 
     async def on_list_tools(
         self,
@@ -142,6 +156,7 @@ class ContractMiddleware(Middleware):
             input_schema=tool.parameters if tool is not None else None,
             known_tools=tuple(self._tools),
             read_only=_is_read_only(tool),
+            roots=self.roots,
         )
 
     async def _from_disguised_failure(
@@ -204,6 +219,7 @@ class ContractMiddleware(Middleware):
                 input_schema=tool.parameters if tool is not None else None,
                 known_tools=tuple(self._tools),
                 read_only=_is_read_only(tool),
+                roots=self.roots,
             )
             details = self.classifier.classify(failure, error_id=error_id) or _UNREADABLE
         else:

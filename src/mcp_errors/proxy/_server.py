@@ -40,6 +40,7 @@ from fastmcp.tools import Tool
 from mcp_errors._client.budget import RetryBudget
 from mcp_errors._server.fastmcp import ReplayMiddleware, replay_middleware
 from mcp_errors._server.replay import as_store
+from mcp_errors._shared.sanitize import ROOTS_TOOL
 from mcp_errors._shared.words import seconds_in_words
 from mcp_errors.proxy._breaker import AnswerProbe, BreakerMiddleware, BreakerSettings
 from mcp_errors.proxy._child import ChildProcess
@@ -220,15 +221,15 @@ async def check_upstream(server: FastMCP[Any], upstream: Upstream, *, seconds: f
     try:
         with anyio.fail_after(seconds):
             # Through the provider's own client: the session it opens is the one calls use.
-            client = provider.client_factory()
-            if inspect.isawaitable(client):
-                client = await client
+            client = await _client_of(provider)
             async with client:
                 info = client.initialize_result.server_info if client.initialize_result is not None else None
             # Listed through the provider, whose cache then finds a called tool while the
             # upstream is down (the call fails as unavailable, not as an unknown tool).
-            names = [tool.name for tool in await provider.list_tools()]
+            tools = await provider.list_tools()
+            names = [tool.name for tool in tools]
         _name_key_namespace(server, info.name if info is not None else None)
+        await _learn_roots(server, provider, tools)
         return names
     except TimeoutError:
         reason = f"did not answer the MCP handshake within {seconds_in_words(seconds)}"
@@ -239,6 +240,45 @@ async def check_upstream(server: FastMCP[Any], upstream: Upstream, *, seconds: f
         if isinstance(upstream, ChildProcess):
             raise StartupError(_startup_message(upstream, upstream.describe_exit())) from exc
         raise StartupError(_startup_message(upstream, f"is not reachable ({type(exc).__name__}: {exc})")) from exc
+
+
+async def _learn_roots(server: FastMCP[Any], provider: Any, tools: Sequence[Tool]) -> None:
+    """Ask the upstream once which places it announces as its own (`list_allowed_directories`,
+    read-only, no arguments), so that its failures may name them to the agent. Best effort: a
+    server without such a tool, or one that does not answer in time, is left as it is."""
+    contract = next((m for m in server.middleware if isinstance(m, ContractMiddleware)), None)
+    listing = next(
+        (
+            tool
+            for tool in tools
+            if ROOTS_TOOL.fullmatch(tool.name.lower().replace("-", "_"))
+            and tool.annotations is not None
+            and tool.annotations.read_only_hint is True
+            and not (tool.parameters or {}).get("required")
+        ),
+        None,
+    )
+    if contract is None or listing is None:
+        return
+    try:
+        with anyio.fail_after(_ROOTS_SECONDS):
+            client = await _client_of(provider)
+            async with client:
+                answer = await client.call_tool_mcp(listing.name, {})
+    except Exception:  # the proxy works without them: only fewer paths are kept
+        logger.debug("the upstream's roots could not be read", exc_info=True)
+        return
+    if not answer.is_error:
+        contract.learn_roots(listing.name, answer.content)
+
+
+_ROOTS_SECONDS: Final = 5.0
+
+
+async def _client_of(provider: Any) -> Any:
+    """A client of the provider's own factory: the session it opens is the one calls use."""
+    client = provider.client_factory()
+    return await client if inspect.isawaitable(client) else client
 
 
 def _name_key_namespace(server: FastMCP[Any], upstream_name: str | None) -> None:

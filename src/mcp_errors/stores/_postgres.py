@@ -24,6 +24,7 @@ from mcp_errors.stores._protocol import (
     Mismatch,
     Won,
     new_token,
+    unreachable,
 )
 from mcp_errors.stores._sqlite import check_table_name
 
@@ -158,6 +159,21 @@ class PostgresStore(IdempotencyStore):
             " WHERE key = %(key)s AND token = %(token)s AND result IS NULL"
         )
         return await self._change(sql, {"lease": lease_seconds, "key": key, "token": token})
+
+    async def ping(self) -> None:
+        # One connection of its own, not the pool: a pool retries a refused connection until its
+        # timeout and then says only that it timed out; libpq's own error says why.
+        from psycopg import AsyncConnection
+
+        try:
+            with anyio.fail_after(self.timeout_seconds):
+                conn = await AsyncConnection.connect(self.url, autocommit=True)
+                try:
+                    await conn.execute("SELECT 1")
+                finally:
+                    await conn.close()
+        except Exception as exc:  # any failure to reach the database is the one answer
+            raise unreachable(self.url, exc) from None
 
     async def aclose(self) -> None:
         async with self._opening:

@@ -14,9 +14,11 @@ from __future__ import annotations
 import abc
 import math
 import os
+import re
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Final, Self
+from urllib.parse import urlsplit, urlunsplit
 
 __all__ = [
     "Abandoned",
@@ -27,6 +29,8 @@ __all__ = [
     "Mismatch",
     "Won",
     "new_token",
+    "unreachable",
+    "without_password",
 ]
 
 
@@ -183,6 +187,19 @@ class IdempotencyStore(abc.ABC):
             Whether the lease was extended (`False`: the token no longer holds the key).
         """
 
+    async def ping(self) -> None:  # noqa: B027  # optional: a store in this process has nothing to reach
+        """Open the store once and make one round trip, to learn at start-up what the first keyed
+        call would otherwise learn: a wrong host or port, a wrong password, a missing folder.
+
+        The stores shipped here each reach their database; this default does nothing, for a
+        store with nothing to reach. Call `aclose` after it when the next call runs in another
+        event loop.
+
+        Raises:
+            ConnectionError: One line naming the store (its URL without a password) and why it
+                cannot be opened.
+        """
+
     async def aclose(self) -> None:  # noqa: B027  # optional: stores without connections need nothing
         """Close connections (the store reconnects on next use)."""
 
@@ -193,3 +210,47 @@ class IdempotencyStore(abc.ABC):
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
+
+
+_PASSWORD_FIELD: Final = re.compile(r"(?i)\b(password\s*=\s*)('[^']*'|[^\s&]*)")
+"""A password given as a field: `password=...` in a key=value connection string or a URL's query."""
+_HIDDEN: Final = "***"
+
+
+def without_password(url: str) -> str:
+    """`url` as it may be printed: the password of its user part and any `password=` field
+    replaced by `***` (`postgresql://app:***@db/keys`).
+
+    Example:
+        ```python
+        from mcp_errors.stores._protocol import without_password
+
+        assert without_password("redis://:hunter2@cache:6379/0") == "redis://:***@cache:6379/0"
+        ```
+    """
+    shown = _PASSWORD_FIELD.sub(lambda match: match.group(1) + _HIDDEN, url)
+    try:
+        parts = urlsplit(shown)
+    except ValueError:
+        return shown
+    if parts.password is None:
+        return shown
+    user, _, _ = parts.netloc.rpartition("@")[0].partition(":")
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}:{_HIDDEN}@{host}"))
+
+
+def unreachable(url: str, exc: BaseException) -> ConnectionError:
+    """The one line a store's `ping` raises: the store's URL without its password, and why."""
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    password = _password_of(url)
+    if password:
+        reason = reason.replace(password, _HIDDEN)
+    return ConnectionError(f"cannot open the idempotency store {without_password(url)}: {reason}")
+
+
+def _password_of(url: str) -> str | None:
+    try:
+        return urlsplit(url).password
+    except ValueError:
+        return None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+import anyio
+
 from mcp_errors.stores._protocol import (
     Abandoned,
     Claim,
@@ -13,6 +15,7 @@ from mcp_errors.stores._protocol import (
     Mismatch,
     Won,
     new_token,
+    unreachable,
 )
 
 if TYPE_CHECKING:
@@ -153,6 +156,13 @@ class RedisStore(IdempotencyStore):
 
     async def renew(self, key: str, token: str, *, lease_seconds: float) -> bool:
         return bool(await self._renew(keys=[self.prefix + key], args=[token, _ms(lease_seconds)]))
+
+    async def ping(self) -> None:
+        try:
+            with anyio.fail_after(self.timeout_seconds):
+                await self._redis.ping()
+        except Exception as exc:  # any failure to reach Redis is the one answer
+            raise unreachable(self.url, exc) from None
 
     async def aclose(self) -> None:
         await self._redis.aclose()

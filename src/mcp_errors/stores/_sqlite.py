@@ -22,6 +22,7 @@ from mcp_errors.stores._protocol import (
     Mismatch,
     Won,
     new_token,
+    unreachable,
 )
 
 __all__ = ["SQLiteStore", "check_table_name"]
@@ -57,7 +58,7 @@ class SQLiteStore(IdempotencyStore):
     last transactions (and with them the replay of those keys).
 
     Args:
-        path: The database file (created with its folder if missing); `":memory:"` for a
+        path: The database file (created if missing, in a folder that must exist); `":memory:"` for a
             private in-memory database.
         table: Table name.
         busy_timeout: Seconds a transaction waits at most for another process's write lock
@@ -121,6 +122,15 @@ class SQLiteStore(IdempotencyStore):
         )
         return await self._run(_change, sql, (self._clock() + lease_seconds, key, token))
 
+    async def ping(self) -> None:
+        def select_one(conn: sqlite3.Connection, deadline: float | None) -> None:
+            conn.execute("SELECT 1").fetchone()
+
+        try:
+            await self._run(select_one)
+        except (sqlite3.Error, OSError, TimeoutError) as exc:
+            raise unreachable(f"sqlite:///{self.path}", exc) from None
+
     async def aclose(self) -> None:
         def close() -> None:
             with self._lock:
@@ -160,8 +170,9 @@ class SQLiteStore(IdempotencyStore):
         wait = wait or self.path == ":memory:"  # one private database: one connection
         conn = self._connections.get(wait)
         if conn is None:
-            if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            if self.path != ":memory:" and not Path(self.path).parent.is_dir():
+                # Never created here: a typo in a URL must not leave folders behind (as root, anywhere).
+                raise sqlite3.OperationalError(f"the folder {Path(self.path).parent} does not exist")
             busy = min(self.busy_timeout, busy_seconds if busy_seconds is not None else self.busy_timeout)
             conn = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=busy if wait else 0
