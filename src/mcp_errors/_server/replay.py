@@ -53,7 +53,9 @@ import errno
 import hashlib
 import json
 import logging
+import math
 import sqlite3
+import unicodedata
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
@@ -82,6 +84,7 @@ __all__ = [
     "TaskResend",
     "advertise",
     "as_store",
+    "canonical_arguments",
     "covers",
     "fingerprint",
     "in_progress",
@@ -156,9 +159,42 @@ def scope_key(namespace: str, principal: object, tool: str, key: str, run: int =
 
 
 def fingerprint(arguments: Mapping[str, Any]) -> str:
-    """Hash of a call's arguments: the same arguments in any key order hash the same."""
-    canonical = json.dumps(arguments, sort_keys=True, default=str, ensure_ascii=True, separators=(",", ":"))
+    """Hash of a call's arguments, compared as JSON values: equal arguments hash the same.
+
+    Keys in any order, numbers as numbers (`100` and `100.0` are one number; `true` is not
+    `1`), strings and keys in Unicode NFC (`"é"` typed either way is one string): see
+    `canonical_arguments`.
+    """
+    canonical = json.dumps(
+        canonical_arguments(arguments), sort_keys=True, default=str, ensure_ascii=True, separators=(",", ":")
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def canonical_arguments(value: Any) -> Any:
+    """`value` (JSON data) in the one spelling its meaning has, for comparing two calls' arguments.
+
+    A float with an integral value becomes that int, exactly (`100.0` -> `100`, `2.0**64` ->
+    `2**64`; an int beyond a float's precision stays the exact number it is); booleans stay
+    booleans, never numbers; strings and object keys are NFC-normalised; tuples are lists.
+    Anything else is left for `json.dumps(default=str)`.
+    """
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) and value.is_integer() else value
+    if isinstance(value, int):
+        return int(value)  # an int subclass (an IntEnum) as the number it is
+    if isinstance(value, str):
+        return unicodedata.normalize("NFC", value)
+    if isinstance(value, Mapping):
+        return {
+            unicodedata.normalize("NFC", key) if isinstance(key, str) else str(key): canonical_arguments(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [canonical_arguments(item) for item in value]
+    return value
 
 
 class Replay(Generic[R]):
