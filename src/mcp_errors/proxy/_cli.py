@@ -96,7 +96,8 @@ def proxy(
             "--repeat-guard",
             metavar="SECONDS",
             min=0,
-            help="Answer the identical resend of a call that failed for good, within SECONDS, without the upstream.",
+            help="Answer the identical resend (the same tool, arguments and _meta keys) of a call that failed "
+            "for good within SECONDS, without the upstream; forgotten after a successful write.",
             show_default="off",
         ),
     ] = 0.0,
