@@ -398,3 +398,27 @@ def test_the_repeat_guard_lets_a_checkout_through_once_the_missing_branch_was_cr
     assert missing["structuredContent"]["isRetryable"] is False
     assert not created.get("isError"), created
     assert not checked_out.get("isError"), checked_out
+
+
+# --- --disguised-failures and the text of files -------------------------------------------------
+
+FILES_WITH_ERROR_WORDS = {
+    "build.log": "Error: connection refused (postgres:5432)\nretrying in 5 s\nBuild failed: 3 errors\n",
+    "oauth-fixture.json": '{"error": "invalid_grant", "error_description": "The refresh token has expired"}\n',
+    "troubleshooting.md": "Failed to connect: timeout\n\nIf you see this, check the firewall.\n",
+}
+
+
+def test_disguised_failures_pass_the_files_server_filesystem_reads_unchanged_and_never_open_a_circuit(
+    node_servers: dict[str, list[str]], tmp_path: Path
+) -> None:
+    root = tmp_path.resolve()
+    for name, text in FILES_WITH_ERROR_WORDS.items():
+        (root / name).write_text(text)
+    calls: list[Call] = [("read_text_file", {"path": str(root / name)}) for name in FILES_WITH_ERROR_WORDS] * 3
+    command = [*PROXY, "--disguised-failures", "--breaker-failures", "2", "--", *node_servers["filesystem"], str(root)]
+    _, results = session(command, calls)
+    assert [result.get("isError", False) for result in results] == [False] * len(calls)
+    assert [result["content"][0]["text"] for result in results] == [
+        FILES_WITH_ERROR_WORDS[Path(arguments["path"]).name] for _, arguments in calls
+    ]

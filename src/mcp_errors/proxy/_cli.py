@@ -90,6 +90,16 @@ def proxy(
         float,
         typer.Option("--breaker-cooldown", min=0.1, help="Seconds an open circuit answers at once before a probe."),
     ] = 30.0,
+    breaker_probe_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--breaker-probe-timeout",
+            min=0.1,
+            metavar="SECONDS",
+            help="Seconds the probe after a cool-down may take before it counts as failed.",
+            show_default="the cool-down",
+        ),
+    ] = None,
     repeat_guard: Annotated[
         float,
         typer.Option(
@@ -114,7 +124,8 @@ def proxy(
         typer.Option(
             "--disguised-failures",
             help="Also rewrite a success that plainly reads as a failure (it leads with an error label or a top-level "
-            "'error'), marked inferred.",
+            "'error'), marked inferred. Never the text of a file, page or resource a read-only tool returns; never "
+            "counted by the circuit breaker.",
             show_default="off",
         ),
     ] = False,
@@ -191,6 +202,7 @@ def proxy(
         breaker_failures=breaker_failures,
         breaker_window=breaker_window,
         breaker_cooldown=breaker_cooldown,
+        breaker_probe_timeout=breaker_probe_timeout,
         repeat_guard=repeat_guard,
     )
     try:
