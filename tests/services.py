@@ -22,6 +22,7 @@ import glob
 import importlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -128,6 +129,13 @@ def running_postgres(*, fsync: bool = False) -> Iterator[str]:
 @contextlib.contextmanager
 def running_redis() -> Iterator[str]:
     """A throwaway Redis server (no persistence); yields its URL."""
+    with redis_process() as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def redis_process() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A throwaway Redis server (no persistence) of one test's own: its URL and its process (to pause it)."""
     binary = shutil.which("redis-server")
     if binary is None:
         raise FileNotFoundError("redis-server")
@@ -135,8 +143,11 @@ def running_redis() -> Iterator[str]:
     port = free_port()
     command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     try:
-        with listening([*command, "--dir", folder], port):
-            yield f"redis://127.0.0.1:{port}/0"
+        with listening([*command, "--dir", folder], port) as process:
+            try:
+                yield f"redis://127.0.0.1:{port}/0", process
+            finally:
+                process.send_signal(signal.SIGCONT)  # a test that paused it and failed: stop it whole
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

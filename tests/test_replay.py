@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import unicodedata
@@ -39,7 +40,7 @@ from mcp_errors._shared.contract import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KE
 from mcp_errors.stores import Claim, IdempotencyStore, MemoryStore, PostgresStore, RedisStore, SQLiteStore, Won
 from servers.checks import memory_kept_per_batch
 from servers.keyed_writes import ServerKind, build
-from services import free_port
+from services import free_port, redis_process
 
 FLAVOURS = [("mcpserver", "legacy"), ("mcpserver", "auto"), ("fastmcp", None)]
 
@@ -614,6 +615,29 @@ async def test_a_postgres_claim_held_up_by_a_lock_is_cancelled_by_the_database_s
         resent = await client.call_tool("charge", {"amount": 2}, meta=key)  # type: ignore[arg-type]
     assert envelope(refused) == ("transient", "IDEMPOTENCY_STORE_UNAVAILABLE", "not_executed")
     assert (resent.is_error, replayed(resent)) == (False, False)
+    assert effects.writes == ["charge 1", "charge 2"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["mcpserver", "fastmcp"])
+async def test_a_claim_given_up_while_redis_was_frozen_is_released_so_the_resend_runs_once(kind: ServerKind) -> None:
+    pytest.importorskip("redis")
+    with redis_process() as (url, redis):
+        server, effects = build(kind, RedisStore(url, timeout_seconds=0.5, wait_seconds=1))
+        async with connect((kind, "legacy" if kind == "mcpserver" else None), server) as session:
+            with anyio.fail_after(30):
+                await session.call("charge", {"amount": 1}, "op-1")  # the store's connection is open
+                redis.send_signal(signal.SIGSTOP)
+                try:
+                    frozen = await session.call("charge", {"amount": 2}, "op-2")  # its claim waits in Redis
+                finally:
+                    redis.send_signal(signal.SIGCONT)
+                # Told "not executed, resend with the same key": that must be true.
+                resent = await session.call("charge", {"amount": 2}, "op-2")
+                again = await session.call("charge", {"amount": 2}, "op-2")
+    assert envelope(frozen) == ("transient", "IDEMPOTENCY_STORE_UNAVAILABLE", "not_executed")
+    assert (resent.is_error, replayed(resent)) == (False, False)
+    assert (again.is_error, replayed(again), again.content) == (False, True, resent.content)
     assert effects.writes == ["charge 1", "charge 2"]
 
 
