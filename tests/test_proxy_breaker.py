@@ -83,6 +83,21 @@ def test_after_the_cooldown_one_probe_passes_and_its_answer_closes_or_reopens() 
     assert changes == ["open", "half_open", "open", "half_open", "closed"]
 
 
+def test_a_probe_without_an_answer_in_its_time_counts_as_failed_and_its_late_answer_is_ignored() -> None:
+    changes: list[str] = []
+    circuit = Circuit(BreakerSettings(failures=1, window=10, cooldown=5, probe_timeout=2), changed=changes.append)
+    circuit.record("failure", now=0.0, probe=False)
+    assert circuit.admit(5.0) == (True, None)
+    hung = circuit.probe_ticket
+    assert circuit.admit(6.0) == (False, 1.0)
+    assert circuit.admit(7.5) == (False, 4.5)  # 7 s: the probe's time ran out, open for a cool-down from then
+    circuit.record("success", now=8.0, probe=True, ticket=hung)  # too late: it decides nothing
+    assert circuit.state == "open"
+    assert circuit.admit(12.0) == (True, None)  # the next probe
+    circuit.record("success", now=12.5, probe=True, ticket=circuit.probe_ticket)
+    assert changes == ["open", "half_open", "open", "half_open", "closed"]
+
+
 def test_a_failure_that_asks_for_a_longer_wait_keeps_the_circuit_open_that_long() -> None:
     circuit = Circuit(BreakerSettings(failures=1, window=10, cooldown=5))
     circuit.record("failure", now=0.0, probe=False, retry_after=60)

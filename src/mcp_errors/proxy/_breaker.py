@@ -309,17 +309,18 @@ class BreakerMiddleware(ToolCallMiddleware):
         now = time.monotonic()
         mine: OrderedDict[str, Circuit] = current_front_session().state.setdefault(self._slot, OrderedDict())
         admitted = _Admitted()
-        for scope, circuit in (
+        circuits: tuple[tuple[BreakerScope, Circuit | None], ...] = (
             ("upstream", self.upstream),
             ("tool", self._tools.get(name)),
             ("caller", mine.get(name)),
-        ):
+        )
+        for scope, circuit in circuits:
             if circuit is None:
                 continue
             probe, wait = circuit.admit(now)
             if wait is not None:
                 admitted.release()
-                return self._refuse(name, scope, wait)  # type: ignore[arg-type]  # one of the three scopes
+                return self._refuse(name, scope, wait)
             if probe:
                 admitted.probes.append((circuit, circuit.probe_ticket))
         answer = _Answer()
