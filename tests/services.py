@@ -22,6 +22,7 @@ import glob
 import importlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -129,6 +130,13 @@ def running_postgres(*, fsync: bool = False) -> Iterator[str]:
 def running_redis(*, password: str | None = None) -> Iterator[str]:
     """A throwaway Redis server (no persistence), asking for `password` when given; yields its URL
     (without the password)."""
+    with redis_process(password=password) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def redis_process(*, password: str | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A throwaway Redis server (no persistence) of one test's own: its URL and its process (to pause it)."""
     binary = shutil.which("redis-server")
     if binary is None:
         raise FileNotFoundError("redis-server")
@@ -138,8 +146,11 @@ def running_redis(*, password: str | None = None) -> Iterator[str]:
     if password is not None:
         command += ["--requirepass", password]
     try:
-        with listening([*command, "--dir", folder], port):
-            yield f"redis://127.0.0.1:{port}/0"
+        with listening([*command, "--dir", folder], port) as process:
+            try:
+                yield f"redis://127.0.0.1:{port}/0", process
+            finally:
+                process.send_signal(signal.SIGCONT)  # a test that paused it and failed: stop it whole
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -14,6 +14,7 @@ from mcp_errors._shared.failure_words import (
     judge_failure,
     judge_status,
     judge_success,
+    names_its_caller,
     strip_sdk_wrappers,
 )
 
@@ -178,3 +179,19 @@ def test_only_the_start_of_any_text_is_read(noise: str) -> None:
     assert judge_failure(noise + " connection refused") == judge_failure(
         (noise + " connection refused")[:MAX_JUDGED_CHARS]
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("429 Too Many Requests: per-user rate limit exceeded for user mallory", True),
+        ("API rate limit exceeded for user ID 123.", True),  # GitHub's wording
+        ("You have exceeded your quota for this month", True),
+        ("Rate limit reached for gpt-4 in organization org-1 on tokens per min", True),  # OpenAI's
+        ("Rate limit exceeded, slow down", False),  # whose limit is not said: every caller's
+        ("password authentication failed for user app", False),  # a caller, but no limit
+        ("upstream read timed out", False),
+    ],
+)
+def test_a_limit_names_its_caller_only_when_it_says_whose_it_is(text: str, expected: bool) -> None:
+    assert names_its_caller(text) is expected

@@ -30,12 +30,13 @@ import pytest
 from anyio.streams.text import TextReceiveStream
 from mcp import Client
 from mcp.client.stdio import stdio_client as stdio_transport
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, EmbeddedResource, TextResourceContents
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
 from mcp_errors._shared.error_text import read_error_text
 from mcp_errors.proxy import ChildProcess, ProxySettings, StartupError, build_proxy, load_rules
 from mcp_errors.proxy._child import RestartBackoff
+from mcp_errors.proxy._middleware import returns_resource_text
 from mcp_errors.proxy._server import check_upstream
 from proxying import PROXY, STARTUP_SECONDS, UPSTREAM, command_params, front, http_upstream, proxied, served, wire
 from servers.checks import assert_nothing_leaks, check_error, check_success, memory_kept_per_batch
@@ -701,6 +702,41 @@ async def test_disguised_failures_are_rewritten_only_when_asked_and_real_success
     ]
     assert "no such table" in envelopes[0]["description"]
     assert [result.is_error for result in kept] == [False, False, False]
+
+
+BUILD_LOG = "Error: connection refused (postgres:5432)\nretrying in 5 s\nBuild failed: 3 errors\n"
+
+
+@pytest.mark.anyio
+async def test_disguised_failures_never_judge_a_file_a_read_only_tool_returns(tmp_path: Path) -> None:
+    log = tmp_path / "build.log"
+    log.write_text(BUILD_LOG)
+    settings = ProxySettings(disguised_failures=True, breaker_failures=2)
+    async with proxied("legacy", settings) as client:
+        with anyio.fail_after(STARTUP_SECONDS):
+            reads = [await client.call_tool("read_note", {"path": str(log)}) for _ in range(4)]
+            said = await client.call_tool("echo", {"text": "Error: connection refused"})  # no resource: judged
+    assert [result.is_error for result in reads] == [False] * 4
+    assert {result.content[0].text for result in reads} == {BUILD_LOG}  # type: ignore[union-attr]  # text blocks
+    assert read_result(said).category is ErrorCategory.TRANSIENT
+
+
+@pytest.mark.parametrize(
+    ("read_only", "arguments", "content", "expected"),
+    [
+        (True, {"path": "/srv/build.log"}, [], True),
+        (True, {"source_url": "https://example.com"}, [], True),
+        (True, {"city": "Oslo"}, [], False),
+        (True, {"path": ""}, [], False),
+        (False, {"path": "/srv/build.log"}, [], False),
+        (True, {}, [EmbeddedResource(type="resource", resource=TextResourceContents(uri="file:///a", text="x"))], True),
+    ],
+    ids=["path", "suffix", "not-a-resource", "empty-path", "writes", "embedded"],
+)
+def test_a_resource_read_is_a_read_only_tool_naming_or_returning_a_resource(
+    read_only: bool, arguments: dict[str, Any], content: list[Any], expected: bool
+) -> None:
+    assert returns_resource_text(read_only, arguments, content) is expected
 
 
 @pytest.mark.anyio

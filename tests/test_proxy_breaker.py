@@ -18,7 +18,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
 from mcp_errors._shared.telemetry import recording_metrics
-from mcp_errors.proxy import ProxySettings
+from mcp_errors.proxy import ChildProcess, ProxySettings
 from mcp_errors.proxy._breaker import BreakerSettings, Circuit, Verdict
 from proxying import STARTUP_SECONDS, UPSTREAM, command_params, front, http_upstream, proxied, served
 
@@ -83,6 +83,21 @@ def test_after_the_cooldown_one_probe_passes_and_its_answer_closes_or_reopens() 
     assert changes == ["open", "half_open", "open", "half_open", "closed"]
 
 
+def test_a_probe_without_an_answer_in_its_time_counts_as_failed_and_its_late_answer_is_ignored() -> None:
+    changes: list[str] = []
+    circuit = Circuit(BreakerSettings(failures=1, window=10, cooldown=5, probe_timeout=2), changed=changes.append)
+    circuit.record("failure", now=0.0, probe=False)
+    assert circuit.admit(5.0) == (True, None)
+    hung = circuit.probe_ticket
+    assert circuit.admit(6.0) == (False, 1.0)
+    assert circuit.admit(7.5) == (False, 4.5)  # 7 s: the probe's time ran out, open for a cool-down from then
+    circuit.record("success", now=8.0, probe=True, ticket=hung)  # too late: it decides nothing
+    assert circuit.state == "open"
+    assert circuit.admit(12.0) == (True, None)  # the next probe
+    circuit.record("success", now=12.5, probe=True, ticket=circuit.probe_ticket)
+    assert changes == ["open", "half_open", "open", "half_open", "closed"]
+
+
 def test_a_failure_that_asks_for_a_longer_wait_keeps_the_circuit_open_that_long() -> None:
     circuit = Circuit(BreakerSettings(failures=1, window=10, cooldown=5))
     circuit.record("failure", now=0.0, probe=False, retry_after=60)
@@ -116,8 +131,8 @@ def test_a_circuit_opens_exactly_when_a_run_of_failures_falls_within_the_window(
 async def test_the_breaker_opens_answers_at_once_half_opens_and_closes_against_a_failing_tool(mode: str) -> None:
     options = ["--breaker-failures", "3", "--breaker-cooldown", "0.5"]
     async with Client(command_params(*options, "--", sys.executable, UPSTREAM), mode=mode) as client:
-        # `flaky_read` times out 4 times for this key, then works: the upstream's own words.
-        call = ("flaky_read", {"key": "k", "failures": 4})
+        # `flaky_status` declares a 504 4 times for this key, then works.
+        call = ("flaky_status", {"key": "k", "failures": 4})
         with anyio.fail_after(STARTUP_SECONDS):
             failed = [await client.call_tool(*call) for _ in range(3)]  # the third opens the circuit
             refused = await client.call_tool(*call)
@@ -129,7 +144,7 @@ async def test_the_breaker_opens_answers_at_once_half_opens_and_closes_against_a
             closing = await client.call_tool(*call)  # the probe that works
             after = await client.call_tool(*call)
             ran = await client.call_tool("attempts", {"key": "k"})
-    assert [read_result(result).code for result in failed] == ["UPSTREAM_TIMEOUT"] * 3
+    assert [read_result(result).code for result in failed] == ["UPSTREAM_BAD_GATEWAY"] * 3
     outcome = read_result(refused)
     assert (outcome.category, outcome.code, outcome.execution_state) == (
         ErrorCategory.TRANSIENT,
@@ -140,7 +155,7 @@ async def test_the_breaker_opens_answers_at_once_half_opens_and_closes_against_a
     assert 0 < outcome.retry_after_seconds <= 0.5
     assert ran_while_open.structured_content == {"result": 3}  # the refused call never reached it
     assert not other_tool.is_error  # a tool's circuit is its own
-    assert read_result(probe).code == "UPSTREAM_TIMEOUT"
+    assert read_result(probe).code == "UPSTREAM_BAD_GATEWAY"
     assert (closing.is_error, after.is_error) == (False, False)
     assert ran.structured_content == {"result": 6}
 
@@ -191,4 +206,89 @@ async def test_the_default_breaker_never_opens_on_a_healthy_upstream() -> None:
                         for unit in units[start : start + 8]:
                             group.start_soon(run, unit)
         counted = decisions(reader)
+    assert not counted
+
+
+@pytest.mark.anyio
+async def test_a_probe_that_hangs_counts_as_failed_after_its_bound_and_other_callers_get_through() -> None:
+    settings = ProxySettings(breaker_failures=2, breaker_cooldown=0.3, breaker_probe_timeout=0.5)
+    stalled = anyio.Event()
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        stalled.set()
+
+    async def hung_probe() -> None:
+        await alice.call_tool("stall", {"key": "s", "hang": True}, progress_callback=progress)
+
+    child = ChildProcess(sys.executable, [UPSTREAM])
+    async with served(child, settings) as server, front(server) as alice, front(server) as bob:
+        with anyio.fail_after(STARTUP_SECONDS):
+            opened = [await alice.call_tool("stall", {"key": "s"}) for _ in range(2)]
+            refused = await bob.call_tool("stall", {"key": "s"})
+            await anyio.sleep(read_result(refused).retry_after_seconds or 0)  # the cool-down
+        async with anyio.create_task_group() as group:
+            group.start_soon(hung_probe)  # the probe: it never answers, and its caller never leaves
+            with anyio.fail_after(STARTUP_SECONDS):
+                await stalled.wait()
+            waited: list[float] = []
+            with anyio.fail_after(10):  # the probe's bound and one cool-down, with room for a slow machine
+                while (answer := await bob.call_tool("stall", {"key": "s"})).is_error:
+                    outcome = read_result(answer)
+                    assert (outcome.code, outcome.execution_state) == (
+                        "UPSTREAM_UNAVAILABLE",
+                        ExecutionState.NOT_EXECUTED,
+                    )
+                    waited.append(outcome.retry_after_seconds or 0)
+                    await anyio.sleep(waited[-1])
+            group.cancel_scope.cancel()
+        after = await bob.call_tool("stall", {"key": "s"})
+    assert [read_result(result).code for result in opened] == ["UPSTREAM_UNAVAILABLE"] * 2
+    assert read_result(refused).code == "UPSTREAM_UNAVAILABLE"
+    assert not answer.is_error  # Bob's call was the next probe, and it closed the circuit
+    assert not after.is_error
+    assert sum(waited) < 5
+
+
+@pytest.mark.anyio
+async def test_a_per_caller_quota_counts_for_that_caller_and_never_closes_the_tool_for_others() -> None:
+    settings = ProxySettings(breaker_failures=3, breaker_cooldown=60)
+    child = ChildProcess(sys.executable, [UPSTREAM])
+    with recorded() as reader:
+        async with served(child, settings) as server, front(server) as mallory, front(server) as bob:
+            with anyio.fail_after(STARTUP_SECONDS):
+                hers = [await mallory.call_tool("limited", {"user": "mallory"}) for _ in range(5)]
+                his = [await bob.call_tool("limited", {"user": "bob"}) for _ in range(3)]
+                ran = await bob.call_tool("attempts", {"key": "limited:bob"})
+        counted = decisions(reader)
+    assert [read_result(result).code for result in hers[:3]] == ["UPSTREAM_RATE_LIMITED"] * 3
+    # Her own circuit: the upstream is spared her next calls, which are told nothing ran.
+    assert [read_result(result).execution_state for result in hers[3:]] == [ExecutionState.NOT_EXECUTED] * 2
+    assert [result.is_error for result in his] == [False] * 3
+    assert ran.structured_content == {"result": 3}
+    assert counted == {("breaker_opened", "caller"): 1, ("breaker_refused", "caller"): 2}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("call", "settings"),
+    [
+        # "upstream read timed out": transient, but only the prose says so (categoryInferred).
+        (("flaky_read", {"key": "r", "failures": 9}), ProxySettings(breaker_failures=2)),
+        # A success whose text leads with "Error: connection refused", read as a failure.
+        (("echo", {"text": "Error: connection refused"}), ProxySettings(breaker_failures=2, disguised_failures=True)),
+    ],
+    ids=["inferred", "disguised"],
+)
+async def test_inferred_and_disguised_failures_never_open_a_circuit(
+    call: tuple[str, dict[str, Any]], settings: ProxySettings
+) -> None:
+    with recorded() as reader:
+        async with proxied("legacy", settings) as client:
+            with anyio.fail_after(STARTUP_SECONDS):
+                results = [await client.call_tool(*call) for _ in range(4)]
+        counted = decisions(reader)
+    outcomes = [read_result(result) for result in results]
+    assert [outcome.category for outcome in outcomes] == [ErrorCategory.TRANSIENT] * 4
+    # Each one the upstream's answer read by the proxy (a refusal of an open circuit is not inferred).
+    assert all(result.structured_content and result.structured_content["categoryInferred"] for result in results)
     assert not counted

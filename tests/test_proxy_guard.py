@@ -9,6 +9,7 @@ import pytest
 from mcp import Client
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
+from mcp_errors._shared.contract import IDEMPOTENCY_KEY_META
 from mcp_errors.proxy import ChildProcess, ProxySettings
 from mcp_errors.proxy._guard import REPEAT_OF_META, RepeatGuardMiddleware
 from proxying import STARTUP_SECONDS, UPSTREAM, command_params, front, proxied, served
@@ -60,6 +61,39 @@ async def test_a_success_in_between_and_the_end_of_the_window_let_the_call_throu
     assert REPEAT_OF_META in (guarded.meta or {})
     assert REPEAT_OF_META not in (through.meta or {})
     assert ran.structured_content == {"result": 2}
+
+
+@pytest.mark.anyio
+async def test_a_successful_write_in_between_lets_the_failed_call_through_and_a_read_does_not(mode: str) -> None:
+    async with proxied(mode, ProxySettings(repeat_guard=60)) as client:
+        await client.call_tool("refuse", {"key": "a"})
+        await client.call_tool("echo", {"text": "a read-only success changes nothing"})
+        after_read = await client.call_tool("refuse", {"key": "a"})
+        await client.call_tool("count_write", {"key": "fixed-it"})  # a write: what was missing may exist now
+        after_write = await client.call_tool("refuse", {"key": "a"})
+        ran = await client.call_tool("attempts", {"key": "a"})
+    assert REPEAT_OF_META in (after_read.meta or {})
+    assert REPEAT_OF_META not in (after_write.meta or {})
+    assert ran.structured_content == {"result": 2}
+
+
+@pytest.mark.anyio
+async def test_a_call_resent_with_another_idempotency_key_is_another_call(mode: str) -> None:
+    settings = ProxySettings(repeat_guard=60, idempotency_keys=True)
+    async with proxied(mode, settings) as client:
+        invalid = await client.call_tool("count_write", {"key": "w"}, meta={IDEMPOTENCY_KEY_META: ""})  # type: ignore[arg-type]
+        corrected = await client.call_tool("count_write", {"key": "w"}, meta={IDEMPOTENCY_KEY_META: "order-1"})  # type: ignore[arg-type]
+        progress = {IDEMPOTENCY_KEY_META: "", "progressToken": "p-2"}  # changes with every request
+        repeated = await client.call_tool(
+            "refuse", {"key": "r"}, meta={IDEMPOTENCY_KEY_META: "", "progressToken": "p-1"}
+        )  # type: ignore[arg-type]
+        again = await client.call_tool("refuse", {"key": "r"}, meta=progress)  # type: ignore[arg-type]
+        ran = await client.call_tool("attempts", {"key": "w"})
+    assert read_result(invalid).code == "IDEMPOTENCY_KEY_INVALID"
+    assert not corrected.is_error
+    assert ran.structured_content == {"result": 1}
+    assert read_result(repeated).code == "IDEMPOTENCY_KEY_INVALID"
+    assert REPEAT_OF_META in (again.meta or {})  # the same call: only its progress token changed
 
 
 @pytest.mark.anyio

@@ -10,8 +10,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sqlite3
 import subprocess
+import unicodedata
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -22,6 +24,8 @@ import anyio
 import pytest
 from fastmcp import Client as FastMCPClient
 from fastmcp import FastMCP
+from hypothesis import given
+from hypothesis import strategies as st
 from mcp import Client
 from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -31,12 +35,12 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import URL_ELICITATION_REQUIRED, CallToolResult, Tool
 
 from mcp_errors import Decision, RecoveryPolicy, call_tool_with_recovery, install
-from mcp_errors._server.replay import fingerprint, scope_key
+from mcp_errors._server.replay import canonical_arguments, fingerprint, scope_key
 from mcp_errors._shared.contract import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KEY_META, REPLAYED_META
 from mcp_errors.stores import Claim, IdempotencyStore, MemoryStore, PostgresStore, RedisStore, SQLiteStore, Won
 from servers.checks import memory_kept_per_batch
 from servers.keyed_writes import ServerKind, build
-from services import free_port
+from services import free_port, redis_process
 
 FLAVOURS = [("mcpserver", "legacy"), ("mcpserver", "auto"), ("fastmcp", None)]
 
@@ -142,6 +146,78 @@ async def test_a_key_reused_with_other_arguments_is_a_validation_error(flavour: 
     assert reused.structured_content is not None
     assert reused.structured_content["errorId"]
     assert effects.writes == ["charge 5"]
+
+
+@pytest.mark.anyio
+async def test_the_same_amount_written_as_a_float_under_one_key_is_a_replay_not_a_reused_key(flavour: Any) -> None:
+    server, effects = build(flavour[0], MemoryStore())
+    async with connect(flavour, server) as session:
+        first = await session.call("charge", {"amount": 100}, "pay-1")
+        again = await session.call("charge", {"amount": 100.0}, "pay-1")
+    assert not again.is_error
+    assert (replayed(again), again.content) == (True, first.content)
+    assert effects.writes == ["charge 100"]
+
+
+JSON_SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def respelled(value: Any) -> Any:
+    """The same JSON value written otherwise: integral numbers as floats, strings in NFD, keys reversed."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int) and abs(value) <= 2**53:
+        return float(value)
+    if isinstance(value, str):
+        return unicodedata.normalize("NFD", value)
+    if isinstance(value, dict):
+        return {respelled(key): respelled(item) for key, item in reversed(value.items())}
+    if isinstance(value, list):
+        return [respelled(item) for item in value]
+    return value
+
+
+def nfc_keys_distinct(value: Any) -> bool:
+    """Whether no object in `value` has two keys that are one string in NFC (then one spelling must win)."""
+    if isinstance(value, dict):
+        keys = [unicodedata.normalize("NFC", key) for key in value]
+        return len(set(keys)) == len(keys) and all(nfc_keys_distinct(item) for item in value.values())
+    if isinstance(value, list):
+        return all(nfc_keys_distinct(item) for item in value)
+    return True
+
+
+@given(st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=5).filter(nfc_keys_distinct))
+def test_arguments_that_mean_the_same_json_hash_the_same(arguments: dict[str, Any]) -> None:
+    assert fingerprint(respelled(arguments)) == fingerprint(arguments)
+    assert canonical_arguments(canonical_arguments(arguments)) == canonical_arguments(arguments)
+
+
+@given(JSON_SCALARS, JSON_SCALARS)
+def test_scalars_hash_apart_exactly_when_they_are_other_values(one: Any, other: Any) -> None:
+    def meaning(value: Any) -> tuple[str, Any]:
+        if isinstance(value, bool) or value is None:
+            return ("literal", value)
+        if isinstance(value, int | float):
+            return ("number", value)
+        return ("string", unicodedata.normalize("NFC", value))
+
+    same = meaning(one) == meaning(other)  # Python compares int and float by exact value
+    assert (fingerprint({"x": one}) == fingerprint({"x": other})) is same
+
+
+def test_numbers_keep_their_exact_value_and_booleans_are_not_numbers() -> None:
+    assert fingerprint({"n": 2**53 + 1}) != fingerprint({"n": float(2**53 + 1)})  # the float is 2**53
+    assert fingerprint({"n": 2**64}) == fingerprint({"n": 2.0**64})
+    assert fingerprint({"n": 1}) != fingerprint({"n": True})
+    assert fingerprint({"n": 0}) == fingerprint({"n": -0.0})
+    assert fingerprint({"n": 0.5}) != fingerprint({"n": 0})
+    assert fingerprint({"caf\u00e9": "\u00e9"}) == fingerprint({"cafe\u0301": "e\u0301"})
 
 
 @pytest.mark.anyio
@@ -539,6 +615,29 @@ async def test_a_postgres_claim_held_up_by_a_lock_is_cancelled_by_the_database_s
         resent = await client.call_tool("charge", {"amount": 2}, meta=key)  # type: ignore[arg-type]
     assert envelope(refused) == ("transient", "IDEMPOTENCY_STORE_UNAVAILABLE", "not_executed")
     assert (resent.is_error, replayed(resent)) == (False, False)
+    assert effects.writes == ["charge 1", "charge 2"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["mcpserver", "fastmcp"])
+async def test_a_claim_given_up_while_redis_was_frozen_is_released_so_the_resend_runs_once(kind: ServerKind) -> None:
+    pytest.importorskip("redis")
+    with redis_process() as (url, redis):
+        server, effects = build(kind, RedisStore(url, timeout_seconds=0.5, wait_seconds=1))
+        async with connect((kind, "legacy" if kind == "mcpserver" else None), server) as session:
+            with anyio.fail_after(30):
+                await session.call("charge", {"amount": 1}, "op-1")  # the store's connection is open
+                redis.send_signal(signal.SIGSTOP)
+                try:
+                    frozen = await session.call("charge", {"amount": 2}, "op-2")  # its claim waits in Redis
+                finally:
+                    redis.send_signal(signal.SIGCONT)
+                # Told "not executed, resend with the same key": that must be true.
+                resent = await session.call("charge", {"amount": 2}, "op-2")
+                again = await session.call("charge", {"amount": 2}, "op-2")
+    assert envelope(frozen) == ("transient", "IDEMPOTENCY_STORE_UNAVAILABLE", "not_executed")
+    assert (resent.is_error, replayed(resent)) == (False, False)
+    assert (again.is_error, replayed(again), again.content) == (False, True, resent.content)
     assert effects.writes == ["charge 1", "charge 2"]
 
 

@@ -32,6 +32,7 @@ from mcp_errors.stores import (
     Won,
     open_store,
 )
+from mcp_errors.stores._protocol import new_token
 from services import free_port, running_redis
 
 MakeStore = Callable[..., IdempotencyStore]
@@ -178,6 +179,16 @@ async def test_a_released_key_is_claimed_again(make_store: MakeStore) -> None:
     assert await store.release("k", token)
     again = await won(make_store(), fingerprint="other arguments are fine after a release")
     assert again != token
+
+
+@pytest.mark.anyio
+async def test_a_claim_won_with_the_callers_token_is_held_and_released_with_it(make_store: MakeStore) -> None:
+    store = make_store()
+    token = new_token()
+    assert await store.claim("k", "fp", lease_seconds=30, token=token) == Won(token)
+    assert not await store.release("k", new_token())
+    assert await store.release("k", token)
+    assert isinstance(await store.claim("k", "fp", lease_seconds=30, token=new_token()), Won)
 
 
 @pytest.mark.anyio

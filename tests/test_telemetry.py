@@ -347,8 +347,8 @@ async def test_what_the_proxy_decides_is_counted_with_closed_labels_and_marked_o
     try:
         await check_upstream(proxy, child, seconds=60)
         async with Client(proxy._mcp_server) as client:  # type: ignore[arg-type]  # fastmcp's low-level server
-            for _ in range(3):  # two time-outs open the tool's circuit; the third is refused
-                await client.call_tool("flaky_read", {"key": "t", "failures": 9})
+            for _ in range(3):  # two declared time-outs open the tool's circuit; the third is refused
+                await client.call_tool("flaky_status", {"key": "t", "failures": 9})
             for _ in range(2):  # the identical resend of a validation failure
                 await client.call_tool("refuse", {"key": "bad"})
             await client.call_tool("crash", {})
@@ -374,7 +374,7 @@ async def test_what_the_proxy_decides_is_counted_with_closed_labels_and_marked_o
     assert (refused.attributes or {})["mcp_errors.error.code"] == "UPSTREAM_UNAVAILABLE"
     [event] = [event for event in refused.events if event.name == "mcp_errors.proxy.decision"]
     assert event.attributes is not None
-    assert event.attributes["mcp_errors.tool.name"] == "flaky_read"  # on the span only
+    assert event.attributes["mcp_errors.tool.name"] == "flaky_status"  # on the span only
     [repeated] = spans_with(telemetry, "mcp_errors.proxy.decision", "repeat_refused")
     assert (repeated.attributes or {})["mcp_errors.error.category"] == "validation"
 

@@ -379,3 +379,73 @@ def test_check_finds_no_errors_through_the_proxy_where_the_bare_server_has_some(
     # without their raw parts (ME024).
     assert [(finding["rule"], finding["severity"]) for finding in through.to_json()["findings"]] == []
     assert not through.failed
+
+
+# --- the repeat guard after the agent did what the answer asked --------------------------------
+
+
+def guarded_session(command: Sequence[str], calls: Sequence[Call]) -> list[dict[str, Any]]:
+    """`calls` through `mcp-errors proxy --repeat-guard 60` in front of `command`: the wire results."""
+    return session([*PROXY, "--repeat-guard", "60", "--", *command], calls)[1]
+
+
+def test_the_repeat_guard_lets_a_read_through_once_the_missing_file_or_folder_was_created(
+    node_servers: dict[str, list[str]], tmp_path: Path
+) -> None:
+    root = tmp_path.resolve()
+    report, folder = str(root / "report.txt"), str(root / "drafts")
+    calls: list[Call] = [
+        ("read_text_file", {"path": report}),
+        ("write_file", {"path": report, "content": "written by the agent\n"}),
+        ("read_text_file", {"path": report}),
+        ("list_directory", {"path": folder}),
+        ("create_directory", {"path": folder}),
+        ("list_directory", {"path": folder}),
+    ]
+    missing, wrote, read, unlisted, created, listed = guarded_session([*node_servers["filesystem"], str(root)], calls)
+    for failed in (missing, unlisted):
+        assert failed["isError"]
+        assert failed["structuredContent"]["isRetryable"] is False
+    assert not wrote.get("isError")
+    assert not created.get("isError")
+    assert not read.get("isError"), read
+    assert "written by the agent" in read["content"][0]["text"]
+    assert not listed.get("isError"), listed
+
+
+def test_the_repeat_guard_lets_a_checkout_through_once_the_missing_branch_was_created(tmp_path: Path) -> None:
+    repository = tmp_path / "repo"
+    subprocess.run(["git", "init", "--quiet", str(repository)], check=True)
+    identity = ["-c", "user.name=Agent", "-c", "user.email=agent@example.com"]
+    subprocess.run(["git", *identity, "-C", str(repository), "commit", "--quiet", "--allow-empty", "-m", "start"])
+    arguments = {"repo_path": str(repository), "branch_name": "feature-x"}
+    calls: list[Call] = [("git_checkout", arguments), ("git_create_branch", arguments), ("git_checkout", arguments)]
+    missing, created, checked_out = guarded_session([sys.executable, "-m", "mcp_server_git"], calls)
+    assert missing["isError"]
+    assert missing["structuredContent"]["isRetryable"] is False
+    assert not created.get("isError"), created
+    assert not checked_out.get("isError"), checked_out
+
+
+# --- --disguised-failures and the text of files -------------------------------------------------
+
+FILES_WITH_ERROR_WORDS = {
+    "build.log": "Error: connection refused (postgres:5432)\nretrying in 5 s\nBuild failed: 3 errors\n",
+    "oauth-fixture.json": '{"error": "invalid_grant", "error_description": "The refresh token has expired"}\n',
+    "troubleshooting.md": "Failed to connect: timeout\n\nIf you see this, check the firewall.\n",
+}
+
+
+def test_disguised_failures_pass_the_files_server_filesystem_reads_unchanged_and_never_open_a_circuit(
+    node_servers: dict[str, list[str]], tmp_path: Path
+) -> None:
+    root = tmp_path.resolve()
+    for name, text in FILES_WITH_ERROR_WORDS.items():
+        (root / name).write_text(text)
+    calls: list[Call] = [("read_text_file", {"path": str(root / name)}) for name in FILES_WITH_ERROR_WORDS] * 3
+    command = [*PROXY, "--disguised-failures", "--breaker-failures", "2", "--", *node_servers["filesystem"], str(root)]
+    _, results = session(command, calls)
+    assert [result.get("isError", False) for result in results] == [False] * len(calls)
+    assert [result["content"][0]["text"] for result in results] == [
+        FILES_WITH_ERROR_WORDS[Path(arguments["path"]).name] for _, arguments in calls
+    ]

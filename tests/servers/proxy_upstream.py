@@ -133,6 +133,52 @@ def build_server() -> MCPServer[Any]:
             raise SDKToolError(f"upstream read timed out (attempt {calls[key]})")
         return f"read after {calls[key]} attempts"
 
+    @server.tool(annotations=READ_ONLY)
+    def flaky_status(key: str, failures: int = 2, status: int = 504) -> CallToolResult:
+        """Fail `failures` times per key with an HTTP `status` it declares (`{"status": 504}`), then succeed."""
+        calls[key] += 1
+        if calls[key] <= failures:
+            return CallToolResult(
+                content=[TextContent(type="text", text=f"backend answered {status}")],
+                structured_content={"status": status, "error": f"backend answered {status} (attempt {calls[key]})"},
+                is_error=True,
+            )
+        return _text(f"read after {calls[key]} attempts")
+
+    @server.tool(annotations=READ_ONLY)
+    async def stall(key: str, ctx: Context, failures: int = 2, hang: bool = False) -> CallToolResult:
+        """Fail `failures` times per key with a declared 503; then, with `hang`, report progress and never answer."""
+        calls[key] += 1
+        if calls[key] <= failures:
+            return CallToolResult(
+                content=[TextContent(type="text", text="service unavailable")],
+                structured_content={"status": 503, "error": "service unavailable"},
+                is_error=True,
+            )
+        if hang:
+            await ctx.report_progress(1, 2, "stalled")
+            await anyio.sleep_forever()
+        return _text(f"answered after {calls[key]} calls")
+
+    @server.tool(annotations=WRITES)
+    def limited(user: str) -> CallToolResult:
+        """A write with a per-user quota that `mallory` has used up (HTTP 429, declared); others get through."""
+        if user == "mallory":
+            text = "429 Too Many Requests: per-user rate limit exceeded for user mallory"
+            return CallToolResult(
+                content=[TextContent(type="text", text=text)],
+                structured_content={"status": 429, "error": text},
+                is_error=True,
+            )
+        calls[f"limited:{user}"] += 1
+        return _text(f"done for {user}")
+
+    @server.tool(annotations=READ_ONLY)
+    def read_note(path: str) -> str:
+        """The text of the file at `path` (what a filesystem server's read tool returns)."""
+        with open(path, encoding="utf-8") as file:
+            return file.read()
+
     @server.tool(annotations=WRITES)
     def flaky_write(key: str) -> str:
         """A write that always times out, outcome unknown."""
@@ -225,6 +271,10 @@ def build_server() -> MCPServer[Any]:
         return f"Summarize {topic}."
 
     return server
+
+
+def _text(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
 def _session_of(ctx: Context) -> str:

@@ -21,6 +21,10 @@ writes, like the demo desk's refunds, is left to do so):
   - for a first call whose server died before it answered (its lease expired): a transient
     error with `executionState: outcome_unknown`, code `OUTCOME_UNKNOWN`, marked replayed.
     The call is never run again under this key: it may have been applied;
+- a claim the store did not answer in time (twice its `timeout_seconds`) is answered
+  `IDEMPOTENCY_STORE_UNAVAILABLE`, not executed; the store may still grant it later, so it is
+  made with a token of replay's own and released by that token before the next keyed call
+  (the resend first) claims: the resend then runs the tool, once;
 - keeps its claim's lease alive while the tool runs, and keeps the tool running when its
   caller stops waiting (a client timeout or cancel, a server shutdown) for up to
   `grace_seconds`, so that the answer of a write that was about to finish is kept for the
@@ -51,9 +55,13 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import inspect
 import json
 import logging
+import math
 import sqlite3
+import unicodedata
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
@@ -74,7 +82,8 @@ from mcp_errors._shared.contract import (
 )
 from mcp_errors._shared.envelope import FailureDetails, error_result
 from mcp_errors._shared.telemetry import annotate_tool_result
-from mcp_errors.stores import Abandoned, Finished, IdempotencyStore, InProgress, Mismatch, Won, open_store
+from mcp_errors.stores import Abandoned, Claim, Finished, IdempotencyStore, InProgress, Mismatch, Won, open_store
+from mcp_errors.stores._protocol import new_token
 
 __all__ = [
     "Replay",
@@ -82,6 +91,7 @@ __all__ = [
     "TaskResend",
     "advertise",
     "as_store",
+    "canonical_arguments",
     "covers",
     "fingerprint",
     "in_progress",
@@ -104,6 +114,8 @@ reaches its caller."""
 _FIRST_POLL: Final = 0.01
 _MAX_POLL: Final = 0.25
 _MAX_KEY_LENGTH: Final = 255
+_MAX_GIVEN_UP: Final = 1024
+"""Claims given up on that one process remembers, to release them once the store answers."""
 _MAX_TASK_RUNS: Final = 8
 """Runs of a task tool under one key: each ended without applying anything before the next began."""
 _UNSET: Final[Any] = object()
@@ -156,9 +168,42 @@ def scope_key(namespace: str, principal: object, tool: str, key: str, run: int =
 
 
 def fingerprint(arguments: Mapping[str, Any]) -> str:
-    """Hash of a call's arguments: the same arguments in any key order hash the same."""
-    canonical = json.dumps(arguments, sort_keys=True, default=str, ensure_ascii=True, separators=(",", ":"))
+    """Hash of a call's arguments, compared as JSON values: equal arguments hash the same.
+
+    Keys in any order, numbers as numbers (`100` and `100.0` are one number; `true` is not
+    `1`), strings and keys in Unicode NFC (`"é"` typed either way is one string): see
+    `canonical_arguments`.
+    """
+    canonical = json.dumps(
+        canonical_arguments(arguments), sort_keys=True, default=str, ensure_ascii=True, separators=(",", ":")
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def canonical_arguments(value: Any) -> Any:
+    """`value` (JSON data) in the one spelling its meaning has, for comparing two calls' arguments.
+
+    A float with an integral value becomes that int, exactly (`100.0` -> `100`, `2.0**64` ->
+    `2**64`; an int beyond a float's precision stays the exact number it is); booleans stay
+    booleans, never numbers; strings and object keys are NFC-normalised; tuples are lists.
+    Anything else is left for `json.dumps(default=str)`.
+    """
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) and value.is_integer() else value
+    if isinstance(value, int):
+        return int(value)  # an int subclass (an IntEnum) as the number it is
+    if isinstance(value, str):
+        return unicodedata.normalize("NFC", value)
+    if isinstance(value, Mapping):
+        return {
+            unicodedata.normalize("NFC", key) if isinstance(key, str) else str(key): canonical_arguments(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [canonical_arguments(item) for item in value]
+    return value
 
 
 class Replay(Generic[R]):
@@ -185,6 +230,10 @@ class Replay(Generic[R]):
         # Calls running in this process, so that a local duplicate wakes when they end
         # instead of polling the store.
         self._running: dict[str, anyio.Event] = {}
+        # Claims this process stopped waiting for (the store hung or failed mid-claim): the store
+        # may still grant them, held by nobody. Their tokens let the next call free them.
+        self._given_up: OrderedDict[tuple[str, str], None] = OrderedDict()  # (scope, token)
+        self._tokens_known = "token" in inspect.signature(store.claim).parameters
 
     async def call(
         self,
@@ -223,17 +272,25 @@ class Replay(Generic[R]):
         deadline = anyio.current_time() + store.wait_seconds
         poll = _FIRST_POLL
         while True:
+            if self._given_up and not await self._release_given_up(scope):
+                return self._error(_STORE_UNAVAILABLE, tool)  # still not answering
             claim = None
+            token = new_token() if self._tokens_known else None
             try:
                 # Shielded: a claim the store granted must reach this call, or the key would
                 # be held by nobody and answer "outcome unknown" for a call that never ran.
                 # A caller that leaves now finds the call run on (see `_run_claimed`).
                 with anyio.move_on_after(store.timeout_seconds * _STORE_BOUND_FACTOR, shield=True):
-                    claim = await store.claim(scope, arguments_hash, lease_seconds=store.lease_seconds)
+                    claim = await self._claim(scope, arguments_hash, token)
             except Exception as exc:
-                details = _STORE_UNWRITABLE if _is_unwritable(exc) else _STORE_UNAVAILABLE
-                return self._error(details, tool, exc_info=True)
+                if _is_unwritable(exc):  # nothing was written, nor will be
+                    return self._error(_STORE_UNWRITABLE, tool, exc_info=True)
+                self._give_up(scope, token)  # a lost connection may have carried the claim
+                return self._error(_STORE_UNAVAILABLE, tool, exc_info=True)
             if claim is None:
+                # Told "not run, resend with the same key": the claim, if the store still grants
+                # it, is released before that resend (or any later call here) claims again.
+                self._give_up(scope, token)
                 return self._error(_STORE_UNAVAILABLE, tool)
             if isinstance(claim, Won):
                 return await self._run_claimed(scope, claim.token, tool, run)
@@ -262,6 +319,37 @@ class Replay(Generic[R]):
             with anyio.move_on_after(min(poll, left)):
                 await (running_here.wait() if running_here is not None else anyio.sleep_forever())
             poll = min(poll * 2, _MAX_POLL)
+
+    async def _claim(self, scope: str, arguments_hash: str, token: str | None) -> Claim:
+        lease = self.store.lease_seconds
+        if token is None:
+            return await self.store.claim(scope, arguments_hash, lease_seconds=lease)
+        return await self.store.claim(scope, arguments_hash, lease_seconds=lease, token=token)
+
+    def _give_up(self, scope: str, token: str | None) -> None:
+        if token is None:
+            return  # a store that does not take tokens: its claim waits for its lease to end
+        self._given_up[scope, token] = None
+        while len(self._given_up) > _MAX_GIVEN_UP:
+            self._given_up.popitem(last=False)
+
+    async def _release_given_up(self, scope: str) -> bool:
+        """Free the claims this process gave up on, `scope`'s first; `False` if the store still does not answer.
+
+        Released by token: a claim the store never granted, or that another call won since,
+        is left alone. A store that fails instead of answering is left for the claim to judge.
+        """
+        pending = sorted(self._given_up, key=lambda held: held[0] != scope)
+        with anyio.move_on_after(self.store.timeout_seconds * _STORE_BOUND_FACTOR, shield=True) as bound:
+            for held in pending:
+                try:
+                    if await self.store.release(*held):
+                        logger.info("a claim given up on while the idempotency store did not answer was released")
+                except Exception:
+                    logger.warning("could not release a claim given up on; tried again later", exc_info=True)
+                    return True
+                self._given_up.pop(held, None)
+        return not (bound.cancelled_caught and any(held == scope for held, _ in self._given_up))
 
     async def _run_claimed(self, scope: str, token: str, tool: str, run: Callable[[], Awaitable[R]]) -> R:
         done = self._running[scope] = anyio.Event()

@@ -21,8 +21,10 @@ from typing import Final
 from mcp_errors._shared.contract import ErrorCategory, ExecutionState
 
 __all__ = [
+    "CALLER_SCOPE_PHRASES",
     "EXACT_CODES",
     "KINDS",
+    "LIMIT_PHRASES",
     "PHRASES_BY_FIRST_WORD",
     "STATUS_KINDS",
     "FailureKind",
@@ -383,3 +385,30 @@ def vocabulary_table() -> list[tuple[str, str, str, str, str]]:
         words = ", ".join(f"`{phrase.strip()}`" for phrase in phrases.split("|"))
         rows.append((code, kind.category.value, state, str(strength), words))
     return rows
+
+
+# --- limits that are the caller's own ---------------------------------------------------------
+# A rate limit or quota that names whose it is ("per-user rate limit", "your quota", "rate
+# limit exceeded for user 123") is the caller's: other callers of the same tool are not
+# limited. Both a limit phrase and a caller phrase must be there.
+
+LIMIT_PHRASES: Final[frozenset[tuple[str, ...]]] = frozenset(
+    tuple(phrase.split())
+    for phrase in (
+        "rate limit", "rate limited", "rate limits", "ratelimit", "ratelimited", "quota", "quotas",
+        "too many requests", "throttled", "throttling", "429",
+    )
+)  # fmt: skip
+"""Words that say a failure is a limit on calls (a rate limit, a quota)."""
+
+CALLER_SCOPE_PHRASES: Final[frozenset[tuple[str, ...]]] = frozenset(
+    tuple(phrase.split())
+    for phrase in (
+        "per user", "per caller", "per client", "per account", "per key", "per api key", "per token",
+        "per tenant", "per principal", "per organization", "your", "you have exceeded", "you exceeded",
+        "for user", "for this user", "for account", "for this account", "for api key", "for this api key",
+        "for client", "for this client", "for tenant", "for this tenant", "for organization", "in organization",
+        "user quota", "user rate", "account quota", "account rate", "tenant quota", "client quota", "key quota",
+    )
+)  # fmt: skip
+"""Words that say a limit is one caller's own (a user, an account, an API key, a tenant)."""

@@ -39,8 +39,10 @@ from typing import Any, Final
 
 from mcp_errors._shared.contract import ErrorCategory, ExecutionState
 from mcp_errors._shared.failure_vocabulary import (
+    CALLER_SCOPE_PHRASES,
     EXACT_CODES,
     KINDS,
+    LIMIT_PHRASES,
     PHRASES_BY_FIRST_WORD,
     STATUS_KINDS,
     FailureKind,
@@ -54,6 +56,7 @@ __all__ = [
     "judge_failure",
     "judge_status",
     "judge_success",
+    "names_its_caller",
     "strip_sdk_wrappers",
 ]
 
@@ -164,6 +167,24 @@ def judge_success(
         )
     kind = KINDS["TOOL_ERROR"]
     return Judgment(kind=kind, evidence=how, execution_state=_state(kind, read_only=read_only))
+
+
+def names_its_caller(text: str) -> bool:
+    """Whether a failure's words say it is a limit on the caller's own calls (a per-user quota).
+
+    "Rate limit exceeded for user 42", "per-user quota exhausted", "you have exceeded your
+    rate limit": a limit phrase and a caller phrase of the vocabulary (`LIMIT_PHRASES`,
+    `CALLER_SCOPE_PHRASES`), anywhere in the first `MAX_JUDGED_CHARS` characters.
+    """
+    words = words_of(text[:MAX_JUDGED_CHARS])
+    return _has_phrase(words, LIMIT_PHRASES) and _has_phrase(words, CALLER_SCOPE_PHRASES)
+
+
+def _has_phrase(words: Sequence[str], phrases: frozenset[tuple[str, ...]]) -> bool:
+    longest = max(map(len, phrases))
+    return any(
+        tuple(words[start : start + size]) in phrases for start in range(len(words)) for size in range(1, longest + 1)
+    )
 
 
 def judge_status(status: int, *, read_only: bool = False) -> Judgment | None:

@@ -81,7 +81,7 @@ ProxyDecision = Literal[
     "restart_notified",
 ]
 """What `mcp-errors proxy` decided on its own: a closed set, so it can be a metric attribute."""
-BreakerScope = Literal["upstream", "tool"]
+BreakerScope = Literal["upstream", "tool", "caller"]
 
 
 class ToolResultLike(ResultLike, Protocol):

@@ -13,7 +13,10 @@ three states per circuit:
   longer).
 - **half-open**, once the cool-down is over: one call is let through as a probe, the others
   are answered as while open. The probe's answer closes the circuit, or its transient failure
-  opens it again for another cool-down.
+  opens it again for another cool-down. A probe that has not answered within `probe_timeout`
+  seconds (the cool-down by default) counts as failed: the circuit opens again, and the
+  first call after that cool-down is the next probe. A hung probe (its caller gone, the
+  cancel unable to reach it) cannot keep everyone out.
 
 There is one circuit for the upstream and one per tool. A failure to reach or hear from the
 upstream (it is not running, the connection was refused or lost, it died mid-call) counts
@@ -23,6 +26,15 @@ shows the upstream itself is there. Which of the two a failure was is seen by `A
 a small middleware inside the contract middleware, where the upstream's exceptions are
 still exceptions; the breaker reads the contract results outside it.
 
+What counts: a transient failure the proxy *knows* to be one: a failure to reach the
+upstream, a code, status or category the upstream declared, a rules file's verdict. A
+category inferred from prose (`categoryInferred`) and a success that `--disguised-failures`
+read as a failure never count: a file's text or a server's wording is not evidence enough to
+refuse other callers. A transient failure whose words name its caller (a per-user rate
+limit or quota: `names_its_caller`) counts for that caller alone: a circuit per front session
+and tool, which refuses only that caller; the tool's circuit, shared by every caller, does not
+see it.
+
 Only tools/call is guarded; tools/list answers from the last good list while the upstream is
 down (`_server.py`).
 """
@@ -30,6 +42,7 @@ down (`_server.py`).
 from __future__ import annotations
 
 import contextvars
+import json
 import logging
 import math
 import time
@@ -41,18 +54,19 @@ from typing import Any, Final, Literal
 from fastmcp.server.middleware import CallNext, MiddlewareContext
 from fastmcp.tools import ToolResult
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolRequestParams
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolRequestParams, TextContent
 
 from mcp_errors._client.outcome import is_call_failure
 from mcp_errors._server.classify import new_error_id
 from mcp_errors._server.fastmcp import error_tool_result
 from mcp_errors._shared.causes import causes
 from mcp_errors._shared.contract import MAX_RETRY_AFTER_SECONDS, ErrorCategory, ExecutionState
-from mcp_errors._shared.envelope import FailureDetails
+from mcp_errors._shared.envelope import CATEGORY_INFERRED, FailureDetails
+from mcp_errors._shared.failure_words import names_its_caller
 from mcp_errors._shared.telemetry import BreakerScope, ProxyDecision, annotate_tool_result, record_proxy_decision
 from mcp_errors._shared.words import resend_after
 from mcp_errors.proxy._child import UpstreamUnavailableError
-from mcp_errors.proxy._sessions import ToolCallMiddleware
+from mcp_errors.proxy._sessions import ToolCallMiddleware, current_front_session, new_slot
 
 __all__ = ["AnswerProbe", "BreakerMiddleware", "BreakerSettings", "Circuit"]
 
@@ -71,15 +85,24 @@ class BreakerSettings:
         failures: Transient failures in a row that open a circuit (0 turns the breaker off).
         window: Seconds within which that run must fall.
         cooldown: Seconds an open circuit answers at once before it lets a probe through.
+        probe_timeout: Seconds a probe may take before it counts as failed (`None`: the cool-down).
     """
 
     failures: int = 5
     window: float = 30.0
     cooldown: float = 30.0
+    probe_timeout: float | None = None
 
     def __post_init__(self) -> None:
         if self.failures < 0 or not (self.window > 0 and self.cooldown > 0):
             raise ValueError("breaker failures must be >= 0, window and cooldown > 0")
+        if self.probe_timeout is not None and not self.probe_timeout > 0:
+            raise ValueError("the breaker's probe timeout must be > 0 seconds")
+
+    @property
+    def probe_seconds(self) -> float:
+        """How long a probe may take before it counts as failed."""
+        return self.cooldown if self.probe_timeout is None else self.probe_timeout
 
 
 @dataclass
@@ -97,26 +120,50 @@ class Circuit:
     _run: deque[float] = field(default_factory=deque)
     _open_until: float = 0.0
     _probing: bool = False
+    _probe_until: float = 0.0
+    probe_ticket: int = 0
+    """Counts the probes let through; the one out is the last (an older probe's late answer is not its)."""
 
     def admit(self, now: float) -> tuple[bool, float | None]:
-        """Whether a call may pass now: `(is_probe, None)`, or `(False, seconds)` to answer it at once."""
+        """Whether a call may pass now: `(is_probe, None)`, or `(False, seconds)` to answer it at once.
+
+        A probe's ticket (to pass to `record` and `release`) is `probe_ticket` right after.
+        """
+        if self.state == "half_open" and self._probing and now >= self._probe_until:
+            # The probe never answered in its time: the upstream did not show it works.
+            logger.warning("circuit breaker: a probe did not answer within %g s; counted as failed", self._probe_s)
+            self._probing = False
+            self._open(self._probe_until, None)
         if self.state == "open":
             if now < self._open_until:
                 return False, self._open_until - now
             self._become("half_open")
         if self.state == "half_open":
             if self._probing:
-                return False, _PROBE_WAIT
+                return False, max(0.1, min(_PROBE_WAIT, self._probe_until - now))
             self._probing = True
+            self._probe_until = now + self._probe_s
+            self.probe_ticket += 1
             return True, None
         return False, None
 
-    def release(self) -> None:
-        """Give back a probe that was admitted but not sent."""
-        self._probing = False
+    def release(self, ticket: int | None = None) -> None:
+        """Give back a probe that was admitted but not sent (or whose answer tells nothing)."""
+        if ticket is None or ticket == self.probe_ticket:
+            self._probing = False
 
-    def record(self, verdict: Verdict, *, now: float, probe: bool, retry_after: float | None = None) -> None:
-        """Take in one answer of a call this circuit admitted."""
+    def record(
+        self,
+        verdict: Verdict,
+        *,
+        now: float,
+        probe: bool,
+        retry_after: float | None = None,
+        ticket: int | None = None,
+    ) -> None:
+        """Take in one answer of a call this circuit admitted (a probe's with its `ticket`)."""
+        if probe and ticket is not None and (ticket != self.probe_ticket or not self._probing):
+            return  # a probe given up on: the circuit already decided without it
         if self.state == "open" or (self.state == "half_open" and not probe):
             return  # a call admitted before the circuit opened: the probe decides
         if self.state == "half_open":
@@ -136,6 +183,10 @@ class Circuit:
             if len(self._run) >= self.settings.failures:
                 self._open(now, retry_after)
 
+    @property
+    def _probe_s(self) -> float:
+        return self.settings.probe_seconds
+
     def _open(self, now: float, retry_after: float | None) -> None:
         self._run.clear()
         cooldown = max(self.settings.cooldown, min(retry_after or 0.0, MAX_RETRY_AFTER_SECONDS))
@@ -154,18 +205,25 @@ _MAX_TOOL_CIRCUITS: Final = 1024
 
 @dataclass
 class _Answer:
-    """Whether the upstream answered one call: set by `AnswerProbe`, read by the breaker."""
+    """What the upstream answered one call: set by `AnswerProbe`, read by the breaker."""
 
     answered: bool | None = None
+    """`True` it answered, `False` it could not be reached or heard from, `None` nothing known."""
+    succeeded: bool = False
+    """Its own answer was a success (a failure the proxy then read in it was disguised)."""
+    said: str = ""
+    """The words of its failed answer (capped), for whom they name."""
 
 
 _answer: contextvars.ContextVar[_Answer | None] = contextvars.ContextVar("mcp_errors_proxy_answer", default=None)
+_MAX_SAID_CHARS: Final = 4096
 
 
 class AnswerProbe(ToolCallMiddleware):
-    """Notes, for the breaker, whether the upstream answered the call or could not be reached.
+    """Notes, for the breaker, whether and how the upstream answered the call.
 
-    Sits inside the contract middleware, which turns the upstream's exceptions into results.
+    Sits inside the contract middleware, which turns the upstream's exceptions into results
+    (and may read a success as a disguised failure).
     """
 
     async def on_call_tool(
@@ -179,10 +237,22 @@ class AnswerProbe(ToolCallMiddleware):
         except Exception as exc:
             if answer is not None:
                 answer.answered = _answered(exc)
+                rpc = next((cause for cause in causes(exc) if isinstance(cause, MCPError)), None)
+                answer.said = rpc.error.message[:_MAX_SAID_CHARS] if rpc is not None else ""
             raise
         if answer is not None:
             answer.answered = True
+            answer.succeeded = not result.is_error
+            if result.is_error:
+                answer.said = _words_of(result)
         return result
+
+
+def _words_of(result: ToolResult) -> str:
+    text = " ".join(block.text for block in result.content if isinstance(block, TextContent))[:_MAX_SAID_CHARS]
+    if result.structured_content is not None and len(text) < _MAX_SAID_CHARS:
+        text += " " + json.dumps(result.structured_content, ensure_ascii=False, default=str)[:_MAX_SAID_CHARS]
+    return text
 
 
 def _answered(exc: BaseException) -> bool | None:
@@ -200,8 +270,22 @@ def _answered(exc: BaseException) -> bool | None:
     return True if found is not None else None
 
 
+@dataclass
+class _Admitted:
+    """The circuits one call passed, and which of them it probes (by ticket)."""
+
+    probes: list[tuple[Circuit, int]] = field(default_factory=list)
+
+    def ticket(self, circuit: Circuit | None) -> int | None:
+        return next((ticket for probed, ticket in self.probes if probed is circuit), None)
+
+    def release(self) -> None:
+        for circuit, ticket in self.probes:
+            circuit.release(ticket)
+
+
 class BreakerMiddleware(ToolCallMiddleware):
-    """Answers calls at once while a circuit is open; one circuit for the upstream, one per tool.
+    """Answers calls at once while a circuit is open: one for the upstream, one per tool, one per caller and tool.
 
     Outside the contract middleware (and its resends, `--retry`): it reads contract results,
     and a call's resends count as one answer.
@@ -214,6 +298,7 @@ class BreakerMiddleware(ToolCallMiddleware):
         self.settings = settings
         self.upstream = Circuit(settings, changed=self._changed("upstream", None))
         self._tools: OrderedDict[str, Circuit] = OrderedDict()
+        self._slot = new_slot()  # each front session's own circuits, by tool
 
     async def on_call_tool(
         self,
@@ -222,75 +307,102 @@ class BreakerMiddleware(ToolCallMiddleware):
     ) -> ToolResult:
         name = context.message.name
         now = time.monotonic()
-        upstream_probe, wait = self.upstream.admit(now)
-        if wait is not None:
-            return self._refuse(name, "upstream", wait)
-        tool = self._tools.get(name)
-        tool_probe = False
-        if tool is not None:
-            tool_probe, wait = tool.admit(now)
+        mine: OrderedDict[str, Circuit] = current_front_session().state.setdefault(self._slot, OrderedDict())
+        admitted = _Admitted()
+        circuits: tuple[tuple[BreakerScope, Circuit | None], ...] = (
+            ("upstream", self.upstream),
+            ("tool", self._tools.get(name)),
+            ("caller", mine.get(name)),
+        )
+        for scope, circuit in circuits:
+            if circuit is None:
+                continue
+            probe, wait = circuit.admit(now)
             if wait is not None:
-                if upstream_probe:
-                    self.upstream.release()
-                return self._refuse(name, "tool", wait)
+                admitted.release()
+                return self._refuse(name, scope, wait)
+            if probe:
+                admitted.probes.append((circuit, circuit.probe_ticket))
         answer = _Answer()
         token = _answer.set(answer)
         try:
             result = await call_next(context)
         except BaseException:
             # Cancelled or failed inside the proxy: it tells nothing of the upstream.
-            for probing, circuit in ((upstream_probe, self.upstream), (tool_probe, tool)):
-                if probing and circuit is not None:
-                    circuit.release()
+            admitted.release()
             raise
         finally:
             _answer.reset(token)
-        self._record(name, result, answer.answered, upstream_probe=upstream_probe, tool_probe=tool_probe)
+        self._record(name, result, answer, admitted, mine)
         return result
 
     def _record(
-        self, name: str, result: ToolResult, answered: bool | None, *, upstream_probe: bool, tool_probe: bool
+        self, name: str, result: ToolResult, answer: _Answer, admitted: _Admitted, mine: OrderedDict[str, Circuit]
     ) -> None:
         now = time.monotonic()
         envelope = result.structured_content if result.is_error else None
         transient = isinstance(envelope, Mapping) and envelope.get("errorCategory") == ErrorCategory.TRANSIENT.value
         retry_after = _retry_after(envelope) if transient else None
-        failure: Verdict = "failure" if transient else "success"
-        # The upstream's circuit: did it answer at all? The tool's: did the tool work?
-        upstream: Verdict = "success" if answered else ("failure" if answered is False and transient else "neither")
-        self.upstream.record(upstream, now=now, probe=upstream_probe, retry_after=retry_after)
-        if not answered:
-            if tool_probe:
-                self._tools[name].release()
+        # Only what the proxy knows counts: not a category read from prose, nor a success read as a failure.
+        known = transient and not answer.succeeded and not (envelope or {}).get(CATEGORY_INFERRED)
+        callers_own = known and answer.answered is True and names_its_caller(answer.said)
+        # The upstream's circuit: did it answer at all?
+        upstream: Verdict = (
+            "success" if answer.answered else ("failure" if answer.answered is False and known else "neither")
+        )
+        self.upstream.record(
+            upstream, now=now, probe=admitted.ticket(self.upstream) is not None, retry_after=retry_after,
+            ticket=admitted.ticket(self.upstream),
+        )  # fmt: skip
+        if not answer.answered:
+            admitted.release()  # the tool's and the caller's probes learnt nothing
             return
-        tool = self._tools.get(name)
-        if tool is None:
-            if not transient:
-                return  # a working tool needs no circuit until it fails
-            tool = self._tools[name] = Circuit(self.settings, changed=self._changed("tool", name))
-            self._forget_closed()
-        else:
-            self._tools.move_to_end(name)
-        tool.record(failure, now=now, probe=tool_probe, retry_after=retry_after)
+        # The tool's circuit (every caller's): did the tool work? The caller's: did it work for them?
+        worked: Verdict = "neither" if transient or (result.is_error and answer.succeeded) else "success"
+        self._take(self._tools, name, "failure" if known and not callers_own else worked, admitted, now, retry_after)
+        self._take(mine, name, "failure" if callers_own else worked, admitted, now, retry_after, caller=True)
 
-    def _forget_closed(self) -> None:
-        # Names come from the upstream's answers, not from callers; still bounded.
-        for name in [name for name, circuit in self._tools.items() if circuit.state == "closed"]:
-            if len(self._tools) <= _MAX_TOOL_CIRCUITS:
-                return
-            del self._tools[name]
-        while len(self._tools) > _MAX_TOOL_CIRCUITS:
-            self._tools.popitem(last=False)
+    def _take(
+        self,
+        circuits: OrderedDict[str, Circuit],
+        name: str,
+        verdict: Verdict,
+        admitted: _Admitted,
+        now: float,
+        retry_after: float | None,
+        *,
+        caller: bool = False,
+    ) -> None:
+        circuit = circuits.get(name)
+        if circuit is None:
+            if verdict != "failure":
+                return  # a working tool needs no circuit until it fails
+            changed = self._changed("caller" if caller else "tool", name)
+            circuit = circuits[name] = Circuit(self.settings, changed=changed)
+            _forget_closed(circuits)
+        else:
+            circuits.move_to_end(name)
+        ticket = admitted.ticket(circuit)
+        circuit.record(verdict, now=now, probe=ticket is not None, retry_after=retry_after, ticket=ticket)
 
     def _refuse(self, name: str, scope: BreakerScope, wait: float) -> ToolResult:
         retry_after = math.ceil(wait * 10) / 10
         what = "this server" if scope == "upstream" else f"the tool {name!r}"
+        failures = self.settings.failures
+        if scope == "caller":
+            why = (
+                f"Your last {failures} calls to {what} were refused by a limit on your own calls (a per-user rate "
+                "limit or quota), so the proxy stopped sending your calls to it for a while (a circuit breaker)."
+            )
+        else:
+            why = (
+                f"{failures} calls in a row to {what}, from any of the proxy's callers, failed for a temporary "
+                "reason, so the proxy stopped sending it calls for a while (a circuit breaker)."
+            )
         details = FailureDetails(
             message=f"Calls to {what} are paused",
             category=ErrorCategory.TRANSIENT,
-            description=f"The last {self.settings.failures} calls to {what} failed for a temporary reason, so the "
-            f"proxy stopped sending it calls for a while (a circuit breaker). This call was not sent, so nothing "
-            f"was applied. {resend_after(retry_after)}",
+            description=f"{why} This call was not sent, so nothing was applied. {resend_after(retry_after)}",
             code="UPSTREAM_UNAVAILABLE",
             retry_after_seconds=retry_after,
             execution_state=ExecutionState.NOT_EXECUTED,
@@ -305,13 +417,25 @@ class BreakerMiddleware(ToolCallMiddleware):
     @staticmethod
     def _changed(scope: BreakerScope, tool: str | None) -> Callable[[State], None]:
         what = "the upstream" if tool is None else f"the tool {tool!r}"
+        if scope == "caller":
+            what += " for one caller"
 
         def changed(state: State) -> None:
-            log = logger.warning if state == "open" else logger.info
+            log = logger.warning if state == "open" and scope != "caller" else logger.info
             log("circuit breaker: %s is now %s", what, state.replace("_", "-"))
             record_proxy_decision(_DECISIONS[state], scope=scope, tool=tool)
 
         return changed
+
+
+def _forget_closed(circuits: OrderedDict[str, Circuit]) -> None:
+    # Names come from the upstream's answers, not from callers; still bounded.
+    for name in [name for name, circuit in circuits.items() if circuit.state == "closed"]:
+        if len(circuits) <= _MAX_TOOL_CIRCUITS:
+            return
+        del circuits[name]
+    while len(circuits) > _MAX_TOOL_CIRCUITS:
+        circuits.popitem(last=False)
 
 
 _DECISIONS: Final[Mapping[State, ProxyDecision]] = {

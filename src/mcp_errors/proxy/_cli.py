@@ -117,13 +117,24 @@ def proxy(
         float,
         typer.Option("--breaker-cooldown", min=0.1, help="Seconds an open circuit answers at once before a probe."),
     ] = 30.0,
+    breaker_probe_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--breaker-probe-timeout",
+            min=0.1,
+            metavar="SECONDS",
+            help="Seconds the probe after a cool-down may take before it counts as failed.",
+            show_default="the cool-down",
+        ),
+    ] = None,
     repeat_guard: Annotated[
         float,
         typer.Option(
             "--repeat-guard",
             metavar="SECONDS",
             min=0,
-            help="Answer the identical resend of a call that failed for good, within SECONDS, without the upstream.",
+            help="Answer the identical resend (the same tool, arguments and _meta keys) of a call that failed "
+            "for good within SECONDS, without the upstream; forgotten after a successful write.",
             show_default="off",
         ),
     ] = 0.0,
@@ -140,7 +151,8 @@ def proxy(
         typer.Option(
             "--disguised-failures",
             help="Also rewrite a success that plainly reads as a failure (it leads with an error label or a top-level "
-            "'error'), marked inferred.",
+            "'error'), marked inferred. Never the text of a file, page or resource a read-only tool returns; never "
+            "counted by the circuit breaker.",
             show_default="off",
         ),
     ] = False,
@@ -214,6 +226,7 @@ def proxy(
         breaker_failures=breaker_failures,
         breaker_window=breaker_window,
         breaker_cooldown=breaker_cooldown,
+        breaker_probe_timeout=breaker_probe_timeout,
         repeat_guard=repeat_guard,
     )
     if config is not None:

@@ -9,6 +9,16 @@ the upstream. A changed call (other arguments, another tool) passes as usual, an
 the same call once the window is over (the world may have changed: a permission granted,
 a record created).
 
+A call's identity is its tool, its arguments (compared as the idempotency keys compare them:
+numbers as numbers, strings NFC) and its `_meta` keys, so that a call resent with another
+idempotency key is another call; only what changes with every request (a progress token,
+trace context, the protocol's own `io.modelcontextprotocol/` keys) is left out.
+
+The guard forgets a front session's failures once that session made any other call that
+succeeded and may have changed the world (a tool not annotated `readOnlyHint`): after "file
+not found", a write of the file; after "no such branch", its creation. The read that failed
+is then let through again, because the agent did what its answer asked for.
+
 The answer keeps the first one's category, code, description and field errors, says
 `executionState: not_executed` (this call was not sent) and carries
 `_meta["mcp-errors/repeatOf"]`: `{"errorId": <the first answer's>, "secondsAgo": ...}`.
@@ -76,8 +86,8 @@ class RepeatGuardMiddleware(ToolCallMiddleware):
         call_next: CallNext[CallToolRequestParams, ToolResult],
     ) -> ToolResult:
         name = context.message.name
-        call = (name, fingerprint(context.message.arguments or {}))
-        failed: OrderedDict[tuple[str, str], _Failed] = current_front_session().state.setdefault(
+        call = (name, fingerprint(context.message.arguments or {}), _meta_identity(_request_meta(context)))
+        failed: OrderedDict[tuple[str, str, str], _Failed] = current_front_session().state.setdefault(
             self._slot, OrderedDict()
         )
         now = self._clock()
@@ -88,6 +98,9 @@ class RepeatGuardMiddleware(ToolCallMiddleware):
         details = _final_failure(result)
         if details is None:
             failed.pop(call, None)
+            if failed and not result.is_error and not await _is_read_only(context, name):
+                # It may have changed what the remembered failures were about: each is worth a try.
+                failed.clear()
             return result
         failed[call] = _Failed(details, _error_id(result), self._clock())
         failed.move_to_end(call)
@@ -119,6 +132,40 @@ class RepeatGuardMiddleware(ToolCallMiddleware):
         result = error_tool_result(details=repeat, error_id=error_id, meta=meta)
         annotate_tool_result(name, result)
         return result
+
+
+_PER_REQUEST_META: Final = frozenset({"progressToken", "traceparent", "tracestate", "baggage"})
+"""`_meta` keys that differ with every request whatever the call is: not part of its identity."""
+
+
+def _meta_identity(meta: Mapping[str, Any] | None) -> str:
+    """The part of a request's `_meta` that says which call it is (an idempotency key, application keys)."""
+    if not meta:
+        return ""
+    kept = {
+        key: value
+        for key, value in meta.items()
+        if key not in _PER_REQUEST_META and not key.startswith("io.modelcontextprotocol/")
+    }
+    return fingerprint(kept) if kept else ""
+
+
+def _request_meta(context: MiddlewareContext[CallToolRequestParams]) -> Mapping[str, Any] | None:
+    """The request's `params._meta` (fastmcp's message carries it only on some paths; the request context always)."""
+    request = context.fastmcp_context.request_context if context.fastmcp_context is not None else None
+    meta = request.meta if request is not None else None
+    return meta if meta is not None else context.message.meta
+
+
+async def _is_read_only(context: MiddlewareContext[CallToolRequestParams], name: str) -> bool:
+    """Whether the upstream annotates the tool `readOnlyHint` (a tool the proxy cannot find may write)."""
+    if context.fastmcp_context is None:
+        return False
+    try:
+        tool = await context.fastmcp_context.fastmcp.get_tool(name)
+    except Exception:
+        return False
+    return bool(tool is not None and tool.annotations is not None and tool.annotations.read_only_hint)
 
 
 def _final_failure(result: ToolResult) -> FailureDetails | None:

@@ -42,7 +42,7 @@ from mcp_errors._shared.words import RESEND_RULE, resend_after
 from mcp_errors.proxy._child import ChildProcess, UpstreamUnavailableError
 from mcp_errors.proxy._classify import UpstreamClassifier, UpstreamFailure
 
-__all__ = ["ContractMiddleware"]
+__all__ = ["ContractMiddleware", "returns_resource_text"]
 
 logger = logging.getLogger("mcp_errors.proxy")
 failure_log = logging.getLogger("mcp_errors.proxy.failures")
@@ -164,7 +164,12 @@ class ContractMiddleware(Middleware):
     ) -> ToolResult | None:
         failure = await self._failure_of(context, result)
         error_id = new_error_id()
-        details = self.classifier.classify_success(failure, error_id=error_id, judge_words=self.disguised_failures)
+        # A file's or a page's text is the resource's, not the tool's verdict: a build log that
+        # starts "Error: connection refused" was read fine.
+        judge_words = self.disguised_failures and not returns_resource_text(
+            failure.read_only, failure.arguments, result.content
+        )
+        details = self.classifier.classify_success(failure, error_id=error_id, judge_words=judge_words)
         if details is None:
             return None
         others = [block for block in result.content if not isinstance(block, TextContent)]
@@ -367,6 +372,34 @@ _UNREADABLE: Final = FailureDetails(
     "unchanged: change the request, or escalate.",
     code="TOOL_ERROR",
 )
+
+
+_RESOURCE_ARGUMENTS: Final = frozenset(
+    {"path", "paths", "file", "files", "filename", "filepath", "uri", "uris", "url", "urls", "page", "document"}
+)
+_RESOURCE_SUFFIXES: Final = ("_path", "_paths", "_file", "_uri", "_url", "_page", "_document")
+
+
+def returns_resource_text(
+    read_only: bool, arguments: Mapping[str, Any] | None, content: Sequence[ContentBlock]
+) -> bool:
+    """Whether a success is a resource's content that a read-only tool returned: a file, a page, a document.
+
+    A tool annotated `readOnlyHint` whose result holds a resource (an embedded resource or a
+    resource link), or whose arguments name one (`path`, `uri`, `url`, `file`, `*_path`,
+    ...: what `read_text_file`, `fetch` or `get_page` take). `--disguised-failures` never
+    judges such text: the words in it are the resource's.
+    """
+    if not read_only:
+        return False
+    if any(block.type in ("resource", "resource_link") for block in content):
+        return True
+    return any(
+        isinstance(key, str)
+        and (key.lower() in _RESOURCE_ARGUMENTS or key.lower().endswith(_RESOURCE_SUFFIXES))
+        and value not in (None, "", [])
+        for key, value in (arguments or {}).items()
+    )
 
 
 def _is_read_only(tool: Tool | None) -> bool:

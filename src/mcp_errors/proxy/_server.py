@@ -86,6 +86,8 @@ class ProxySettings:
         breaker_failures: Transient failures in a row that open a circuit (0: no breaker).
         breaker_window: Seconds within which that run of failures must fall.
         breaker_cooldown: Seconds an open circuit answers at once before it lets a probe through.
+        breaker_probe_timeout: Seconds that probe may take before it counts as failed (`None`:
+            the cool-down).
         repeat_guard: Seconds during which the identical resend of a call that failed with a
             non-retryable verdict is answered by the proxy (0: off).
         name: The proxy's name before the upstream's is known.
@@ -102,6 +104,7 @@ class ProxySettings:
     breaker_failures: int = 5
     breaker_window: float = 30.0
     breaker_cooldown: float = 30.0
+    breaker_probe_timeout: float | None = None
     repeat_guard: float = 0.0
     name: str = "mcp-errors proxy"
 
@@ -117,7 +120,10 @@ class ProxySettings:
 
 def _breaker_settings(settings: ProxySettings) -> BreakerSettings:
     return BreakerSettings(
-        failures=settings.breaker_failures, window=settings.breaker_window, cooldown=settings.breaker_cooldown
+        failures=settings.breaker_failures,
+        window=settings.breaker_window,
+        cooldown=settings.breaker_cooldown,
+        probe_timeout=settings.breaker_probe_timeout,
     )
 
 

@@ -93,7 +93,7 @@ class MemoryStore(IdempotencyStore):
         """Bytes of keys and answers held now (what `max_bytes` bounds)."""
         return self._bytes
 
-    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float) -> Claim:
+    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float, token: str | None = None) -> Claim:
         with self._lock:
             now = self._clock()
             self._drop_expired(now)
@@ -103,7 +103,7 @@ class MemoryStore(IdempotencyStore):
                 self._bytes -= entry.size(key)
                 entry = None
             if entry is None:
-                token = new_token()
+                token = token or new_token()
                 entry = _Entry(fingerprint, now + max(self.ttl_seconds, lease_seconds), token, now + lease_seconds)
                 self._entries[key] = entry
                 self._bytes += entry.size(key)

@@ -115,13 +115,13 @@ class PostgresStore(IdempotencyStore):
             f" FROM {t} WHERE key = %(key)s AND expires_at > clock_timestamp()"
         )
 
-    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float) -> Claim:
+    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float, token: str | None = None) -> Claim:
         deadline = anyio.current_time() + self.timeout_seconds
         pool = await self._open()
         params = {"key": key, "fp": fingerprint, "lease": lease_seconds, "ttl": max(self.ttl_seconds, lease_seconds)}
         async with pool.connection(timeout=self._left(deadline)) as conn:
             while True:
-                token = new_token()
+                token = token or new_token()
                 cursor = await self._execute(conn, deadline, self._claim_sql, {**params, "token": token})
                 if await cursor.fetchone() is not None:
                     await self._clean_up_now_and_then(conn, deadline)

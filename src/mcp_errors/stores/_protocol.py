@@ -150,13 +150,18 @@ class IdempotencyStore(abc.ABC):
         self.timeout_seconds = timeout_seconds
 
     @abc.abstractmethod
-    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float) -> Claim:
+    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float, token: str | None = None) -> Claim:
         """Claim `key` for a call whose arguments hash to `fingerprint`, atomically.
 
         Args:
             key: The scoped key (tool, caller and idempotency key, hashed by the replay).
             fingerprint: Hash of the call's arguments.
             lease_seconds: How long the claim holds without `renew`.
+            token: The token to hold the key with when it is won (one of `new_token()`); a
+                new one when omitted. A caller that passes it can still `release` a claim the
+                store granted after the caller stopped waiting for its answer. (A store written
+                before this argument, without it, still works: such a claim then waits for its
+                lease to end.)
 
         Returns:
             `Won` for a free or expired key; otherwise what the key holds: `Mismatch` for

@@ -130,8 +130,8 @@ class RedisStore(IdempotencyStore):
         self._release = self._redis.register_script(_RELEASE)
         self._renew = self._redis.register_script(_RENEW)
 
-    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float) -> Claim:
-        token = new_token()
+    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float, token: str | None = None) -> Claim:
+        token = token or new_token()
         reply = await self._claim(
             keys=[self.prefix + key],
             args=[fingerprint, token, _ms(lease_seconds), _ms(max(self.ttl_seconds, lease_seconds))],

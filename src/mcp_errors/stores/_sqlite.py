@@ -101,8 +101,8 @@ class SQLiteStore(IdempotencyStore):
         self._lock = threading.Lock()
         self._limiter = anyio.CapacityLimiter(1)
 
-    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float) -> Claim:
-        return await self._run(self._claim, key, fingerprint, lease_seconds)
+    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float, token: str | None = None) -> Claim:
+        return await self._run(self._claim, key, fingerprint, lease_seconds, token)
 
     async def finish(self, key: str, token: str, result: bytes) -> bool:
         sql = (
@@ -192,7 +192,13 @@ class SQLiteStore(IdempotencyStore):
         return conn
 
     def _claim(
-        self, conn: sqlite3.Connection, deadline: float | None, key: str, fingerprint: str, lease_seconds: float
+        self,
+        conn: sqlite3.Connection,
+        deadline: float | None,
+        key: str,
+        fingerprint: str,
+        lease_seconds: float,
+        token: str | None = None,
     ) -> Claim:
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -206,7 +212,7 @@ class SQLiteStore(IdempotencyStore):
             ).fetchone()
             claim: Claim
             if row is None or row[2] <= now:
-                token = new_token()
+                token = token or new_token()
                 conn.execute(
                     f"INSERT OR REPLACE INTO {self.table} VALUES (?, ?, ?, ?, ?, NULL)",
                     (key, fingerprint, token, now + lease_seconds, now + max(self.ttl_seconds, lease_seconds)),
