@@ -204,14 +204,46 @@ def learnt_from(entries: list[dict[str, Any]]) -> dict[str, set[tuple[str, ...]]
     return by_source
 
 
+# The libraries a source *is* (not those it is built on): their mined entries go out with it.
+MINED_FROM = {
+    "AWS": ("boto3", "botocore", "s3transfer"),
+    "Google": ("google-api-core", "google-auth", "google-cloud-storage", "google-api-python-client"),
+    "Azure": ("azure-core", "azure-identity", "azure-storage-blob"),
+    "PostgreSQL": ("psycopg", "psycopg2-binary", "asyncpg"),
+    "Redis": ("redis",),
+    "CPython": ("python-stdlib",),
+    "MariaDB": ("pymysql", "mysql-connector-python"),
+    "gRPC": ("grpcio",),
+    "git": ("gitpython",),
+    "httpx": ("httpx",),
+    "requests": ("requests",),
+    "aiohttp": ("aiohttp",),
+    "Stripe": ("stripe",),
+    "OpenAI": ("openai",),
+    "Anthropic": ("anthropic",),
+    "GitHub": ("PyGithub",),
+}
+
+
+def mined_without(source: str | None) -> list[tuple[tuple[str, ...], Any, str]]:
+    """The mined entries, less those only the libraries `source` is gave (provenance: "library version class; ...")."""
+    libraries = MINED_FROM.get(source or "", ())
+    kept = []
+    for entry in failure_vocabulary.MINED:
+        origins = [part.strip().split(" ")[0] for part in entry[2].split(";")]
+        if not libraries or not all(origin in libraries for origin in origins):
+            kept.append(entry)
+    return kept
+
+
 @contextlib.contextmanager
 def without(phrases: set[tuple[str, ...]], source: str | None = None) -> Iterator[None]:
-    """The judgment with these phrases and codes taken out (and the parts learnt from `source`)."""
+    """The judgment with these phrases and codes taken out, and what was mined from the library `source` is."""
     saved_phrases = failure_words.PHRASES_BY_FIRST_WORD
     saved_codes = failure_words.EXACT_CODES
-    failure_words.PHRASES_BY_FIRST_WORD = {
-        first: [item for item in items if item[0] not in phrases] for first, items in saved_phrases.items()
-    }
+    failure_words.PHRASES_BY_FIRST_WORD = failure_vocabulary.build_phrases(
+        leave_out=phrases, mined=mined_without(source)
+    )
     failure_words.EXACT_CODES = {name: kind for name, kind in saved_codes.items() if ("=" + name,) not in phrases}
     hold = getattr(failure_words, "held_out", None)
     context = hold(source) if (hold is not None and source is not None) else contextlib.nullcontext()

@@ -13,9 +13,11 @@ model APIs, and the failure texts of real MCP servers (tests/corpus/, each with 
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from typing import Final
 
 from mcp_errors._shared.contract import ErrorCategory, ExecutionState
@@ -23,9 +25,11 @@ from mcp_errors._shared.contract import ErrorCategory, ExecutionState
 __all__ = [
     "EXACT_CODES",
     "KINDS",
+    "MINED",
     "PHRASES_BY_FIRST_WORD",
     "STATUS_KINDS",
     "FailureKind",
+    "build_phrases",
     "vocabulary_table",
     "words_of",
 ]
@@ -332,20 +336,53 @@ EXACT_CODES: Final[Mapping[str, FailureKind]] = {
 }
 
 
-def _build_phrases() -> dict[str, list[tuple[tuple[str, ...], FailureKind, int]]]:
+def _mined() -> tuple[tuple[tuple[str, ...], FailureKind, str], ...]:
+    """`mined_vocabulary.json`: exception class names mined from client libraries, and code catalogues.
+
+    Written by tools/mine_exceptions.py (which says how each was labelled), each with where it
+    came from: `(words, kind, provenance)`.
+    """
+    data = json.loads(
+        resources.files("mcp_errors._shared").joinpath("mined_vocabulary.json").read_text(encoding="utf-8")
+    )
+    entries = [(name, code, provenance) for name, code, provenance in data["names"]]
+    entries += [(phrase, code, source) for phrase, code, source in data["catalogue"]]
+    return tuple((tuple(words_of(phrase)), KINDS[code], provenance) for phrase, code, provenance in entries)
+
+
+MINED: Final = _mined()
+"""The mined entries, `(words, kind, provenance)`: read as exact names (strength 3) where the
+hand-written vocabulary does not already have the same words."""
+
+
+def build_phrases(
+    *,
+    leave_out: Container[tuple[str, ...]] = (),
+    mined: Iterable[tuple[tuple[str, ...], FailureKind, str]] = MINED,
+) -> dict[str, list[tuple[tuple[str, ...], FailureKind, int]]]:
+    """The phrases by their first word, longest first: the typed vocabulary, then the mined entries it lacks.
+
+    `leave_out` and `mined` are for measuring (tools/evaluate_failure_words.py judges each
+    source by a vocabulary without what came from it); the shipped table is built with neither.
+    """
     by_first: dict[str, list[tuple[tuple[str, ...], FailureKind, int]]] = {}
     for code, strength, phrases in VOCABULARY:
         for phrase in phrases.split("|"):
             words = tuple(words_of(phrase))
-            if words:
+            if words and words not in leave_out:
                 by_first.setdefault(words[0], []).append((words, KINDS[code], strength))
+    typed = {words for entries in by_first.values() for words, _, _ in entries}
+    for words, kind, _provenance in mined:
+        if words and words not in typed:
+            typed.add(words)
+            by_first.setdefault(words[0], []).append((words, kind, 3))
     # Longer phrases first: the longest phrase at a place is the one read there.
     for entries in by_first.values():
         entries.sort(key=lambda entry: (-len(entry[0]), -entry[2]))
     return by_first
 
 
-PHRASES_BY_FIRST_WORD: Final = _build_phrases()
+PHRASES_BY_FIRST_WORD: Final = build_phrases()
 
 STATUS_KINDS: Final[Mapping[int, FailureKind]] = {
     **dict.fromkeys((400, 411, 413, 414, 415, 416, 422), KINDS["INVALID_ARGUMENTS"]),
