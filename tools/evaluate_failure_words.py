@@ -39,7 +39,11 @@ from typing import Any
 
 from mcp_types import CallToolResult, TextContent
 
-from mcp_errors._shared import failure_vocabulary, failure_words
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from train_failure_model import MESSAGES, corpus_documents, mined_documents, train
+
+from mcp_errors._shared import failure_model, failure_vocabulary, failure_words
 from mcp_errors._shared.failure_words import judge_failure, judge_success, strip_sdk_wrappers
 from mcp_errors.check._judge import reads_as_failure
 
@@ -236,8 +240,21 @@ def mined_without(source: str | None) -> list[tuple[tuple[str, ...], Any, str]]:
     return kept
 
 
+MARGIN_OVERRIDE: list[float] = []
+
+
+def model_without(source: str, entries: list[dict[str, Any]]) -> failure_model.WordModel:
+    """The word model trained again without `source`'s texts and what was mined from the libraries it is."""
+    messages = json.loads(MESSAGES.read_text(encoding="utf-8"))
+    documents = mined_documents(messages, leave_out_libraries=MINED_FROM.get(source, ()))
+    kept = documents + corpus_documents(entry for entry in entries if source_of(entry) != source)
+    return train(kept, **({"margin": MARGIN_OVERRIDE[0]} if MARGIN_OVERRIDE else {}))
+
+
 @contextlib.contextmanager
-def without(phrases: set[tuple[str, ...]], source: str | None = None) -> Iterator[None]:
+def without(
+    phrases: set[tuple[str, ...]], source: str | None = None, model: failure_model.WordModel | None = None
+) -> Iterator[None]:
     """The judgment with these phrases and codes taken out, and what was mined from the library `source` is."""
     saved_phrases = failure_words.PHRASES_BY_FIRST_WORD
     saved_codes = failure_words.EXACT_CODES
@@ -245,14 +262,15 @@ def without(phrases: set[tuple[str, ...]], source: str | None = None) -> Iterato
         leave_out=phrases, mined=mined_without(source)
     )
     failure_words.EXACT_CODES = {name: kind for name, kind in saved_codes.items() if ("=" + name,) not in phrases}
-    hold = getattr(failure_words, "held_out", None)
-    context = hold(source) if (hold is not None and source is not None) else contextlib.nullcontext()
+    saved_model = failure_model._MODEL
+    if model is not None:
+        failure_model._MODEL = model
     try:
-        with context:
-            yield
+        yield
     finally:
         failure_words.PHRASES_BY_FIRST_WORD = saved_phrases
         failure_words.EXACT_CODES = saved_codes
+        failure_model._MODEL = saved_model
 
 
 def in_sample(entries: list[dict[str, Any]]) -> Figures:
@@ -269,7 +287,7 @@ def leave_one_source_out(
     pairs: list[tuple[Mapping[str, Any], Reading]] = []
     per_source: dict[str, Figures] = {}
     for source, texts in sorted(by_source.items()):
-        with without(learnt.get(source, set()), source):
+        with without(learnt.get(source, set()), source, model_without(source, entries)):
             readings = [(entry, judged(entry)) for entry in texts]
         per_source[source] = figures(readings)
         pairs += readings
@@ -280,7 +298,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--misses", action="store_true", help="list the texts judged wrong")
     parser.add_argument("--per-source", action="store_true", help="a row per held-out source")
+    parser.add_argument("--margin", type=float, help="the word model's margin, to compare (held-out folds only)")
     options = parser.parse_args(argv)
+    if options.margin is not None:
+        MARGIN_OVERRIDE.append(options.margin)
     entries = load_failures()
     sources = Counter(source_of(entry) for entry in entries)
     print(f"{len(entries)} failure texts from {len(sources)} sources")

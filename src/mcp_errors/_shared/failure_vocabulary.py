@@ -100,6 +100,8 @@ KINDS: Final[Mapping[str, FailureKind]] = {
               "disk or setting of its own), which no change to the call fixes."),
         _kind("UPSTREAM_INTERNAL_ERROR", _B, _UNKNOWN, "The server, or a service behind it, failed with an "
               "internal error."),
+        _kind("REQUEST_FAILED", _B, None, "The service could not do what the call asked, for a reason a resend "
+              "does not change."),
         _kind("TOOL_ERROR", _B, None, "The tool reported a failure."),
     )
 }  # fmt: skip
