@@ -294,14 +294,40 @@ def leave_one_source_out(
     return figures(pairs), per_source
 
 
+def score_batch(path: Path, *, show_misses: bool = False) -> int:
+    """A batch scored by the shipped judgment: as the proxy reads it, and as the reader does (unknown is wrong)."""
+    entries = load_failures(path)
+    pairs = [(entry, judge(entry)) for entry in entries]
+    found = figures(pairs)
+    reader = sum(reading.category == entry["category"] for entry, reading in pairs) / len(pairs)
+    sources = {str(entry["source"]).split(",")[0] for entry in entries}
+    print(f"{path.name}: {len(entries)} texts from {len(sources)} sources")
+    print(
+        "| judged | texts | category right | recognised (not the fallback) | retry verdict right "
+        "| non-transient called retryable |"
+    )
+    print("|---|---|---|---|---|---|")
+    print(found.row("proxy (fallback: business)"))
+    print(f"reader (unknown counted wrong): category right {reader:.1%}")
+    if show_misses:
+        for miss in found.misses:
+            print("  ", miss)
+        for text in found.wrong_retryable:
+            print("   called retryable:", text[:100])
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--misses", action="store_true", help="list the texts judged wrong")
     parser.add_argument("--per-source", action="store_true", help="a row per held-out source")
+    parser.add_argument("--blind", type=Path, help="score a new batch (a failures.toml-shaped file) as shipped")
     parser.add_argument("--margin", type=float, help="the word model's margin, to compare (held-out folds only)")
     options = parser.parse_args(argv)
     if options.margin is not None:
         MARGIN_OVERRIDE.append(options.margin)
+    if options.blind is not None:
+        return score_batch(options.blind, show_misses=options.misses)
     entries = load_failures()
     sources = Counter(source_of(entry) for entry in entries)
     print(f"{len(entries)} failure texts from {len(sources)} sources")
