@@ -203,7 +203,7 @@ def test_left_one_source_out_most_texts_are_still_recognised_and_none_is_called_
     # model built without it. The floor is what was measured, so that it only goes up.
     figures, _ = EVALUATION.leave_one_source_out(FAILURES)
     assert figures.category >= 0.84, figures.misses
-    assert figures.recognised >= 0.93
+    assert figures.recognised >= 0.94
     assert figures.wrong_retryable == []
 
 

@@ -178,8 +178,7 @@ CATALOGUES: tuple[tuple[str, str, str, str], ...] = (
     (CURL, "curl 6", "NOT_FOUND", "Could not resolve host. The given remote host could not be resolved."),
     (CURL, "curl 7", "UPSTREAM_UNAVAILABLE", "Failed to connect to host."),
     (CURL, "curl 18", "UPSTREAM_CONNECTION_LOST", "Partial file. Only a part of the file was transferred."),
-    (CURL, "curl 22", "INVALID_ARGUMENTS", "HTTP page not retrieved. The requested URL was not found or returned "
-     "another error with the HTTP error code being 400 or above."),
+    # curl 22 (HTTP page not retrieved) is left out: the HTTP status it names says what it is.
     (CURL, "curl 23", "SERVER_MISCONFIGURED", "Write error. Curl could not write data to a local filesystem."),
     (CURL, "curl 26", "INVALID_ARGUMENTS", "Read error. Various reading problems."),
     (CURL, "curl 28", "UPSTREAM_TIMEOUT", "Operation timeout. The specified time-out period was reached."),

@@ -210,7 +210,11 @@ VOCABULARY: Final[Sequence[tuple[str, int, str]]] = (
      "| not allowed value | unsupported value | unsupported format | unsupported option "
      "| invalid date | invalid email | invalid url | invalid path | invalid id | invalid json | invalid syntax "
      "| invalid timezone | invalid time zone | invalid expression | cannot parse | could not parse "
-     "| failed to parse | unable to parse | parse error | not a number | is not a number | typeerror"),
+     "| failed to parse | unable to parse | parse error | not a number | is not a number | typeerror "
+     "| unknown option | unrecognized option | unrecognised option | no such option | invalid option "
+     "| illegal option | not a gzipped file | not in gzip format | not a zip file | file format not recognized "
+     "| format not recognized | unrecognized format | unknown format | not allowed here "
+     "| additional properties are not allowed | uri scheme | url scheme | unknown service | is not of type"),
     ("INVALID_ARGUMENTS", 1, "invalid | required | missing"),
     ("INVALID_QUERY", 3, "syntaxerror | zerodivisionerror | nameerror | programmingerror | undefinedtable "
      "| undefinedcolumn | undefinedfunction | pathspec | sql syntax | syntax error | division by zero "
@@ -247,7 +251,7 @@ VOCABULARY: Final[Sequence[tuple[str, int, str]]] = (
      "| session expired | credentials expired | credentials have expired | invalid authentication "
      "| invalid authentication credentials | missing api key | api key is missing | no api key "
      "| incorrect api key | invalid client | invalid grant | access token expired | jwt expired "
-     "| signature expired | missing credentials | no credentials | could not validate credentials"),
+     "| signature expired | missing credentials | no credentials | could not validate credentials | invalid auth"),
     # --- the call names what does not exist ---
     ("NOT_FOUND", 3, "filenotfounderror | enoent | nosuchkey | nosuchbucket | nosuchentity | resourcenotfoundexception "
      "| resourcenotfound | notfoundexception | notfounderror | enotdir | nosuchfileexception | name or service "
@@ -286,7 +290,8 @@ VOCABULARY: Final[Sequence[tuple[str, int, str]]] = (
      "| input output error"),
     ("SERVER_MISCONFIGURED", 2, "not configured | is not configured | misconfigured | missing configuration "
      "| configuration error | invalid configuration | environment variable | env var | no module named "
-     "| command not found | executable not found | not installed | database file | cannot open database"),
+     "| command not found | executable not found | not installed | database file | cannot open database "
+     "| no configuration found | must specify a region"),
     ("UPSTREAM_INTERNAL_ERROR", 3, "internalservererror | internalerror | internalfailure | internal server error "
      "| internal error | api error | apierror | servererror | unhandled exception | unexpected error "
      "| an unexpected error occurred | something went wrong | returned non zero exit status "

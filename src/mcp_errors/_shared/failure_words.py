@@ -142,7 +142,9 @@ def _inferred(words: Sequence[str], *, read_only: bool) -> Judgment | None:
         )
     elif category is ErrorCategory.PERMISSION:
         code = "NOT_AUTHENTICATED" if present & _CREDENTIAL_WORDS else "ACCESS_DENIED"
-    elif category is ErrorCategory.VALIDATION and (present & _SECRET_WORDS or _follows(words, "api", "key")):
+    elif category is ErrorCategory.VALIDATION and (
+        present & _SECRET_WORDS or any(_follows(words, *pair) for pair in _SECRET_PAIRS)
+    ):
         # "Invalid Credentials", "API key not valid": the input that is wrong is who calls, not what.
         code = "NOT_AUTHENTICATED"
     elif category is ErrorCategory.VALIDATION:
@@ -161,7 +163,9 @@ def _follows(words: Sequence[str], first: str, second: str) -> bool:
     return any(word == first and following == second for word, following in itertools.pairwise(words))
 
 
-_SECRET_WORDS: Final = frozenset({"credentials", "credential", "password", "passwd", "apikey", "token"})
+_SECRET_WORDS: Final = frozenset({"credentials", "credential", "password", "passwd", "apikey"})
+# Not "token" alone: a parser's token ("cannot start any token") is no secret.
+_SECRET_PAIRS: Final = (("api", "key"), ("access", "token"), ("auth", "token"), ("bearer", "token"))
 _TIMEOUT_WORDS: Final = frozenset({"timeout", "timeouts", "timed"})
 _RETRY_WORDS: Final = frozenset({"retry", "retrying", "again", "later", "wait"})
 _CREDENTIAL_WORDS: Final = frozenset(
