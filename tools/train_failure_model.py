@@ -36,7 +36,7 @@ OUT = ROOT / "src" / "mcp_errors" / "_shared" / "failure_model.json"
 MESSAGES = ROOT / "tools" / "mined_messages.json"
 CORPUS = ROOT / "tests" / "corpus" / "failures.toml"
 CATEGORIES = ("transient", "validation", "business", "permission")
-MARGIN = 1.0
+MARGIN = 0.5
 """Natural-log units by which the winner must lead (chosen by leave-one-source-out, see the module doc)."""
 MINIMUM_DOCUMENTS = 2
 MINIMUM_SPREAD = 0.4

@@ -47,6 +47,10 @@ TRANSIENT_SIGNAL_PAIRS: Final = frozenset(
         ("timed", "out"), ("try", "again"), ("retry", "later"), ("please", "retry"), ("retry", "your"),
         ("retry", "the"), ("retry", "after"), ("retry", "in"), ("is", "busy"), ("server", "busy"),
         ("too", "busy"), ("please", "wait"), ("wait", "for"), ("wait", "and"),
+        # an unreachable service or a connection cut: unavailable, as plainly as "unavailable"
+        ("is", "down"), ("network", "down"), ("no", "route"), ("gone", "away"), ("hang", "up"),
+        ("connection", "lost"), ("lost", "connection"), ("connection", "reset"), ("connection", "closed"),
+        ("side", "closed"), ("broken", "pipe"), ("connection", "refused"), ("connection", "aborted"),
     }
 )  # fmt: skip
 

@@ -119,16 +119,26 @@ def judge_failure(
             found = _best_match(words)
     if found is None:
         return _inferred(words, read_only=read_only)
+    if found[2] == 1:
+        # A lone word only hints ("invalid", "timeout"): where the word model reads the whole text
+        # plainly as another category, it decides ("Invalid Credentials" is who calls, not what).
+        inferred = _inferred(words, read_only=read_only, confident=_OVERRULE_MARGIN)
+        if inferred is not None and inferred.category is not found[0].category:
+            return inferred
     kind, evidence = _qualified(found, words, judged, arguments)
     wait = _asked_wait(words) if kind.category is ErrorCategory.TRANSIENT else None
     state = _state(kind, read_only=read_only)
     return Judgment(kind=kind, evidence=evidence, retry_after_seconds=wait, execution_state=state)
 
 
-def _inferred(words: Sequence[str], *, read_only: bool) -> Judgment | None:
+_OVERRULE_MARGIN: Final = 2.0
+"""How far the word model must lead to overrule a lone word's hint (natural-log units)."""
+
+
+def _inferred(words: Sequence[str], *, read_only: bool, confident: float = 0.0) -> Judgment | None:
     """No name, code or phrase matched: what the word model reads, when it is confident (`failure_model.py`)."""
     inference = failure_model.infer(words)
-    if inference is None:
+    if inference is None or inference.margin < confident:
         return None
     present = set(words)
     category = inference.category
@@ -278,6 +288,12 @@ def _best_match(words: Sequence[str], *, minimum_strength: int = 1) -> Match | N
     whole = EXACT_CODES.get("".join(words)) if len(words) <= 3 else None
     if whole is not None:
         return (whole, " ".join(words), 3, 0)  # the whole text is a code name: "ABORTED", "backendError"
+    if 2 <= len(words) <= 3 and minimum_strength <= 3:
+        # A code written apart is the name written together: "DEADLINE_EXCEEDED" is `DeadlineExceeded`.
+        joined = "".join(words)
+        for phrase, kind, strength in PHRASES_BY_FIRST_WORD.get(joined, ()):
+            if len(phrase) == 1 and strength == 3:
+                return (kind, " ".join(words), 3, 0)
     best: Match | None = None
     start = 0
     while start < len(words):
