@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Final
 
@@ -92,18 +92,43 @@ class WordModel:
     weights: Mapping[str, Sequence[float]]
     margin: float
     minimum_known: int = 2
+    _by_first: dict[str, dict[str, Sequence[float]]] = field(default_factory=dict, compare=False, repr=False)
+
+    def _pairs(self) -> dict[str, dict[str, Sequence[float]]]:
+        """The word pairs' weights by their first word, built once (the weights' keys are "first second")."""
+        if not self._by_first:
+            for name, values in self.weights.items():
+                first, _, second = name.partition(" ")
+                if second:
+                    self._by_first.setdefault(first, {})[second] = values
+        return self._by_first
 
     def infer(self, words: Sequence[str]) -> Inference | None:
+        # One pass, two dictionary look-ups a word (the word, the pair it ends): no strings built.
+        pairs = self._pairs()
+        weights_of = self.weights
         scores = [0.0] * len(_CATEGORIES)
         known: list[tuple[str, Sequence[float]]] = []
         seen: set[str] = set()
-        for feature in features(words):
-            weights = self.weights.get(feature)
-            if weights is None or feature in seen:
+        previous: str | None = None
+        for word in words:
+            if len(word) < 2 or (word[0].isdigit() and len(word) != 3):
                 continue
-            seen.add(feature)
-            known.append((feature, weights))
-            for index, weight in enumerate(weights):
+            found = weights_of.get(word)
+            if found is not None and word not in seen:
+                seen.add(word)
+                known.append((word, found))
+            if previous is not None:
+                following = pairs.get(previous)
+                pair = following.get(word) if following is not None else None
+                if pair is not None:
+                    name = f"{previous} {word}"
+                    if name not in seen:
+                        seen.add(name)
+                        known.append((name, pair))
+            previous = word
+        for _, found in known:
+            for index, weight in enumerate(found):
                 scores[index] += weight
         if len(known) < self.minimum_known:
             return None

@@ -111,12 +111,10 @@ def judge_failure(
     unpathed = _PATH.sub(" ", judged)
     words = _words(unpathed)
     found = _best_match(words)
-    if found is None:
-        # Names written together say their words apart: "AccessDeniedException", "userRateLimitExceeded".
-        apart = _words(_CAMEL_CASE.sub(" ", unpathed))
-        if apart != words:
-            words = apart
-            found = _best_match(words)
+    # Names written together say their words apart: "AccessDeniedException", "userRateLimitExceeded".
+    if found is None and _CAMEL_CASE.search(unpathed) is not None:
+        words = _words(_CAMEL_CASE.sub(" ", unpathed))
+        found = _best_match(words)
     if found is None:
         return _inferred(words, read_only=read_only)
     if found[2] == 1:
@@ -153,7 +151,7 @@ def _inferred(words: Sequence[str], *, read_only: bool, confident: float = 0.0) 
     elif category is ErrorCategory.PERMISSION:
         code = "NOT_AUTHENTICATED" if present & _CREDENTIAL_WORDS else "ACCESS_DENIED"
     elif category is ErrorCategory.VALIDATION and (
-        present & _SECRET_WORDS or any(_follows(words, *pair) for pair in _SECRET_PAIRS)
+        present & _SECRET_WORDS or any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words))
     ):
         # "Invalid Credentials", "API key not valid": the input that is wrong is who calls, not what.
         code = "NOT_AUTHENTICATED"
@@ -169,13 +167,9 @@ def _inferred(words: Sequence[str], *, read_only: bool, confident: float = 0.0) 
     )
 
 
-def _follows(words: Sequence[str], first: str, second: str) -> bool:
-    return any(word == first and following == second for word, following in itertools.pairwise(words))
-
-
 _SECRET_WORDS: Final = frozenset({"credentials", "credential", "password", "passwd", "apikey"})
 # Not "token" alone: a parser's token ("cannot start any token") is no secret.
-_SECRET_PAIRS: Final = (("api", "key"), ("access", "token"), ("auth", "token"), ("bearer", "token"))
+_SECRET_PAIRS: Final = frozenset({("api", "key"), ("access", "token"), ("auth", "token"), ("bearer", "token")})
 _TIMEOUT_WORDS: Final = frozenset({"timeout", "timeouts", "timed"})
 _RETRY_WORDS: Final = frozenset({"retry", "retrying", "again", "later", "wait"})
 _CREDENTIAL_WORDS: Final = frozenset(
