@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 from importlib import resources
+from typing import Any
 
+import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent
 
 from mcp_errors import ErrorCategory, read_result
@@ -96,3 +100,22 @@ def test_where_the_reader_said_unknown_it_now_gets_the_proxys_answer_marked_infe
     assert outcome.category_inferred
     assert outcome.category == details.category
     assert outcome.is_retryable == details.category.is_retryable
+
+
+@pytest.mark.anyio
+async def test_through_the_sdk_a_third_party_failure_no_phrase_names_reaches_the_reader_categorised(
+    mode: str,
+) -> None:
+    server: MCPServer[Any] = MCPServer("third-party-words")
+
+    def deploy() -> CallToolResult:
+        text = "The supplied manifest could not be deserialised: unexpected character at line 3"
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+    server.add_tool(deploy, name="deploy", description="Deploys a manifest.")
+    async with Client(server, mode=mode) as client:
+        with anyio.fail_after(10):
+            outcome = read_result(await client.call_tool("deploy", {}))
+    assert outcome.category is ErrorCategory.VALIDATION
+    assert outcome.category_inferred
+    assert not outcome.is_retryable
