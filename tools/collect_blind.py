@@ -397,13 +397,103 @@ def commands(work: Path) -> None:
     command("npm", "missing local package", ["npm", "install", "--offline", str(work / "nowhere")], cwd=str(work))
 
 
+def batch_two(work: Path) -> None:
+    """Blind batch 2: other libraries and tools, against the same kinds of failure."""
+    import urllib3
+
+    pool = urllib3.PoolManager(retries=False, timeout=2)
+    capture("urllib3", "closed port", lambda: pool.request("GET", f"http://127.0.0.1:{PORT}/"))
+    capture("urllib3", "bad scheme", lambda: pool.request("GET", "gopherz://x/"))
+    import httplib2
+
+    capture("httplib2", "closed port", lambda: httplib2.Http(timeout=2).request(f"http://127.0.0.1:{PORT}/"))
+    capture("httplib2", "relative URI", lambda: httplib2.Http().request("no-scheme"))
+    import minio
+
+    capture("minio", "closed port", lambda: minio.Minio(f"127.0.0.1:{PORT}", "a", "b", secure=False).list_buckets())
+    capture("minio", "bad bucket name", lambda: minio.Minio("127.0.0.1:9", "a", "b", secure=False).bucket_exists("A"))
+    with http_server(403, b"<Error><Code>AccessDenied</Code><Message>Access Denied.</Message></Error>") as url:
+        endpoint = url.removeprefix("http://")
+        capture("minio", "HTTP 403", lambda: minio.Minio(endpoint, "a", "b", secure=False).list_buckets())
+    import qdrant_client
+
+    capture(
+        "qdrant-client",
+        "closed port",
+        lambda: qdrant_client.QdrantClient(url=f"http://127.0.0.1:{PORT}", timeout=2).get_collections(),
+    )
+    import clickhouse_connect
+
+    capture(
+        "clickhouse-connect",
+        "closed port",
+        lambda: clickhouse_connect.get_client(host="127.0.0.1", port=PORT, connect_timeout=2),
+    )
+    import paho.mqtt.client as mqtt
+
+    capture(
+        "paho-mqtt", "closed port", lambda: mqtt.Client(mqtt.CallbackAPIVersion.VERSION2).connect("127.0.0.1", PORT)
+    )
+    import kombu
+
+    capture(
+        "kombu",
+        "closed port",
+        lambda: kombu.Connection(f"amqp://127.0.0.1:{PORT}//", connect_timeout=2).ensure_connection(max_retries=1),
+    )
+    capture("kombu", "unknown transport", lambda: kombu.Connection("nosuch://x").connect())
+    import twilio.http.http_client
+    import twilio.rest
+
+    for status, body in (
+        (401, {"code": 20003, "message": "Authenticate", "status": 401}),
+        (404, {"code": 20404, "message": "The requested resource was not found", "status": 404}),
+        (429, {"code": 20429, "message": "Too Many Requests", "status": 429}),
+    ):
+        with http_server(status, json.dumps(body).encode()) as url:
+
+            class Local(twilio.http.http_client.TwilioHttpClient):
+                base = url
+
+                def request(self, method: str, uri: str, *args: Any, **kwargs: Any) -> Any:
+                    uri = uri.replace("https://api.twilio.com", self.base)
+                    return super().request(method, uri, *args, **kwargs)
+
+            client = twilio.rest.Client("ACx", "token", http_client=Local())
+            capture("twilio", f"HTTP {status}", lambda c=client: c.messages.list(limit=1))
+    import notion_client
+
+    for status, code in ((401, "unauthorized"), (404, "object_not_found"), (409, "conflict_error")):
+        body = {"object": "error", "status": status, "code": code, "message": f"x {code}"}
+        with http_server(status, json.dumps(body).encode()) as url:
+            capture(
+                "notion-client", f"HTTP {status}", lambda u=url: notion_client.Client(auth="x", base_url=u).users.me()
+            )
+    (work / "x.txt").write_text("plain")
+    command("zstd", "not zstd", ["zstd", "-t", str(work / "x.txt")])
+    command("zstd", "missing file", ["zstd", "-d", str(work / "none.zst")])
+    command("bzip2", "not bzip2", ["bzip2", "-t", str(work / "x.txt")])
+    command("ssh-keygen", "not a key", ["ssh-keygen", "-l", "-f", str(work / "x.txt")])
+    command("ssh-keygen", "unknown option", ["ssh-keygen", "-Q", "-Z"])
+    command("GNU make", "no rule", ["make", "-f", "/dev/null", "nosuchtarget"])
+    command("GNU make", "missing makefile", ["make", "-f", str(work / "none.mk")])
+    command("perl", "syntax error", ["perl", "-e", "print(;"])
+    command("perl", "missing script", ["perl", str(work / "none.pl")])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--batch", type=int, default=1, choices=(1, 2))
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="blind-") as temp:
         work = Path(temp)
-        for part in (lambda: python_libraries(work), saas_sdks, lambda: commands(work)):
+        parts = (
+            (lambda: batch_two(work),)
+            if options.batch == 2
+            else (lambda: python_libraries(work), saas_sdks, lambda: commands(work))
+        )
+        for part in parts:
             try:
                 part()
             except Exception as error:  # a part that cannot run is reported, not fatal
