@@ -214,7 +214,9 @@ VOCABULARY: Final[Sequence[tuple[str, int, str]]] = (
      "| unknown option | unrecognized option | unrecognised option | no such option | invalid option "
      "| illegal option | not a gzipped file | not in gzip format | not a zip file | file format not recognized "
      "| format not recognized | unrecognized format | unknown format | not allowed here "
-     "| additional properties are not allowed | uri scheme | url scheme | unknown service | is not of type"),
+     "| additional properties are not allowed | uri scheme | url scheme | unknown service | is not of type "
+     "| not supported url scheme | option requires an argument | bad magic number | not a public key file "
+     "| not a private key file"),
     ("INVALID_ARGUMENTS", 1, "invalid | required | missing"),
     ("INVALID_QUERY", 3, "syntaxerror | zerodivisionerror | nameerror | programmingerror | undefinedtable "
      "| undefinedcolumn | undefinedfunction | pathspec | sql syntax | syntax error | division by zero "
