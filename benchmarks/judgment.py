@@ -9,13 +9,15 @@ not seen (a request id in front, so that no cache answers):
 - `reader`: `read_result` of an `isError` result with that text (what a client without the
   proxy does).
 
-Texts of 1 KB, 10 KB, 100 KB and 1 MB, of five kinds: `ordinary` (a real failure text padded
-with prose) and four hostile ones: long whitespace runs, "retry in " repeated, "error: "
-repeated, and pydantic's report echoing a huge input. Each figure is the median CPU time per
-call over `--runs` interleaved runs, with its spread (p25-p75 over runs); `x10` is the median
-of the per-run ratios to the size ten times smaller. A linear judgment grows at most x10 per
-x10; one that reads only a bounded window (the judge reads 4,096 characters, the proxy's
-words 8,000) goes flat past it. Target (issue 23): linear, under 1 ms for a 10 KB text.
+Texts of 1 KB, 10 KB, 100 KB and 1 MB, of six kinds: `ordinary` (a real failure text padded
+with prose), `word model` (a failure text no name, code or phrase matches, padded with the same
+prose, so that the word model reads the whole window) and four hostile ones: long whitespace
+runs, "retry in " repeated, "error: " repeated, and pydantic's report echoing a huge input.
+Each figure is the median CPU time per call over `--runs` interleaved runs, with its spread
+(p25-p75 over runs); `x10` is the median of the per-run ratios to the size ten times smaller. A
+linear judgment grows at most x10 per x10; one that reads only a bounded window (the judge
+reads 4,096 characters, the proxy's words 8,000) goes flat past it. Target (issue 23): linear,
+under 1 ms for a 10 KB text.
 
 Part 2 (`--end-to-end`, on by default), over stdio: `mcp-errors proxy` in front of an upstream
 (this file, `--serve-upstream`) whose `fail` tool raises a 1 MB text with long whitespace runs,
@@ -52,6 +54,7 @@ SIZES = (1_000, 10_000, 100_000, 1_000_000)
 TARGET_SIZE, TARGET_MS = 10_000, 1.0
 
 FAILURE = "Error executing tool query: connect ECONNREFUSED 10.0.0.7:5432 (is the server running?)"
+UNNAMED = "The supplied manifest could not be deserialised: unexpected character at line 3"
 PROSE = (
     "The nightly export reads the orders table of the reporting replica and writes one file per region. "
     "It was last changed on 3 November to add the Nordic region; the job owner is the data platform team. "
@@ -65,6 +68,8 @@ def _filled(head: str, unit: str, size: int, tail: str = "") -> str:
 
 KINDS: dict[str, Callable[[int], str]] = {
     "ordinary": lambda size: _filled(FAILURE + "\n", PROSE, size),
+    # No name, code or phrase matches: the word model reads the whole window (issue 32).
+    "word model": lambda size: _filled(UNNAMED + "\n", PROSE, size),
     "whitespace": lambda size: _filled("rate limit exceeded, retry in", " " * 4095 + "\t", size, " 30 seconds"),
     "'retry in '": lambda size: _filled("Too many requests. ", "retry in ", size, "x"),
     "'error: '": lambda size: _filled("", "error: ", size, "!"),

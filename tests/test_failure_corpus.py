@@ -10,7 +10,9 @@ tests/test_failure_corpus.py` prints the figures docs/failure-words.md quotes.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 import tomllib
 from collections import Counter
 from dataclasses import dataclass
@@ -143,8 +145,8 @@ def test_the_corpus_is_large_and_varied_enough_to_measure_on() -> None:
 @pytest.mark.parametrize("part", sorted(PARTS))
 def test_each_part_meets_the_targets_on_the_corpus(part: str) -> None:
     figures = score(part)
-    assert figures["category"] >= 0.95, figures["misses"]
-    assert figures["retry verdict"] >= 0.98
+    assert figures["category"] >= 0.98, figures["misses"]
+    assert figures["retry verdict"] == 1.0
     assert figures["wrong retryable"] == []  # no text that a wait will not fix is ever called retryable
     assert figures["disguised missed"] == []
 
@@ -171,6 +173,50 @@ def test_no_true_success_is_turned_into_a_failure(entry: dict[str, Any]) -> None
         )
         is None
     )
+
+
+def _evaluation() -> Any:
+    """tools/evaluate_failure_words.py, the in-sample and leave-one-source-out evaluation (not shipped)."""
+    path = Path(__file__).parent.parent / "tools" / "evaluate_failure_words.py"
+    spec = importlib.util.spec_from_file_location("evaluate_failure_words", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+EVALUATION = _evaluation()
+
+
+def test_in_sample_every_text_is_recognised_but_a_few_and_none_is_called_retryable_wrongly() -> None:
+    figures = EVALUATION.in_sample(FAILURES)
+    assert figures.category >= 0.98, figures.misses
+    assert figures.verdict == 1.0
+    assert figures.wrong_retryable == []
+    assert figures.disguised_missed == 0
+
+
+def test_left_one_source_out_most_texts_are_still_recognised_and_none_is_called_retryable_wrongly() -> None:
+    # Figures of docs/failure-words.md (issue 32): each source judged by a vocabulary and a word
+    # model built without it. The floor is what was measured, so that it only goes up.
+    figures, _ = EVALUATION.leave_one_source_out(FAILURES)
+    assert figures.category >= 0.86, figures.misses
+    assert figures.recognised >= 0.96
+    assert figures.wrong_retryable == []
+
+
+def test_a_phrase_only_one_source_shows_is_taken_out_while_that_source_is_held_out() -> None:
+    learnt = EVALUATION.learnt_from(FAILURES)
+    assert ("wrongpass",) in learnt["Redis"]  # only Redis says WRONGPASS
+    assert not any(("connection", "refused") in phrases for phrases in learnt.values())  # many sources do
+    with EVALUATION.without(learnt["Redis"]):
+        held_out = judge_failure("WRONGPASS")
+        assert held_out is None or held_out.code != "NOT_AUTHENTICATED"
+    restored = judge_failure("WRONGPASS")
+    assert restored is not None
+    assert restored.code == "NOT_AUTHENTICATED"
 
 
 if __name__ == "__main__":

@@ -5,15 +5,20 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from mcp_errors import ErrorCategory
 from mcp_errors._shared.failure_vocabulary import (
     EXACT_CODES,
     KINDS,
+    MINED,
     PHRASES_BY_FIRST_WORD,
     STATUS_KINDS,
+    build_phrases,
     vocabulary_table,
     words_of,
 )
+from mcp_errors._shared.failure_words import judge_failure
 
 DOC = Path(__file__).parents[1] / "docs" / "failure-words.md"
 
@@ -62,3 +67,42 @@ if __name__ == "__main__":  # rewrite the docs table from the vocabulary
     start, end = "<!-- vocabulary:start -->\n", "<!-- vocabulary:end -->"
     head, _, rest = page.partition(start)
     DOC.write_text(head + start + render_table() + end + rest.partition(end)[2], encoding="utf-8")
+
+
+# -- the mined vocabulary (tools/mine_exceptions.py) ---------------------------------------
+
+
+def test_every_mined_entry_names_where_it_came_from_and_a_kind_of_the_vocabulary() -> None:
+    assert len(MINED) >= 1000
+    for words, kind, provenance in MINED:
+        assert words
+        assert kind in KINDS.values()
+        assert provenance.strip()
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("paramiko.ssh_exception.NoValidConnectionsError: [Errno None] Unable to connect to port 22", "transient"),
+        ("botocore.exceptions.NoCredentialsError", "permission"),
+        ("ORA-00942: table or view does not exist", "validation"),
+        ("pymongo.errors.OperationFailure: codeName WriteConflict", "transient"),
+        ("npm error code ETARGET", "validation"),
+        ("curl: (28) Operation too slow", "transient"),
+        ("elasticsearch.AuthenticationException", "permission"),
+    ],
+)
+def test_mined_names_and_catalogue_codes_are_read_as_their_kind(text: str, category: str) -> None:
+    judged = judge_failure(text)
+    assert judged is not None
+    assert judged.category.value == category
+
+
+def test_a_typed_phrase_wins_over_a_mined_entry_with_the_same_words() -> None:
+    typed = build_phrases(mined=())
+    shipped = build_phrases()
+    for words, _kind, _provenance in MINED:
+        if any(entry[0] == words for entry in typed.get(words[0], ())):
+            assert [entry for entry in shipped[words[0]] if entry[0] == words] == [
+                entry for entry in typed[words[0]] if entry[0] == words
+            ]

@@ -104,7 +104,11 @@ def test_the_wait_a_transient_failure_asks_for_is_read(text: str, seconds: float
 
 def test_pydantics_echo_of_the_input_and_the_sdks_masked_crash_say_nothing() -> None:
     echo = "q\n  Value error [type=value_error, input_value='access denied, timed out', input_type=str]"
-    assert judge_failure(echo) is None
+    judged = judge_failure(echo)  # the word model reads pydantic's own "Value error", never the echoed input
+    assert judged is not None
+    assert judged.category is ErrorCategory.VALIDATION
+    assert "denied" not in judged.evidence
+    assert "timed" not in judged.evidence
     assert strip_sdk_wrappers("Error executing tool delete_permissions") == ""
     assert strip_sdk_wrappers("Error calling tool 'x': MCP error -32602: bad") == "bad"
 

@@ -13,9 +13,11 @@ model APIs, and the failure texts of real MCP servers (tests/corpus/, each with 
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from typing import Final
 
 from mcp_errors._shared.contract import ErrorCategory, ExecutionState
@@ -25,9 +27,11 @@ __all__ = [
     "EXACT_CODES",
     "KINDS",
     "LIMIT_PHRASES",
+    "MINED",
     "PHRASES_BY_FIRST_WORD",
     "STATUS_KINDS",
     "FailureKind",
+    "build_phrases",
     "vocabulary_table",
     "words_of",
 ]
@@ -98,6 +102,8 @@ KINDS: Final[Mapping[str, FailureKind]] = {
               "disk or setting of its own), which no change to the call fixes."),
         _kind("UPSTREAM_INTERNAL_ERROR", _B, _UNKNOWN, "The server, or a service behind it, failed with an "
               "internal error."),
+        _kind("REQUEST_FAILED", _B, None, "The service could not do what the call asked, for a reason a resend "
+              "does not change."),
         _kind("TOOL_ERROR", _B, None, "The tool reported a failure."),
     )
 }  # fmt: skip
@@ -206,7 +212,13 @@ VOCABULARY: Final[Sequence[tuple[str, int, str]]] = (
      "| not allowed value | unsupported value | unsupported format | unsupported option "
      "| invalid date | invalid email | invalid url | invalid path | invalid id | invalid json | invalid syntax "
      "| invalid timezone | invalid time zone | invalid expression | cannot parse | could not parse "
-     "| failed to parse | unable to parse | parse error | not a number | is not a number | typeerror"),
+     "| failed to parse | unable to parse | parse error | not a number | is not a number | typeerror "
+     "| unknown option | unrecognized option | unrecognised option | no such option | invalid option "
+     "| illegal option | not a gzipped file | not in gzip format | not a zip file | file format not recognized "
+     "| format not recognized | unrecognized format | unknown format | not allowed here "
+     "| additional properties are not allowed | uri scheme | url scheme | unknown service | is not of type "
+     "| not supported url scheme | option requires an argument | bad magic number | not a public key file "
+     "| not a private key file"),
     ("INVALID_ARGUMENTS", 1, "invalid | required | missing"),
     ("INVALID_QUERY", 3, "syntaxerror | zerodivisionerror | nameerror | programmingerror | undefinedtable "
      "| undefinedcolumn | undefinedfunction | pathspec | sql syntax | syntax error | division by zero "
@@ -243,7 +255,7 @@ VOCABULARY: Final[Sequence[tuple[str, int, str]]] = (
      "| session expired | credentials expired | credentials have expired | invalid authentication "
      "| invalid authentication credentials | missing api key | api key is missing | no api key "
      "| incorrect api key | invalid client | invalid grant | access token expired | jwt expired "
-     "| signature expired | missing credentials | no credentials | could not validate credentials"),
+     "| signature expired | missing credentials | no credentials | could not validate credentials | invalid auth"),
     # --- the call names what does not exist ---
     ("NOT_FOUND", 3, "filenotfounderror | enoent | nosuchkey | nosuchbucket | nosuchentity | resourcenotfoundexception "
      "| resourcenotfound | notfoundexception | notfounderror | enotdir | nosuchfileexception | name or service "
@@ -282,7 +294,8 @@ VOCABULARY: Final[Sequence[tuple[str, int, str]]] = (
      "| input output error"),
     ("SERVER_MISCONFIGURED", 2, "not configured | is not configured | misconfigured | missing configuration "
      "| configuration error | invalid configuration | environment variable | env var | no module named "
-     "| command not found | executable not found | not installed | database file | cannot open database"),
+     "| command not found | executable not found | not installed | database file | cannot open database "
+     "| no configuration found | must specify a region"),
     ("UPSTREAM_INTERNAL_ERROR", 3, "internalservererror | internalerror | internalfailure | internal server error "
      "| internal error | api error | apierror | servererror | unhandled exception | unexpected error "
      "| an unexpected error occurred | something went wrong | returned non zero exit status "
@@ -334,20 +347,53 @@ EXACT_CODES: Final[Mapping[str, FailureKind]] = {
 }
 
 
-def _build_phrases() -> dict[str, list[tuple[tuple[str, ...], FailureKind, int]]]:
+def _mined() -> tuple[tuple[tuple[str, ...], FailureKind, str], ...]:
+    """`mined_vocabulary.json`: exception class names mined from client libraries, and code catalogues.
+
+    Written by tools/mine_exceptions.py (which says how each was labelled), each with where it
+    came from: `(words, kind, provenance)`.
+    """
+    data = json.loads(
+        resources.files("mcp_errors._shared").joinpath("mined_vocabulary.json").read_text(encoding="utf-8")
+    )
+    entries = [(name, code, provenance) for name, code, provenance in data["names"]]
+    entries += [(phrase, code, source) for phrase, code, source in data["catalogue"]]
+    return tuple((tuple(words_of(phrase)), KINDS[code], provenance) for phrase, code, provenance in entries)
+
+
+MINED: Final = _mined()
+"""The mined entries, `(words, kind, provenance)`: read as exact names (strength 3) where the
+hand-written vocabulary does not already have the same words."""
+
+
+def build_phrases(
+    *,
+    leave_out: Container[tuple[str, ...]] = (),
+    mined: Iterable[tuple[tuple[str, ...], FailureKind, str]] = MINED,
+) -> dict[str, list[tuple[tuple[str, ...], FailureKind, int]]]:
+    """The phrases by their first word, longest first: the typed vocabulary, then the mined entries it lacks.
+
+    `leave_out` and `mined` are for measuring (tools/evaluate_failure_words.py judges each
+    source by a vocabulary without what came from it); the shipped table is built with neither.
+    """
     by_first: dict[str, list[tuple[tuple[str, ...], FailureKind, int]]] = {}
     for code, strength, phrases in VOCABULARY:
         for phrase in phrases.split("|"):
             words = tuple(words_of(phrase))
-            if words:
+            if words and words not in leave_out:
                 by_first.setdefault(words[0], []).append((words, KINDS[code], strength))
+    typed = {words for entries in by_first.values() for words, _, _ in entries}
+    for words, kind, _provenance in mined:
+        if words and words not in typed:
+            typed.add(words)
+            by_first.setdefault(words[0], []).append((words, kind, 3))
     # Longer phrases first: the longest phrase at a place is the one read there.
     for entries in by_first.values():
         entries.sort(key=lambda entry: (-len(entry[0]), -entry[2]))
     return by_first
 
 
-PHRASES_BY_FIRST_WORD: Final = _build_phrases()
+PHRASES_BY_FIRST_WORD: Final = build_phrases()
 
 STATUS_KINDS: Final[Mapping[int, FailureKind]] = {
     **dict.fromkeys((400, 411, 413, 414, 415, 416, 422), KINDS["INVALID_ARGUMENTS"]),

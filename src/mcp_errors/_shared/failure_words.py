@@ -31,12 +31,14 @@ Every judgment is inferred, never declared: readers mark it so (`categoryInferre
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from mcp_errors._shared import failure_model
 from mcp_errors._shared.contract import ErrorCategory, ExecutionState
 from mcp_errors._shared.failure_vocabulary import (
     CALLER_SCOPE_PHRASES,
@@ -109,14 +111,74 @@ def judge_failure(
     """
     judged = _ECHOED_INPUT.sub("", text[:MAX_JUDGED_CHARS])
     # A path or URL is a name, not prose: `/srv/no-such-repository` says nothing of a failure.
-    words = _words(_PATH.sub(" ", judged))
+    unpathed = _PATH.sub(" ", judged)
+    words = _words(unpathed)
     found = _best_match(words)
+    # Names written together say their words apart: "AccessDeniedException", "userRateLimitExceeded".
+    if found is None and _CAMEL_CASE.search(unpathed) is not None:
+        words = _words(_CAMEL_CASE.sub(" ", unpathed))
+        found = _best_match(words)
     if found is None:
-        return None
+        return _inferred(words, read_only=read_only)
+    if found[2] == 1:
+        # A lone word only hints ("invalid", "timeout"): where the word model reads the whole text
+        # plainly as another category, it decides ("Invalid Credentials" is who calls, not what).
+        inferred = _inferred(words, read_only=read_only, confident=_OVERRULE_MARGIN)
+        if inferred is not None and inferred.category is not found[0].category:
+            return inferred
     kind, evidence = _qualified(found, words, judged, arguments)
     wait = _asked_wait(words) if kind.category is ErrorCategory.TRANSIENT else None
     state = _state(kind, read_only=read_only)
     return Judgment(kind=kind, evidence=evidence, retry_after_seconds=wait, execution_state=state)
+
+
+_OVERRULE_MARGIN: Final = 2.0
+"""How far the word model must lead to overrule a lone word's hint (natural-log units)."""
+
+
+def _inferred(words: Sequence[str], *, read_only: bool, confident: float = 0.0) -> Judgment | None:
+    """No name, code or phrase matched: what the word model reads, when it is confident (`failure_model.py`)."""
+    inference = failure_model.infer(words)
+    if inference is None or inference.margin < confident:
+        return None
+    present = set(words)
+    category = inference.category
+    if category is ErrorCategory.TRANSIENT:
+        code = (
+            "UPSTREAM_TIMEOUT"
+            if present & _TIMEOUT_WORDS
+            else "UPSTREAM_SAYS_TRY_AGAIN"
+            if present & _RETRY_WORDS
+            else "UPSTREAM_UNAVAILABLE"
+        )
+    elif category is ErrorCategory.PERMISSION:
+        code = "NOT_AUTHENTICATED" if present & _CREDENTIAL_WORDS else "ACCESS_DENIED"
+    elif category is ErrorCategory.VALIDATION and (
+        present & _SECRET_WORDS or any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words))
+    ):
+        # "Invalid Credentials", "API key not valid": the input that is wrong is who calls, not what.
+        code = "NOT_AUTHENTICATED"
+    elif category is ErrorCategory.VALIDATION:
+        code = "INVALID_ARGUMENTS"
+    else:
+        code = "REQUEST_FAILED"
+    kind = KINDS[code]
+    evidence = f"word model: {', '.join(inference.words)} (margin {inference.margin})"
+    wait = _asked_wait(words) if category is ErrorCategory.TRANSIENT else None
+    return Judgment(
+        kind=kind, evidence=evidence, retry_after_seconds=wait, execution_state=_state(kind, read_only=read_only)
+    )
+
+
+_SECRET_WORDS: Final = frozenset({"credentials", "credential", "password", "passwd", "apikey"})
+# Not "token" alone: a parser's token ("cannot start any token") is no secret.
+_SECRET_PAIRS: Final = frozenset({("api", "key"), ("access", "token"), ("auth", "token"), ("bearer", "token")})
+_TIMEOUT_WORDS: Final = frozenset({"timeout", "timeouts", "timed"})
+_RETRY_WORDS: Final = frozenset({"retry", "retrying", "again", "later", "wait"})
+_CREDENTIAL_WORDS: Final = frozenset(
+    {"login", "logged", "credential", "credentials", "password", "authenticate", "authentication", "authenticated",
+     "token", "unauthenticated", "key"}
+)  # fmt: skip
 
 
 def judge_code(word: str, *, read_only: bool = False) -> Judgment | None:
@@ -220,6 +282,9 @@ _ECHOED_INPUT: Final = re.compile(r"input_value=[^\n]*")
 
 _MAX_CODE_CHARS: Final = 200
 
+# Where a name written in camel case starts a word: "accessDenied", "HTTPError" (fixed-width look-arounds: linear).
+_CAMEL_CASE: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
 
 def _words(text: str) -> list[str]:
     return words_of(text)
@@ -238,6 +303,12 @@ def _best_match(words: Sequence[str], *, minimum_strength: int = 1) -> Match | N
     whole = EXACT_CODES.get("".join(words)) if len(words) <= 3 else None
     if whole is not None:
         return (whole, " ".join(words), 3, 0)  # the whole text is a code name: "ABORTED", "backendError"
+    if 2 <= len(words) <= 3 and minimum_strength <= 3:
+        # A code written apart is the name written together: "DEADLINE_EXCEEDED" is `DeadlineExceeded`.
+        joined = "".join(words)
+        for phrase, kind, strength in PHRASES_BY_FIRST_WORD.get(joined, ()):
+            if len(phrase) == 1 and strength == 3:
+                return (kind, " ".join(words), 3, 0)
     best: Match | None = None
     start = 0
     while start < len(words):
@@ -303,6 +374,9 @@ def _qualified(
     if kind.code == "UPSTREAM_RATE_LIMITED" and present & _NO_WAIT_FIXES_QUOTA:
         # "You exceeded your current quota, please check your plan and billing": a wait does not refill it.
         return KINDS["POLICY_REFUSED"], f"{evidence} ({', '.join(sorted(present & _NO_WAIT_FIXES_QUOTA))})"
+    if kind.code == "UPSTREAM_RATE_LIMITED" and "quota" in evidence.split() and not present & _SHORT_PERIOD:
+        # "ServiceQuotaExceededException", "Disk quota exceeded": a quota with no period a wait runs out.
+        return KINDS["POLICY_REFUSED"], f"{evidence} (no period)"
     if kind.code == "NOT_FOUND" and _SCHEMA_OBJECTS.intersection(words[max(0, found[3] - 4) : found[3]]):
         # 'relation "users" does not exist', 'column "x" does not exist': the query names them.
         return KINDS["INVALID_QUERY"], f"{words[max(0, found[3] - 4)]} ... {evidence}"
@@ -317,7 +391,12 @@ _SCHEMA_OBJECTS: Final = frozenset(
 
 # A rate limit or quota that these words qualify is used up for a period no retry waits out.
 _NO_WAIT_FIXES_QUOTA: Final = frozenset(
-    {"daily", "day", "monthly", "month", "billing", "plan", "upgrade", "credits", "credit", "subscription"}
+    {"daily", "day", "monthly", "month", "billing", "plan", "upgrade", "credits", "credit", "subscription", "disk"}
+)
+
+# Words that give a quota a short period, or ask for a wait: without one, a quota is used up for good.
+_SHORT_PERIOD: Final = frozenset(
+    {"second", "seconds", "minute", "minutes", "per", "rate", "retry", "wait", "again", "later", "sec", "min", "s"}
 )
 
 # A path token: `/srv/x`, `C:\\x`; linear (no nested repetition).

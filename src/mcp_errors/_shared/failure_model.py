@@ -1,0 +1,169 @@
+"""The word model: what a failure's words say when no name, code or phrase of the vocabulary does.
+
+A small, deterministic model of word and word-pair weights per category (naive Bayes, as
+log-probability ratios), learned by tools/train_failure_model.py from the messages mined from
+client libraries (`mined_vocabulary.json`'s source) and the corpus of real failure texts, and
+stored as data in `failure_model.json`. It decides only when confident: the winning
+category's score must lead the next by `margin` (natural log units) on at least two known
+words. It never says `transient` without an explicit transient signal (a wait, a timeout, a
+retry, an unavailable or busy service): without one the best other category must win on its
+own margin. Its evidence names the words that decided.
+
+Linear in the words (two dictionary lookups per word), on the words `failure_words` already
+cut from the text's first 4,096 characters.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Final
+
+from mcp_errors._shared.contract import ErrorCategory
+
+__all__ = [
+    "TRANSIENT_SIGNALS",
+    "TRANSIENT_SIGNAL_PAIRS",
+    "Inference",
+    "WordModel",
+    "features",
+    "has_transient_signal",
+    "infer",
+    "load_model",
+]
+
+TRANSIENT_SIGNALS: Final = frozenset(
+    {"timeout", "timeouts", "unavailable", "overloaded", "throttled", "throttling", "unreachable", "temporarily"}
+)
+"""Words that say plainly a wait can help. Without one of them or of `TRANSIENT_SIGNAL_PAIRS`, the model never
+says `transient`. Not "busy", "retryable" or "timed" alone: a text that only claims it ("[transient error,
+retryable] Busy.") or repeats a word ("timed timed ...") is no signal."""
+
+TRANSIENT_SIGNAL_PAIRS: Final = frozenset(
+    {
+        ("timed", "out"), ("try", "again"), ("retry", "later"), ("please", "retry"), ("retry", "your"),
+        ("retry", "the"), ("retry", "after"), ("retry", "in"), ("is", "busy"), ("server", "busy"),
+        ("too", "busy"), ("please", "wait"), ("wait", "for"), ("wait", "and"),
+        # an unreachable service or a connection cut: unavailable, as plainly as "unavailable"
+        ("is", "down"), ("network", "down"), ("no", "route"), ("gone", "away"), ("hang", "up"),
+        ("connection", "lost"), ("lost", "connection"), ("connection", "reset"), ("connection", "closed"),
+        ("side", "closed"), ("broken", "pipe"), ("connection", "refused"), ("connection", "aborted"),
+    }
+)  # fmt: skip
+
+
+def has_transient_signal(words: Sequence[str]) -> bool:
+    """Whether the words say plainly that a wait can help (a timeout, a retry, an unavailable or busy service)."""
+    if TRANSIENT_SIGNALS.intersection(words):
+        return True
+    return any(pair in TRANSIENT_SIGNAL_PAIRS for pair in itertools.pairwise(words))
+
+
+_CATEGORIES: Final = (
+    ErrorCategory.TRANSIENT,
+    ErrorCategory.VALIDATION,
+    ErrorCategory.BUSINESS,
+    ErrorCategory.PERMISSION,
+)
+
+
+def features(words: Sequence[str]) -> list[str]:
+    """The words and word pairs the model reads: no lone numbers but three-digit ones (ports and ids say nothing)."""
+    kept = [word for word in words if len(word) >= 2 and (not word[0].isdigit() or len(word) == 3)]
+    return kept + [f"{first} {second}" for first, second in itertools.pairwise(kept)]
+
+
+@dataclass(frozen=True, slots=True)
+class Inference:
+    """The model's reading: a category, the words that decided it, and by how much it won."""
+
+    category: ErrorCategory
+    words: tuple[str, ...]
+    margin: float
+
+
+@dataclass(frozen=True, slots=True)
+class WordModel:
+    """Weights per feature (one per category, in `_CATEGORIES` order), and how confident a decision must be."""
+
+    weights: Mapping[str, Sequence[float]]
+    margin: float
+    minimum_known: int = 2
+    _by_first: dict[str, dict[str, Sequence[float]]] = field(default_factory=dict, compare=False, repr=False)
+
+    def _pairs(self) -> dict[str, dict[str, Sequence[float]]]:
+        """The word pairs' weights by their first word, built once (the weights' keys are "first second")."""
+        if not self._by_first:
+            for name, values in self.weights.items():
+                first, _, second = name.partition(" ")
+                if second:
+                    self._by_first.setdefault(first, {})[second] = values
+        return self._by_first
+
+    def infer(self, words: Sequence[str]) -> Inference | None:
+        # One pass, two dictionary look-ups a word (the word, the pair it ends): no strings built.
+        pairs = self._pairs()
+        weights_of = self.weights
+        scores = [0.0] * len(_CATEGORIES)
+        known: list[tuple[str, Sequence[float]]] = []
+        seen: set[str] = set()
+        previous: str | None = None
+        for word in words:
+            if len(word) < 2 or (word[0].isdigit() and len(word) != 3):
+                continue
+            found = weights_of.get(word)
+            if found is not None and word not in seen:
+                seen.add(word)
+                known.append((word, found))
+            if previous is not None:
+                following = pairs.get(previous)
+                pair = following.get(word) if following is not None else None
+                if pair is not None:
+                    name = f"{previous} {word}"
+                    if name not in seen:
+                        seen.add(name)
+                        known.append((name, pair))
+            previous = word
+        for _, found in known:
+            for index, weight in enumerate(found):
+                scores[index] += weight
+        if len(known) < self.minimum_known:
+            return None
+        allowed = range(len(_CATEGORIES))
+        if not has_transient_signal(words):
+            allowed = range(1, len(_CATEGORIES))  # transient is index 0: never without a signal
+        ranked = sorted(allowed, key=lambda index: -scores[index])
+        best, second = ranked[0], ranked[1]
+        margin = scores[best] - scores[second]
+        if margin < self.margin:
+            return None
+        deciding = sorted(known, key=lambda item: -(item[1][best] - item[1][second]))[:3]
+        return Inference(_CATEGORIES[best], tuple(feature for feature, _ in deciding), round(margin, 2))
+
+
+def load_model(data: Mapping[str, Any]) -> WordModel:
+    """A model from its data (`failure_model.json`'s shape: `margin`, `minimum_known`, `weights`)."""
+    return WordModel(
+        weights={feature: tuple(values) for feature, values in data["weights"].items()},
+        margin=float(data["margin"]),
+        minimum_known=int(data.get("minimum_known", 2)),
+    )
+
+
+_MODEL: WordModel | None = None
+
+
+def _shipped() -> WordModel:
+    global _MODEL
+    if _MODEL is None:
+        text = resources.files("mcp_errors._shared").joinpath("failure_model.json").read_text(encoding="utf-8")
+        _MODEL = load_model(json.loads(text))
+    return _MODEL
+
+
+def infer(words: Sequence[str]) -> Inference | None:
+    """What the shipped model reads in these words (as `words_of` cut them), or `None` when it is not confident."""
+    return _shipped().infer(words)
