@@ -141,3 +141,24 @@ async def http_caller(url: str, headers: dict[str, str], *, mode: str = "legacy"
         Client(streamable_http_client(url, http_client=http), mode=mode) as client,  # type: ignore[arg-type]
     ):
         yield client
+
+
+@contextlib.asynccontextmanager
+async def http_served(server: FastMCP[Any]) -> AsyncIterator[str]:
+    """`server` (a proxy built in this process) behind the stateless HTTP front `--http` runs: the front's URL."""
+    import socket
+
+    import uvicorn
+
+    # Bound before the first caller connects: the kernel queues connections until uvicorn accepts.
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    app = server.http_app(stateless_http=True, json_response=True)
+    front = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(front.serve, [sock])
+        try:
+            yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+        finally:
+            front.should_exit = True

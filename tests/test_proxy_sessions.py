@@ -13,11 +13,13 @@ from typing import Any
 
 import anyio
 import pytest
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from mcp import Client
 from mcp_types import CallToolResult
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
 from mcp_errors._shared.contract import IDEMPOTENCY_KEY_META, REPLAYED_META
+from mcp_errors.proxy import ProxySettings
 from mcp_errors.proxy._guard import REPEAT_OF_META
 from mcp_errors.proxy._restarts import RESTARTED_META
 from mcp_errors.proxy._sessions import current_front_session, is_session_dropped
@@ -29,6 +31,7 @@ from proxying import (
     front,
     http_caller,
     http_front,
+    http_served,
     http_upstream,
     served,
 )
@@ -270,6 +273,59 @@ async def test_a_hundred_tenants_at_once_lose_no_call_in_flight_and_every_write_
     assert set(failed.values()) <= {("UPSTREAM_BUSY", ExecutionState.NOT_EXECUTED)}
     assert {key: written.get(key, 0) for key in outcomes} == {key: 0 if key in failed else 1 for key in outcomes}
     assert len(outcomes) - len(failed) >= 64
+
+
+class InFlight(Middleware):
+    """Sets `event` once `calls` tools/call requests are in flight at once."""
+
+    def __init__(self, event: anyio.Event, *, calls: int) -> None:
+        self.event, self.calls, self.running = event, calls, 0
+
+    async def on_call_tool(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
+        self.running += 1
+        if self.running >= self.calls:
+            self.event.set()
+        try:
+            return await call_next(context)
+        finally:
+            self.running -= 1
+
+
+@pytest.mark.anyio
+async def test_a_newcomer_finding_every_kept_session_busy_is_refused_unsent_and_the_breaker_does_not_count_it() -> None:
+    settings = ProxySettings(breaker_failures=1)  # one counted failure would open the circuit
+    results: dict[str, CallToolResult] = {}
+
+    async def writer(name: str) -> None:
+        async with http_caller(proxy, {"Authorization": f"Bearer {name}"}) as client:
+            results[name] = await client.call_tool("slow_write", {"key": name, "seconds": 5})
+
+    async with http_upstream(script=TENANT_UPSTREAM) as (url, _), served(url, settings) as server:
+        sessions = next(p.sessions for p in server.providers if getattr(p, "sessions", None) is not None)
+        sessions.max_sessionless, sessions.room_wait = 2, 0.5  # two places; a short wait for one
+        both_in_flight = anyio.Event()
+        server.add_middleware(InFlight(both_in_flight, calls=2))  # the innermost: the writes are being sent
+        async with http_served(server) as proxy, anyio.create_task_group() as tasks:
+            with anyio.fail_after(STARTUP_SECONDS):
+                for name in ("ann", "ben"):
+                    tasks.start_soon(writer, name)
+                await both_in_flight.wait()
+                async with http_caller(proxy, {"Authorization": "Bearer cy"}) as client:
+                    refused = await client.call_tool("slow_write", {"key": "cy", "seconds": 0})
+        async with http_served(server) as proxy, http_caller(proxy, {"Authorization": "Bearer cy"}) as client:
+            with anyio.fail_after(STARTUP_SECONDS):
+                later = await client.call_tool("slow_write", {"key": "cy", "seconds": 0})
+                written = (await client.call_tool("written", {})).structured_content
+    outcome = read_result(refused)
+    assert (outcome.category, outcome.code, outcome.execution_state) == (
+        ErrorCategory.TRANSIENT,
+        "UPSTREAM_BUSY",
+        ExecutionState.NOT_EXECUTED,
+    )
+    assert outcome.retry_after_seconds is not None
+    assert [results[name].is_error for name in ("ann", "ben")] == [False, False]  # neither cut mid-call
+    assert not later.is_error  # no circuit opened by the refusal
+    assert written == {"ann": 1, "ben": 1, "cy": 1}
 
 
 @pytest.mark.anyio
