@@ -3,12 +3,12 @@
 The proxy is a fastmcp server whose components all come from one `ProxyProvider`:
 tools, resources, templates and prompts are the upstream's, and fastmcp forwards
 progress, logging, list-changed notifications, cancellation, sampling, elicitation and
-roots, and application `_meta` keys. Middleware adds, outermost first: the restart notice
-(`_restarts`), the repeat guard (`_guard`, opt-in), idempotency replay (opt-in, in a shared
-store when given), the circuit breaker (`_breaker`), resends (`_recovery`, opt-in), the
-contract (`_middleware`), and inside it the breaker's probe and, for an HTTP upstream, the
-resend of a request that never reached it (`_sessions`). Four things differ from
-`fastmcp.server.create_proxy`:
+roots, and application `_meta` keys. Middleware adds, outermost first: who the caller is
+(`_sessions`), the restart notice (`_restarts`), the repeat guard (`_guard`, opt-in),
+idempotency replay (opt-in, in a shared store when given, scoped by the caller), the circuit
+breaker (`_breaker`), resends (`_recovery`, opt-in), the contract (`_middleware`), and
+inside it the breaker's probe and, for an HTTP upstream, the resend of a request that never
+reached it (`_sessions`). Four things differ from `fastmcp.server.create_proxy`:
 
 - the backend speaks the 2025-11-25 handshake whatever the front negotiated: every server
   speaks it, one stdio child has one session, and its server-initiated requests (sampling,

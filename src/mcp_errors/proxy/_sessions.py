@@ -12,13 +12,13 @@ upstream session, the repeat guard's memory, the restarts it was told of; idempo
 are scoped by the caller too.
 
 An HTTP upstream gets one MCP session per front session: opened at the front session's
-first request, kept open, and closed when the front session ends. A session carries the
-headers of the caller it was opened for, and only those (`Caller.headers`): no header of the
-request that happens to open it, since every caller of that identity sends the same ones. (fastmcp's proxy opens a
+first request, kept open, and closed when the front session ends. (fastmcp's proxy opens a
 new session per request: a handshake and a DELETE around every call, and a stateful server
-forgets what the caller built up between two calls.) Where the upstream is stateless (it
-gave no `Mcp-Session-Id` when the first session opened), a session holds nothing to keep
-apart, and one session serves every front session with the same credentials. A session the
+forgets what the caller built up between two calls.) A session carries the headers of the
+caller it was opened for, and only those (`Caller.headers`), which every request of that
+caller sends alike. Where the upstream is stateless (it gave no `Mcp-Session-Id` when the
+first session opened), a session holds nothing to keep apart, and one session serves every
+front session of the same caller. A session the
 upstream dropped (HTTP 404, "Session terminated": it restarted, or expired the session) is
 opened again, and the request is sent once more: the upstream refused it unread. A stdio
 child has one session whatever the front (`_child.py`).
