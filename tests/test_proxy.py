@@ -876,6 +876,14 @@ def test_a_child_that_never_answers_is_an_error_after_the_startup_timeout() -> N
     assert time.monotonic() - started < 60
 
 
+def test_a_tenant_header_without_the_http_front_or_that_is_no_header_name_is_refused() -> None:
+    done = run_proxy("--tenant-header", "X-Tenant", "--", sys.executable, UPSTREAM)
+    assert done.returncode == 2
+    assert "--http" in done.stderr
+    with pytest.raises(ValueError, match="header name"):
+        ProxySettings(tenant_header="X Tenant: acme")
+
+
 def test_a_bad_rules_file_names_the_file_the_rule_and_the_problem(tmp_path: Path) -> None:
     rules = tmp_path / "mine.toml"
     rules.write_text('[[rule]]\nname = "slow"\nmatch = { text = "timeout" }\ncategory = "temporary"\n')

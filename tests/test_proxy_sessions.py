@@ -8,35 +8,54 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from mcp import Client
+from mcp_types import CallToolResult
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
+from mcp_errors._shared.contract import IDEMPOTENCY_KEY_META, REPLAYED_META
+from mcp_errors.proxy import ProxySettings
+from mcp_errors.proxy._guard import REPEAT_OF_META
 from mcp_errors.proxy._restarts import RESTARTED_META
 from mcp_errors.proxy._sessions import current_front_session, is_session_dropped
-from proxying import STARTUP_SECONDS, command_params, front, http_upstream, served
+from proxying import (
+    STARTUP_SECONDS,
+    TENANT_UPSTREAM,
+    UPSTREAM,
+    command_params,
+    front,
+    http_caller,
+    http_front,
+    http_served,
+    http_upstream,
+    served,
+)
 from services import free_port
 
 
 @contextlib.asynccontextmanager
-async def upstream_on_one_port() -> AsyncIterator[tuple[str, Callable[..., Awaitable[Any]]]]:
-    """The HTTP upstream, and a function that stops it and starts it again on the same port.
+async def upstream_on_one_port(*, tenants: bool = False) -> AsyncIterator[tuple[str, Callable[..., Awaitable[Any]]]]:
+    """The HTTP upstream (`tenants`: the one that tells whose headers reached it), and a function that
+    stops it and starts it again on the same port.
 
     `restart(while_down=call)` awaits `call()` while the upstream is stopped and returns its result.
     """
     port = str(free_port())
+    args, script = ((port,), TENANT_UPSTREAM) if tenants else (("http", port), UPSTREAM)
     async with contextlib.AsyncExitStack() as stack:
-        url, process = await stack.enter_async_context(http_upstream("http", port))
+        url, process = await stack.enter_async_context(http_upstream(*args, script=script))
         running = [process]
 
         async def restart(while_down: Callable[[], Awaitable[Any]] | None = None) -> Any:
             running[0].terminate()
             await running[0].wait()
             result = await while_down() if while_down is not None else None
-            running[0] = (await stack.enter_async_context(http_upstream("http", port)))[1]
+            running[0] = (await stack.enter_async_context(http_upstream(*args, script=script)))[1]
             return result
 
         yield url, restart
@@ -110,6 +129,226 @@ async def test_an_http_upstream_that_went_away_between_calls_answers_not_execute
         ExecutionState.NOT_EXECUTED,
     )
     assert back.structured_content == {"result": "back"}
+
+
+# --- the shared `--http` front: callers told apart by who they are ---------------------------
+
+TRACE = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+ALICE = {"Authorization": "Bearer alice", "X-Api-Key": "key-alice"}
+CAROL = {"Authorization": "Bearer alice", "X-Api-Key": "key-carol"}  # Alice's bearer token, her own key
+BOB = {"Authorization": "Bearer bob", "X-Api-Key": "key-bob", "traceparent": TRACE}
+DAVE = {"Cookie": "sid=dave"}
+NOBODY: dict[str, str] = {}
+
+
+async def whoami(url: str, headers: dict[str, str], mode: str = "legacy") -> dict[str, Any]:
+    """What the upstream saw of `headers`, asked through the proxy at `url` by a caller sending them."""
+    async with http_caller(url, headers, mode=mode) as client:
+        result = await client.call_tool("whoami", {})
+    assert not result.is_error, result
+    seen: dict[str, Any] = result.structured_content or {}
+    return {
+        name: value for name, value in seen.items() if name in ("authorization", "x-api-key", "cookie", "traceparent")
+    }
+
+
+def own(headers: dict[str, str]) -> dict[str, Any]:
+    """What the upstream must see of a caller: its credentials, and neither its cookie nor its trace context."""
+    return {
+        "authorization": headers.get("Authorization"),
+        "x-api-key": headers.get("X-Api-Key"),
+        "cookie": None,
+        "traceparent": None,
+    }
+
+
+@pytest.mark.anyio
+async def test_each_caller_of_the_http_front_reaches_the_upstream_with_its_own_headers_also_after_a_restart(
+    mode: str,
+) -> None:
+    callers = [ALICE, CAROL, BOB, DAVE, NOBODY]
+    async with upstream_on_one_port(tenants=True) as (url, restart), http_front(url) as proxy:
+        with anyio.fail_after(STARTUP_SECONDS):
+            before = [await whoami(proxy, headers, mode) for headers in callers]
+            await restart()  # every kept session is gone: the next call of each caller opens one
+            # Bob first: the session he opens must not serve anyone else.
+            after = [await whoami(proxy, headers, mode) for headers in (BOB, ALICE, CAROL, DAVE, NOBODY)]
+            again = [await whoami(proxy, headers, mode) for headers in callers]
+    assert before == again == [own(headers) for headers in callers]
+    assert after == [own(headers) for headers in (BOB, ALICE, CAROL, DAVE, NOBODY)]
+
+
+@pytest.mark.anyio
+async def test_with_a_tenant_header_its_callers_share_a_session_and_only_that_header_reaches_the_upstream() -> None:
+    acme_one = {"X-Tenant": "acme", "Authorization": "Bearer one"}
+    acme_two = {"X-Tenant": "acme", "Authorization": "Bearer two"}
+    globex = {"X-Tenant": "globex", "Authorization": "Bearer three"}
+    async with (
+        http_upstream(script=TENANT_UPSTREAM) as (url, _),
+        http_front("--tenant-header", "X-Tenant", url) as proxy,
+    ):
+        with anyio.fail_after(STARTUP_SECONDS):
+            async with http_caller(proxy, acme_one) as client:
+                await client.call_tool("remember", {"text": "acme's note"})
+            async with http_caller(proxy, acme_two) as client:
+                acme = await client.call_tool("recall", {})
+                seen = (await client.call_tool("whoami", {})).structured_content or {}
+            async with http_caller(proxy, globex) as client:
+                other = await client.call_tool("recall", {})
+                seen_other = (await client.call_tool("whoami", {})).structured_content or {}
+    assert acme.structured_content == {"result": ["acme's note"]}  # one tenant, one upstream session
+    assert (other.structured_content or {})["result"] == []
+    assert (seen["x-tenant"], seen["authorization"]) == ("acme", None)
+    assert (seen_other["x-tenant"], seen_other["authorization"]) == ("globex", None)
+
+
+@pytest.mark.anyio
+async def test_an_idempotency_key_is_the_callers_own_on_the_http_front_also_across_replicas_sharing_a_store(
+    tmp_path: Path,
+) -> None:
+    store = f"sqlite:///{tmp_path / 'keys.sqlite3'}"
+    key = {IDEMPOTENCY_KEY_META: "order-laptop"}  # derived from the business operation: every caller's
+    async with (
+        http_upstream(script=TENANT_UPSTREAM) as (url, _),
+        http_front("--idempotency-keys", "--store", store, url) as first,
+        http_front("--idempotency-keys", "--store", store, url) as second,
+    ):
+        with anyio.fail_after(STARTUP_SECONDS):
+            async with http_caller(first, ALICE) as alice:
+                hers = await alice.call_tool("charge", {"order": "laptop"}, meta=key)
+            async with http_caller(second, BOB) as bob:
+                his = await bob.call_tool("charge", {"order": "laptop"}, meta=key)
+            async with http_caller(second, ALICE) as alice:
+                resent = await alice.call_tool("charge", {"order": "laptop"}, meta=key)
+            async with http_caller(first, NOBODY) as anyone:
+                written = (await anyone.call_tool("written", {})).structured_content
+    assert hers.content[0].text == "laptop charged to the card of key-alice"  # type: ignore[union-attr]
+    assert his.content[0].text == "laptop charged to the card of key-bob"  # type: ignore[union-attr]
+    assert REPLAYED_META not in (his.meta or {})
+    # The same caller on another replica: her first answer, not a second charge.
+    assert resent.content[0].text == "laptop charged to the card of key-alice"  # type: ignore[union-attr]
+    assert (resent.meta or {}).get(REPLAYED_META) is True
+    assert written == {"laptop for key-alice": 1, "laptop for key-bob": 1}
+
+
+@pytest.mark.anyio
+async def test_the_repeat_guard_on_the_http_front_keeps_each_callers_failures_apart() -> None:
+    frank = {"Authorization": "Bearer team"}  # no card of his own
+    grace = {"Authorization": "Bearer team", "X-Api-Key": "key-grace"}  # the same team token, her own card
+    async with http_upstream(script=TENANT_UPSTREAM) as (url, _), http_front("--repeat-guard", "60", url) as proxy:
+        with anyio.fail_after(STARTUP_SECONDS):
+            async with http_caller(proxy, frank) as client:
+                refused = await client.call_tool("charge", {"order": "book"})
+                repeated = await client.call_tool("charge", {"order": "book"})
+            async with http_caller(proxy, grace) as client:
+                hers = await client.call_tool("charge", {"order": "book"})
+    assert read_result(refused).category is ErrorCategory.BUSINESS
+    assert REPEAT_OF_META in (repeated.meta or {})  # the guard is on, for Frank
+    assert not hers.is_error
+    assert hers.content[0].text == "book charged to the card of key-grace"  # type: ignore[union-attr]
+
+
+TENANTS = 100
+
+
+@pytest.mark.anyio
+async def test_a_hundred_tenants_at_once_lose_no_call_in_flight_and_every_write_runs_exactly_once() -> None:
+    results: dict[str, CallToolResult] = {}
+
+    async def tenant(number: int) -> None:
+        async with http_caller(proxy, {"Authorization": f"Bearer tenant-{number}"}) as client:
+            results[f"t{number}"] = await client.call_tool("slow_write", {"key": f"t{number}", "seconds": 2})
+
+    async with http_upstream(script=TENANT_UPSTREAM) as (url, _), http_front(url) as proxy:
+        with anyio.fail_after(STARTUP_SECONDS * 5):  # a hundred clients and handshakes on a busy machine
+            async with anyio.create_task_group() as tasks:
+                for number in range(TENANTS):
+                    tasks.start_soon(tenant, number)
+            async with http_caller(proxy, NOBODY) as anyone:
+                written = (await anyone.call_tool("written", {})).structured_content or {}
+    outcomes = {key: read_result(result) for key, result in results.items()}
+    failed = {key: (found.code, found.execution_state) for key, found in outcomes.items() if found.kind == "error"}
+    # No call in flight was cut (UPSTREAM_CONNECTION_LOST), nor refused by a breaker that counted such cuts
+    # (UPSTREAM_UNAVAILABLE): a newcomer waits for a session to become idle, or is refused before it is sent.
+    assert set(failed.values()) <= {("UPSTREAM_BUSY", ExecutionState.NOT_EXECUTED)}
+    assert {key: written.get(key, 0) for key in outcomes} == {key: 0 if key in failed else 1 for key in outcomes}
+    assert len(outcomes) - len(failed) >= 64
+
+
+class InFlight(Middleware):
+    """Sets `event` once `calls` tools/call requests are in flight at once."""
+
+    def __init__(self, event: anyio.Event, *, calls: int) -> None:
+        self.event, self.calls, self.running = event, calls, 0
+
+    async def on_call_tool(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
+        self.running += 1
+        if self.running >= self.calls:
+            self.event.set()
+        try:
+            return await call_next(context)
+        finally:
+            self.running -= 1
+
+
+@pytest.mark.anyio
+async def test_a_newcomer_finding_every_kept_session_busy_is_refused_unsent_and_the_breaker_does_not_count_it() -> None:
+    settings = ProxySettings(breaker_failures=1)  # one counted failure would open the circuit
+    results: dict[str, CallToolResult] = {}
+
+    async def writer(name: str) -> None:
+        async with http_caller(proxy, {"Authorization": f"Bearer {name}"}) as client:
+            results[name] = await client.call_tool("slow_write", {"key": name, "seconds": 5})
+
+    async with http_upstream(script=TENANT_UPSTREAM) as (url, _), served(url, settings) as server:
+        sessions = next(p.sessions for p in server.providers if getattr(p, "sessions", None) is not None)
+        sessions.max_sessionless, sessions.room_wait = 2, 0.5  # two places; a short wait for one
+        both_in_flight = anyio.Event()
+        server.add_middleware(InFlight(both_in_flight, calls=2))  # the innermost: the writes are being sent
+        async with http_served(server) as proxy, anyio.create_task_group() as tasks:
+            with anyio.fail_after(STARTUP_SECONDS):
+                for name in ("ann", "ben"):
+                    tasks.start_soon(writer, name)
+                await both_in_flight.wait()
+                async with http_caller(proxy, {"Authorization": "Bearer cy"}) as client:
+                    refused = await client.call_tool("slow_write", {"key": "cy", "seconds": 0})
+        async with http_served(server) as proxy, http_caller(proxy, {"Authorization": "Bearer cy"}) as client:
+            with anyio.fail_after(STARTUP_SECONDS):
+                later = await client.call_tool("slow_write", {"key": "cy", "seconds": 0})
+                written = (await client.call_tool("written", {})).structured_content
+    outcome = read_result(refused)
+    assert (outcome.category, outcome.code, outcome.execution_state) == (
+        ErrorCategory.TRANSIENT,
+        "UPSTREAM_BUSY",
+        ExecutionState.NOT_EXECUTED,
+    )
+    assert outcome.retry_after_seconds is not None
+    assert [results[name].is_error for name in ("ann", "ben")] == [False, False]  # neither cut mid-call
+    assert not later.is_error  # no circuit opened by the refusal
+    assert written == {"ann": 1, "ben": 1, "cy": 1}
+
+
+@pytest.mark.anyio
+async def test_a_caller_whose_idle_session_was_closed_to_make_room_is_told_as_after_a_restart() -> None:
+    ada = {"Authorization": "Bearer ada"}
+
+    async def newcomer(number: int) -> None:
+        async with http_caller(proxy, {"Authorization": f"Bearer newcomer-{number}"}) as client:
+            await client.call_tool("whoami", {})
+
+    async with http_upstream(script=TENANT_UPSTREAM) as (url, _), http_front(url) as proxy:
+        with anyio.fail_after(STARTUP_SECONDS * 5):
+            async with http_caller(proxy, ada) as client:
+                await client.call_tool("remember", {"text": "Ada's draft"})
+            async with anyio.create_task_group() as tasks:
+                for number in range(70):  # more callers than the sessions the proxy keeps
+                    tasks.start_soon(newcomer, number)
+            async with http_caller(proxy, ada) as client:
+                recalled = await client.call_tool("recall", {})
+                again = await client.call_tool("recall", {})
+    assert (recalled.structured_content or {})["result"] == []  # her session's state is gone...
+    assert (recalled.meta or {})[RESTARTED_META]["restarts"] == 1  # ...and she is told
+    assert RESTARTED_META not in (again.meta or {})
 
 
 def test_sessionless_callers_are_told_apart_by_their_credentials_only() -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -304,8 +305,8 @@ async def serve_paged_over_stdio() -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-def serve_http(port: int = 0, *, stateless: bool = False) -> None:
-    """Serve over streamable HTTP on 127.0.0.1 (a free port by default), and print the port once bound.
+def serve_http(port: int = 0, *, stateless: bool = False, build: Callable[[], MCPServer[Any]] = build_server) -> None:
+    """Serve `build()` over streamable HTTP on 127.0.0.1 (a free port by default), and print the port once bound.
 
     Stateful by default (it gives each session an `Mcp-Session-Id`); `stateless` gives none.
     """
@@ -320,7 +321,7 @@ def serve_http(port: int = 0, *, stateless: bool = False) -> None:
     sock.bind(("127.0.0.1", port))
     sock.listen(64)
     print(sock.getsockname()[1], flush=True)
-    app = build_server().streamable_http_app(stateless_http=stateless)
+    app = build().streamable_http_app(stateless_http=stateless)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     anyio.run(functools.partial(server.serve, sockets=[sock]))
 

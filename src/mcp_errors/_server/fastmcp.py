@@ -19,7 +19,7 @@ schemas with the same `error_tool_result` and `widen_tools`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, cast
 
 import fastmcp.exceptions
@@ -178,7 +178,11 @@ def widen_tools(tools: Sequence[Tool], widening: WideningCache) -> list[Tool]:
 
 
 def replay_middleware(
-    store: IdempotencyStore, *, namespace: str | None = None, tool_failure_meta: bool = False
+    store: IdempotencyStore,
+    *,
+    namespace: str | None = None,
+    tool_failure_meta: bool = False,
+    caller: Callable[[], object] | None = None,
 ) -> ReplayMiddleware:
     """A fastmcp middleware that honours idempotency keys with `store` (the proxy adds one).
 
@@ -188,9 +192,11 @@ def replay_middleware(
             handles the call. Servers (and proxies of different upstreams) sharing one store
             need different namespaces; replicas of one server need the same.
         tool_failure_meta: Also write SEP-3313's `_meta` object on a task's failure a resend gets.
+        caller: Who sends the current call besides its access token's principal (the proxy's
+            caller identity), or `None` for nobody in particular; part of every key's scope.
     """
     replay = Replay[Any](store, to_wire=_to_wire, from_wire=ToolResult.from_mcp_result)
-    return ReplayMiddleware(replay, namespace=namespace, tool_failure_meta=tool_failure_meta)
+    return ReplayMiddleware(replay, namespace=namespace, tool_failure_meta=tool_failure_meta, caller=caller)
 
 
 class _ContractMiddleware(Middleware):
@@ -271,10 +277,18 @@ async def _failure(context: MiddlewareContext[CallToolRequestParams], exc: Excep
 class ReplayMiddleware(Middleware):
     """Idempotency replay on a fastmcp server (build it with `replay_middleware`)."""
 
-    def __init__(self, replay: Replay[Any], *, namespace: str | None, tool_failure_meta: bool) -> None:
+    def __init__(
+        self,
+        replay: Replay[Any],
+        *,
+        namespace: str | None,
+        tool_failure_meta: bool,
+        caller: Callable[[], object] | None = None,
+    ) -> None:
         self.replay = replay
         self.namespace = namespace
         self._tool_failure_meta = tool_failure_meta
+        self._caller = caller
         # Only names the server has: a caller inventing names must not grow it.
         self._covered: dict[str, bool] = {}
 
@@ -301,10 +315,16 @@ class ReplayMiddleware(Middleware):
             tool=name,
             arguments=context.message.arguments or {},
             key=key,
-            principal=principal(get_access_token()),
+            principal=self._principal(),
             run=lambda: call_next(context),
             resend_task=resend,
         )
+
+    def _principal(self) -> object:
+        token_principal = principal(get_access_token())
+        caller = self._caller() if self._caller is not None else None
+        # Without a caller, the scope is what it always was: keys already stored still replay.
+        return token_principal if caller is None else [token_principal, caller]
 
     async def on_list_tools(
         self,

@@ -139,6 +139,7 @@ CONTRACT_CODES: Final = frozenset(
         "TOOL_ERROR",
         "TOOL_TIMEOUT",
         "UNKNOWN_TOOL",
+        "UPSTREAM_BUSY",
         "UPSTREAM_CONFLICT",
         "UPSTREAM_CONNECTION_LOST",
         "UPSTREAM_EXITED",

@@ -138,6 +138,16 @@ def proxy(
             show_default="off",
         ),
     ] = 0.0,
+    tenant_header: Annotated[
+        str | None,
+        typer.Option(
+            "--tenant-header",
+            metavar="NAME",
+            help="With --http: the header that names the caller (a tenant). Callers are told apart by it alone "
+            "(sessions, keys, the repeat guard), and it is the only header of theirs an HTTP upstream gets.",
+            show_default="the credentials and forwarded headers",
+        ),
+    ] = None,
     tool_failure_meta: Annotated[
         bool,
         typer.Option(
@@ -183,6 +193,8 @@ def proxy(
     # A mistake in the options is told before the proxy's own (slow) imports.
     if store is not None and not idempotency_keys:
         _fail("--store is where --idempotency-keys keeps its keys: add --idempotency-keys.", status=2)
+    if tenant_header is not None and http is None:
+        _fail("--tenant-header names the callers of the --http front: add --http.", status=2)
     try:
         import fastmcp  # noqa: F401  (only to say clearly that it is missing)
     except ImportError:
@@ -228,6 +240,7 @@ def proxy(
         breaker_cooldown=breaker_cooldown,
         breaker_probe_timeout=breaker_probe_timeout,
         repeat_guard=repeat_guard,
+        tenant_header=tenant_header,
     )
     if config is not None:
         if rules is not None:

@@ -41,6 +41,7 @@ from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, with_tool_failure
 from mcp_errors._shared.words import RESEND_RULE, resend_after
 from mcp_errors.proxy._child import ChildProcess, UpstreamUnavailableError
 from mcp_errors.proxy._classify import UpstreamClassifier, UpstreamFailure
+from mcp_errors.proxy._sessions import UpstreamBusyError
 
 __all__ = ["ContractMiddleware", "returns_resource_text"]
 
@@ -207,8 +208,11 @@ class ContractMiddleware(Middleware):
             # client acts on only as JSON-RPC errors.
             raise rpc from None
         unavailable = _find(exc, UpstreamUnavailableError)
+        busy = _find(exc, UpstreamBusyError)
         if unavailable is not None:
             details = _unavailable(str(unavailable), unavailable.retry_after)
+        elif busy is not None:
+            details = _busy(busy.retry_after)
         elif isinstance(exc, fastmcp.exceptions.NotFoundError):
             details = unknown_tool(name, error_id=error_id, known=await self._tool_names(context))
         elif rpc is not None and rpc.code == CONNECTION_CLOSED and self.child is not None and not self.child.running:
@@ -339,6 +343,18 @@ def _unavailable(reason: str, retry_after: float | None) -> FailureDetails:
         category=ErrorCategory.TRANSIENT,
         description=f"{reason} This call was not sent to it, so nothing was applied. {resend_after(retry_after)}",
         code="UPSTREAM_UNAVAILABLE",
+        retry_after_seconds=retry_after,
+        execution_state=ExecutionState.NOT_EXECUTED,
+    )
+
+
+def _busy(retry_after: float) -> FailureDetails:
+    return FailureDetails(
+        message="The proxy is busy",
+        category=ErrorCategory.TRANSIENT,
+        description="Every session this proxy keeps with the server was busy with other callers' calls, so this "
+        f"call was not sent to it, and nothing was applied. {resend_after(retry_after)}",
+        code="UPSTREAM_BUSY",
         retry_after_seconds=retry_after,
         execution_state=ExecutionState.NOT_EXECUTED,
     )

@@ -3,12 +3,12 @@
 The proxy is a fastmcp server whose components all come from one `ProxyProvider`:
 tools, resources, templates and prompts are the upstream's, and fastmcp forwards
 progress, logging, list-changed notifications, cancellation, sampling, elicitation and
-roots, and application `_meta` keys. Middleware adds, outermost first: the restart notice
-(`_restarts`), the repeat guard (`_guard`, opt-in), idempotency replay (opt-in, in a shared
-store when given), the circuit breaker (`_breaker`), resends (`_recovery`, opt-in), the
-contract (`_middleware`), and inside it the breaker's probe and, for an HTTP upstream, the
-resend of a request that never reached it (`_sessions`). Four things differ from
-`fastmcp.server.create_proxy`:
+roots, and application `_meta` keys. Middleware adds, outermost first: who the caller is
+(`_sessions`), the restart notice (`_restarts`), the repeat guard (`_guard`, opt-in),
+idempotency replay (opt-in, in a shared store when given, scoped by the caller), the circuit
+breaker (`_breaker`), resends (`_recovery`, opt-in), the contract (`_middleware`), and
+inside it the breaker's probe and, for an HTTP upstream, the resend of a request that never
+reached it (`_sessions`). Four things differ from `fastmcp.server.create_proxy`:
 
 - the backend speaks the 2025-11-25 handshake whatever the front negotiated: every server
   speaks it, one stdio child has one session, and its server-initiated requests (sampling,
@@ -50,9 +50,11 @@ from mcp_errors.proxy._middleware import ContractMiddleware
 from mcp_errors.proxy._restarts import RestartNoticeMiddleware, Restarts
 from mcp_errors.proxy._rules import Rules
 from mcp_errors.proxy._sessions import (
+    CallerMiddleware,
     KeptSessions,
     SessionMiddleware,
     UpstreamClient,
+    current_front_session,
     http_transport,
     is_session_dropped,
 )
@@ -90,6 +92,9 @@ class ProxySettings:
             the cool-down).
         repeat_guard: Seconds during which the identical resend of a call that failed with a
             non-retryable verdict is answered by the proxy (0: off).
+        tenant_header: On the `--http` front, the header that names the caller: callers are told
+            apart by it alone, and it is the only one of their headers an HTTP upstream gets;
+            by default, by their credentials and every header forwarded upstream.
         name: The proxy's name before the upstream's is known.
     """
 
@@ -106,6 +111,7 @@ class ProxySettings:
     breaker_cooldown: float = 30.0
     breaker_probe_timeout: float | None = None
     repeat_guard: float = 0.0
+    tenant_header: str | None = None
     name: str = "mcp-errors proxy"
 
     def __post_init__(self) -> None:
@@ -113,9 +119,19 @@ class ProxySettings:
             raise ValueError("retry must be >= 0 and retry_deadline > 0")
         if self.repeat_guard < 0:
             raise ValueError("repeat_guard must be >= 0 seconds")
+        if self.tenant_header is not None and not _is_header_name(self.tenant_header):
+            raise ValueError(f"tenant_header must be an HTTP header name, not {self.tenant_header!r}")
         if self.store is not None and not self.idempotency_keys:
             raise ValueError("a store is for idempotency keys: set idempotency_keys=True too")
         _breaker_settings(self)  # its own checks of the thresholds
+
+
+def _is_header_name(name: str) -> bool:
+    return 0 < len(name) <= 256 and all(char.isascii() and (char.isalnum() or char in _TOKEN_MARKS) for char in name)
+
+
+_TOKEN_MARKS: Final = "!#$%&'*+-.^_`|~"
+"""What an HTTP header name (RFC 9110's token) may hold besides letters and digits."""
 
 
 def _breaker_settings(settings: ProxySettings) -> BreakerSettings:
@@ -158,6 +174,7 @@ def build_proxy(upstream: Upstream, settings: ProxySettings | None = None) -> Fa
         upstream if isinstance(upstream, ChildProcess) else http_transport(upstream), mode=_BACKEND_ERA
     )
     restarts: Restarts
+    sessions: KeptSessions | None = None
     if isinstance(upstream, ChildProcess):
         # The transport keeps the child's one session; every copy of the client reuses it.
         provider = _LastGoodToolsProvider(base.new, **_UPSTREAM_IDENTITY)
@@ -168,18 +185,20 @@ def build_proxy(upstream: Upstream, settings: ProxySettings | None = None) -> Fa
         provider.sessions = restarts = sessions
     server: FastMCP[Any] = FastMCP(settings.name)
     server.add_provider(provider)
+    # First added is outermost. Who calls is read before anything kept per caller; whatever
+    # answers a call, its front session learns of a restart; a guarded repeat and a replayed
+    # key need no upstream, not even a closed circuit; the breaker sees a call's final answer
+    # (its resends count once); resends read contract results; the contract sees the
+    # upstream's answers first; inside it, the upstream's exceptions are still exceptions.
+    server.add_middleware(CallerMiddleware(settings.tenant_header, sessions=sessions))
     server.add_middleware(ProxyMetadataMiddleware(provider, **_UPSTREAM_IDENTITY))
-    # First added is outermost. Whatever answers a call, its front session learns of a
-    # restart; a guarded repeat and a replayed key need no upstream, not even a closed
-    # circuit; the breaker sees a call's final answer (its resends count once); resends read
-    # contract results; the contract sees the upstream's answers first; inside it, the
-    # upstream's exceptions are still exceptions.
     server.add_middleware(RestartNoticeMiddleware(restarts))
     if settings.repeat_guard:
         server.add_middleware(RepeatGuardMiddleware(settings.repeat_guard))
     if settings.idempotency_keys:
         store = MemoryStore() if settings.store is None else as_store(settings.store)
-        server.add_middleware(replay_middleware(store, namespace=settings.store_namespace))
+        # Keys are the caller's: another caller sending the same key runs its own call.
+        server.add_middleware(replay_middleware(store, namespace=settings.store_namespace, caller=_caller_identity))
     if settings.breaker_failures:
         server.add_middleware(BreakerMiddleware(_breaker_settings(settings)))
     if settings.retry:
@@ -206,6 +225,10 @@ def build_proxy(upstream: Upstream, settings: ProxySettings | None = None) -> Fa
 
 
 _BACKEND_ERA: Final = "legacy"
+
+
+def _caller_identity() -> str | None:
+    return current_front_session().caller.identity
 
 
 async def check_upstream(server: FastMCP[Any], upstream: Upstream, *, seconds: float) -> list[str]:

@@ -3,31 +3,44 @@
 A *front session* is what the proxy's callers hold. A connection of the 2025-11-25 protocol
 (a host over stdio, a client in memory, a stateful HTTP session) lasts across its requests.
 A 2026-07-28 request, and a request to the stateless `--http` front, is a session of one
-request: such requests are grouped by the credentials they carry (their `Authorization`
-header), all of those without one as one caller. The proxy keeps per front session what must
-not pass from one caller to the next: its upstream session, the repeat guard's memory, the
-restarts it was told of.
+request: such requests are grouped by their *caller*, an identity read from the headers they
+carry (`Caller`): the credentials and every header fastmcp's proxy transport would forward
+upstream (`Authorization`, `X-Api-Key`, custom headers) and the `Cookie`, hashed; or, with
+`--tenant-header NAME`, that one header. All requests without any such header are one caller.
+The proxy keeps per front session what must not pass from one caller to the next: its
+upstream session, the repeat guard's memory, the restarts it was told of; idempotency keys
+are scoped by the caller too.
 
 An HTTP upstream gets one MCP session per front session: opened at the front session's
 first request, kept open, and closed when the front session ends. (fastmcp's proxy opens a
 new session per request: a handshake and a DELETE around every call, and a stateful server
-forgets what the caller built up between two calls.) Where the upstream is stateless (it
-gave no `Mcp-Session-Id` when the first session opened), a session holds nothing to keep
-apart, and one session serves every front session with the same credentials. A session the
+forgets what the caller built up between two calls.) A session carries the headers of the
+caller it was opened for, and only those (`Caller.headers`), which every request of that
+caller sends alike. Where the upstream is stateless (it gave no `Mcp-Session-Id` when the
+first session opened), a session holds nothing to keep apart, and one session serves every
+front session of the same caller. A session the
 upstream dropped (HTTP 404, "Session terminated": it restarted, or expired the session) is
 opened again, and the request is sent once more: the upstream refused it unread. A stdio
 child has one session whatever the front (`_child.py`).
+
+The sessions kept for sessionless callers are bounded (`_MAX_KEPT_SESSIONLESS`). A session
+with a request in flight is never closed to make room: a newcomer takes the place of the
+least recently used idle one, waits (`_ROOM_WAIT_SECONDS`) for one to become idle, or is
+refused as `transient`, `UPSTREAM_BUSY`, `not_executed` (`UpstreamBusyError`), which is no
+failure of the upstream. A caller whose idle session was closed is told on its next result,
+like a restart: what the upstream kept for it is gone.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import contextvars
 import hashlib
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
@@ -57,12 +70,16 @@ from mcp_errors._shared.causes import causes
 from mcp_errors._shared.telemetry import record_proxy_decision
 
 __all__ = [
+    "Caller",
+    "CallerMiddleware",
     "FrontSession",
     "KeptSessions",
     "RequestNotSentError",
     "SessionMiddleware",
     "ToolCallMiddleware",
+    "UpstreamBusyError",
     "UpstreamClient",
+    "caller_of_request",
     "current_front_session",
     "http_transport",
     "is_session_dropped",
@@ -73,20 +90,104 @@ __all__ = [
 logger = logging.getLogger("mcp_errors.proxy")
 
 
+@dataclass(frozen=True)
+class Caller:
+    """Who sends the current request, as the headers it carries tell.
+
+    Args:
+        identity: A hash of the headers that tell callers apart; `None` for a request without
+            any (over stdio, in memory, or an HTTP request with no credentials).
+        headers: What an upstream session opened for this caller forwards: the same for every
+            request of this identity, so that no caller's header reaches another's calls.
+    """
+
+    identity: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+ANONYMOUS: Final = Caller()
+
+
+def caller_of_request(tenant_header: str | None = None) -> Caller:
+    """The caller of the current HTTP request (`ANONYMOUS` outside one).
+
+    Args:
+        tenant_header: The one header that names the caller (`--tenant-header`), and the only
+            one forwarded upstream; by default every header fastmcp's proxy forwards (the
+            credentials among them), less those that describe one request or one hop, and the
+            cookie (which identifies the caller but is not forwarded, as in fastmcp).
+    """
+    if tenant_header is not None:
+        name = tenant_header.lower()
+        value = get_http_headers(include={name}).get(name)
+        return ANONYMOUS if value is None else Caller(_digest([(name, value)]), {name: value})
+    # What fastmcp's proxy transport forwards (`_get_forwardable_http_headers`: the request's
+    # headers less the hop's own and the cookie, the `Authorization` kept, less `mcp-*`).
+    forwarded = {
+        name: value
+        for name, value in get_http_headers(include={"authorization"}).items()
+        if not (name.startswith(_PER_REQUEST_PREFIXES) or name in _PER_REQUEST)
+    }
+    identifying = sorted(forwarded.items())
+    cookie = get_http_headers(include={"cookie"}).get("cookie")
+    if cookie is not None:
+        identifying.append(("cookie", cookie))
+    return Caller(_digest(identifying), forwarded) if identifying else ANONYMOUS
+
+
+def _digest(headers: list[tuple[str, str]]) -> str:
+    # The same for the same headers in every replica: keys claimed in a shared store match.
+    return hashlib.sha256(json.dumps(headers).encode()).hexdigest()
+
+
+_PER_REQUEST: Final = frozenset(
+    {
+        "accept-encoding",
+        "accept-language",
+        "baggage",
+        "b3",
+        "cookie",
+        "dnt",
+        "forwarded",
+        "last-event-id",
+        "origin",
+        "pragma",
+        "priority",
+        "referer",
+        "sentry-trace",
+        "traceparent",
+        "tracestate",
+        "true-client-ip",
+        "user-agent",
+        "via",
+        "x-amzn-trace-id",
+        "x-cloud-trace-context",
+        "x-correlation-id",
+        "x-real-ip",
+        "x-request-id",
+    }
+)
+"""Headers that describe one request, one hop or the client's software, not who calls: neither
+part of a caller's identity (each request would be a caller of its own) nor forwarded."""
+_PER_REQUEST_PREFIXES: Final = ("mcp-", "sec-", "cache-", "x-forwarded-", "x-b3-", "x-datadog-", "x-envoy-", "cf-")
+
+
 @dataclass(eq=False)
 class FrontSession:
     """One caller of the proxy, as far as state goes.
 
     Args:
-        key: Its identity: the front connection, or the credentials of a sessionless caller.
+        key: Its identity: the front connection, or the caller of a sessionless request.
         state: Scratch state that lives as long as the front session (each user takes a
             slot of its own, `new_slot()`).
+        caller: Who sends the current request (`caller_of_request`).
         on_end: Registers a callback run when the front session ends; `None` for sessionless
             callers, whose state is dropped oldest first instead.
     """
 
     key: Hashable
     state: dict[str, Any]
+    caller: Caller = ANONYMOUS
     on_end: Callable[[Callable[[], Awaitable[None]]], None] | None = None
 
 
@@ -95,17 +196,63 @@ def new_slot() -> str:
     return f"mcp-errors/{uuid.uuid4().hex}"
 
 
+_caller: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("mcp_errors_proxy_caller", default=None)
+"""The current request's caller, as `CallerMiddleware` read it (with the proxy's `--tenant-header`)."""
+
+
+class CallerMiddleware(Middleware):
+    """Reads who sends each request once, before anything kept per caller is looked up.
+
+    The outermost of the proxy's middlewares. For an HTTP upstream, it also holds the caller's
+    kept session for the whole request, so that it is not closed to make room meanwhile.
+
+    Args:
+        tenant_header: The header that names the caller (`--tenant-header`); `None`: the
+            credentials and forwarded headers.
+        sessions: The sessions kept to an HTTP upstream; `None` for a stdio child.
+    """
+
+    def __init__(self, tenant_header: str | None = None, *, sessions: KeptSessions | None = None) -> None:
+        self.tenant_header = tenant_header
+        self.sessions = sessions
+
+    async def __call__(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
+        token = _caller.set(caller_of_request(self.tenant_header))
+        method = context.method or ""
+        metadata = _reading_metadata.set(method in _METADATA_METHODS)
+        state = _may_leave_state.set(not (method in _METADATA_METHODS or method.endswith("/list")))
+        try:
+            if self.sessions is None:
+                return await call_next(context)
+            async with self.sessions.in_use():
+                return await call_next(context)
+        finally:
+            _may_leave_state.reset(state)
+            _reading_metadata.reset(metadata)
+            _caller.reset(token)
+
+
+_reading_metadata: contextvars.ContextVar[bool] = contextvars.ContextVar("mcp_errors_proxy_metadata", default=False)
+"""Whether the current request only reads the upstream's metadata (its name, its instructions)."""
+_may_leave_state: contextvars.ContextVar[bool] = contextvars.ContextVar("mcp_errors_proxy_state", default=False)
+"""Whether the current request may leave state upstream for its caller (a call, a read; not a listing)."""
+_METADATA_METHODS: Final = frozenset({"initialize", "server/discover"})
+
+
 def current_front_session() -> FrontSession:
     """The front session of the request being served (the sessionless caller outside any request)."""
     try:
         context = get_context()
     except RuntimeError:
-        return _sessionless(None)
+        return _sessionless(ANONYMOUS)
+    caller = _caller.get() or caller_of_request()
     request_context = context.request_context
     connection = getattr(request_context.session, "_connection", None) if request_context is not None else None
     if connection is not None and _lasts(connection, context.transport):
-        return FrontSession(key=connection, state=connection.state, on_end=connection.exit_stack.push_async_callback)
-    return _sessionless(get_http_headers(include={"authorization"}).get("authorization"))
+        return FrontSession(
+            key=connection, state=connection.state, caller=caller, on_end=connection.exit_stack.push_async_callback
+        )
+    return _sessionless(caller)
 
 
 def _lasts(connection: Any, transport: str | None) -> bool:
@@ -116,12 +263,12 @@ def _lasts(connection: Any, transport: str | None) -> bool:
 
 
 _MAX_SESSIONLESS: Final = 1024
-"""Sessionless callers remembered (their credentials hashed); the oldest are forgotten first."""
+"""Sessionless callers remembered (by their identity, a hash); the oldest are forgotten first."""
 _sessionless_states: collections.OrderedDict[Hashable, dict[str, Any]] = collections.OrderedDict()
 
 
-def _sessionless(credentials: str | None) -> FrontSession:
-    key: Hashable = ("sessionless", None if credentials is None else hashlib.sha256(credentials.encode()).hexdigest())
+def _sessionless(caller: Caller) -> FrontSession:
+    key: Hashable = ("sessionless", caller.identity)
     state = _sessionless_states.get(key)
     if state is None:
         state = _sessionless_states[key] = {}
@@ -129,7 +276,7 @@ def _sessionless(credentials: str | None) -> FrontSession:
             _sessionless_states.popitem(last=False)
     else:
         _sessionless_states.move_to_end(key)
-    return FrontSession(key=key, state=state)
+    return FrontSession(key=key, state=state, caller=caller)
 
 
 def is_session_dropped(exc: BaseException) -> bool:
@@ -166,12 +313,19 @@ class UpstreamClient(ProxyClient[Any]):
     Notifications and log messages the upstream sends before the host's first request have no
     request to travel with: they are dropped (logged at debug), not raised in the session.
     A copy also notes when the upstream dropped its session, so that it is not used again.
+
+    fastmcp's forwarding of the inbound request's headers is off: a kept session would keep
+    those of whichever request opened it for every later one. A kept HTTP session carries its
+    caller's headers instead (`forwarded`, set when it opens).
     """
 
     def __init__(self, target: Any, **kwargs: Any) -> None:
         kwargs.setdefault("message_handler", self._forward_notification)
         kwargs.setdefault("log_handler", self._forward_log)
+        kwargs.setdefault("forward_incoming_headers", False)
         super().__init__(target, **kwargs)
+        self.forwarded: Mapping[str, str] = {}
+        """The headers of the caller this client's session is for, sent on its every request."""
         self.dropped = False
         """Whether the upstream answered this client's session with "Session terminated"."""
         self.refused_request = False
@@ -215,6 +369,7 @@ class UpstreamClient(ProxyClient[Any]):
         copy = cast(UpstreamClient, Client.new(self))
         copy.dropped = copy.refused_request = False
         copy._in_flight = 0
+        copy.forwarded = {}
         return copy
 
 
@@ -240,6 +395,11 @@ def _http_client(
     client = _opening.get()
     inner = httpx2.AsyncHTTPTransport()
     transport: httpx2.AsyncBaseTransport = inner if client is None else _UnsentNotingTransport(inner, client)
+    if client is not None:
+        # The session's caller's headers, under those the transport was configured with.
+        configured = {name.lower() for name in headers or {}}
+        forwarded = {name: value for name, value in client.forwarded.items() if name not in configured}
+        headers = {**forwarded, **(headers or {})}
     return httpx2.AsyncClient(
         headers=headers, timeout=timeout or httpx2.Timeout(30.0, read=300.0), auth=auth, transport=transport
     )
@@ -294,6 +454,17 @@ def _request_id(request: httpx2.Request) -> object:
     return None
 
 
+class UpstreamBusyError(Exception):
+    """Every upstream session the proxy may keep had a call in flight for as long as a newcomer may wait.
+
+    The newcomer's request was not sent. No failure of the upstream: the breaker does not count it.
+    """
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__("every session this proxy keeps to the upstream server is busy with a call")
+        self.retry_after = retry_after
+
+
 @dataclass(eq=False)
 class _Kept:
     """An upstream session kept open for one front session (or for all, when the upstream is stateless)."""
@@ -303,6 +474,21 @@ class _Kept:
     """Sessions opened for this front session so far: more than one means state was lost."""
     lost: str = ""
     """How the last session ended, for the restart notice."""
+    served: bool = False
+    """Whether a request that may leave state upstream (not a handshake, not a listing) used the session."""
+
+
+_MAX_KEPT_SESSIONLESS: Final = 64
+"""Sessions kept open for sessionless callers (one per caller); an idle one makes room for a newcomer."""
+_ROOM_WAIT_SECONDS: Final = 10.0
+"""How long a newcomer waits for a kept session to become idle when all are busy, before it is refused."""
+_BUSY_RETRY_AFTER: Final = 2.0
+_MAX_CLOSED: Final = 1024
+"""Callers whose idle session was closed to make room, remembered for the restart notice."""
+_CLOSED_TO_MAKE_ROOM: Final = (
+    "lost what it kept for this session: this proxy closed that idle session with it to serve other callers, "
+    "and opened a new one"
+)
 
 
 @dataclass(eq=False)
@@ -311,44 +497,88 @@ class KeptSessions:
 
     Args:
         base: The client every session is a copy of.
+        max_sessionless: Sessions kept open for sessionless callers at once.
+        room_wait: Seconds a newcomer waits for one of them to become idle when all are busy.
     """
 
     base: UpstreamClient
+    max_sessionless: int = _MAX_KEPT_SESSIONLESS
+    room_wait: float = _ROOM_WAIT_SECONDS
     stateless: bool | None = None
     """Whether the upstream keeps no session state (it gave no session id); `None` until a session opened."""
     _kept: dict[Hashable, _Kept] = field(default_factory=dict)
+    """Open sessions, the least recently used first."""
+    _closed: collections.OrderedDict[Hashable, _Kept] = field(default_factory=collections.OrderedDict)
     _opening: dict[Hashable, anyio.Lock] = field(default_factory=dict)
+    _busy: collections.Counter[Hashable] = field(default_factory=collections.Counter)
+    """Requests in flight per front session: its session is not closed to make room meanwhile."""
+    _reserved: set[Hashable] = field(default_factory=set)
+    """Sessionless callers whose session is being opened: each holds a place."""
+    _idle: anyio.Event | None = None
+    """Set when a request ends, for newcomers waiting for room (made when one waits)."""
+
+    @contextlib.asynccontextmanager
+    async def in_use(self) -> AsyncIterator[None]:
+        """Hold the current front session's upstream session for one request: it stays open meanwhile."""
+        key = self._key(current_front_session())
+        self._busy[key] += 1
+        try:
+            yield
+        finally:
+            self._busy[key] -= 1
+            if not self._busy[key]:
+                del self._busy[key]
+                if self._idle is not None:
+                    self._idle.set()
+                    self._idle = None
 
     async def client(self) -> UpstreamClient:
         """The current front session's upstream client, connected (fastmcp's `client_factory`).
 
         Raises:
+            UpstreamBusyError: If every session that may be kept stayed busy while this one waited.
             Exception: What connecting raised, when the upstream cannot be reached.
         """
         front = current_front_session()
         key = self._key(front)
         kept = self._kept.get(key)
         if kept is not None and _usable(kept.client):
+            self._kept[key] = self._kept.pop(key)  # the most recently used
+            kept.served = kept.served or _may_leave_state.get()
             return kept.client
         lock = self._opening.setdefault(key, anyio.Lock())
         async with lock:
             kept = self._kept.get(key)
             if kept is not None and _usable(kept.client):
+                kept.served = kept.served or _may_leave_state.get()
                 return kept.client
+            if kept is None and isinstance(key, tuple):
+                if _reading_metadata.get() and not self._has_free_place():
+                    # A handshake needs only the upstream's name and instructions: it neither
+                    # waits for a place nor takes an idle caller's. A session of its own, with
+                    # nobody's headers, opened and closed around the reading (fastmcp's
+                    # `ProxyMetadataMiddleware`).
+                    return self.base.new()
+                await self._make_room(key)
             client = self.base.new()
+            client.forwarded = front.caller.headers
             token = _opening.set(client)
             try:
                 # Held until the front session ends (`_close`); fastmcp leaves `__aenter__` unannotated.
                 await client.__aenter__()  # type: ignore[no-untyped-call]
             finally:
                 _opening.reset(token)
+                self._reserved.discard(key)
             if self.stateless is None:
                 self.stateless = client.transport.get_session_id() is None
             if kept is None:
-                self._kept[key] = _Kept(client)
-                await self._forget_oldest()
-                if front.on_end is not None and not self.stateless:
-                    front.on_end(lambda: self._end(key))
+                kept = self._closed.pop(key, None)
+                if kept is None:
+                    self._kept[key] = _Kept(client, served=_may_leave_state.get())
+                    if front.on_end is not None and not self.stateless:
+                        front.on_end(lambda: self._end(key))
+                    return client
+                self._kept[key] = kept
             else:
                 await self._close(kept.client)
                 kept.lost = (
@@ -356,10 +586,11 @@ class KeptSessions:
                     if kept.client.dropped
                     else "closed its connection to this proxy, which opened a new session"
                 )
-                kept.client, kept.opened = client, kept.opened + 1
-                if not self.stateless:
-                    logger.warning("The upstream server %s %s.", getattr(self.base.transport, "url", ""), kept.lost)
-                    record_proxy_decision("session_reopened")
+            kept.client, kept.opened = client, kept.opened + 1
+            kept.served = _may_leave_state.get()
+            if not self.stateless:
+                logger.warning("The upstream server %s %s.", getattr(self.base.transport, "url", ""), kept.lost)
+                record_proxy_decision("session_reopened")
         return client
 
     def restarts_for(self, front: FrontSession) -> tuple[int, str]:
@@ -367,28 +598,66 @@ class KeptSessions:
 
         Always 0 for a stateless upstream: a new session of it has lost nothing.
         """
-        kept = self._kept.get(self._key(front))
+        key = self._key(front)
+        kept = self._kept.get(key) or self._closed.get(key)
         if kept is None or self.stateless:
             return 0, ""
         return kept.opened - 1, kept.lost
 
     async def aclose(self) -> None:
         """Close every kept session (at the proxy's shutdown)."""
+        self._closed.clear()
         while self._kept:
             _, kept = self._kept.popitem()
             await self._close(kept.client)
 
     def _key(self, front: FrontSession) -> Hashable:
         if self.stateless and not isinstance(front.key, tuple):
-            # Nothing to keep apart: one session for every caller with these credentials
-            # (none, over stdio and in memory).
-            return ("sessionless", None)
+            # Nothing to keep apart but the caller's headers: one session for every front
+            # session of this caller (none, over stdio and in memory).
+            return ("sessionless", front.caller.identity)
         return front.key
 
-    async def _forget_oldest(self) -> None:
-        sessionless = [key for key in self._kept if isinstance(key, tuple)]
-        for key in sessionless[: max(0, len(sessionless) - _MAX_KEPT_SESSIONLESS)]:
-            await self._end(key)
+    def _has_free_place(self) -> bool:
+        sessionless = sum(1 for key in self._kept if isinstance(key, tuple))
+        return sessionless + len(self._reserved) < self.max_sessionless
+
+    async def _make_room(self, key: Hashable) -> None:
+        """Hold a place for `key`'s new session: a free one, an idle session's, or one that becomes idle in time.
+
+        Raises:
+            UpstreamBusyError: If every kept session stayed busy for `room_wait` seconds.
+        """
+        with anyio.move_on_after(self.room_wait):
+            while True:
+                sessionless = [other for other in self._kept if isinstance(other, tuple)]
+                if len(sessionless) + len(self._reserved) < self.max_sessionless:
+                    self._reserved.add(key)
+                    return
+                idle = next((other for other in sessionless if not self._busy.get(other)), None)
+                if idle is not None:
+                    self._reserved.add(key)
+                    await self._close_idle(idle)
+                    return
+                if self._idle is None:
+                    self._idle = anyio.Event()
+                await self._idle.wait()
+        logger.warning(
+            "All %d sessions kept to the upstream server have a call in flight: a newcomer was refused.",
+            self.max_sessionless,
+        )
+        raise UpstreamBusyError(_BUSY_RETRY_AFTER)
+
+    async def _close_idle(self, key: Hashable) -> None:
+        kept = self._kept.pop(key)
+        self._opening.pop(key, None)
+        if kept.served and not self.stateless:
+            # Its caller is told on its next result, as after a restart.
+            kept.lost = _CLOSED_TO_MAKE_ROOM
+            self._closed[key] = kept
+            while len(self._closed) > _MAX_CLOSED:
+                self._closed.popitem(last=False)
+        await self._close(kept.client)
 
     async def _end(self, key: Hashable) -> None:
         kept = self._kept.pop(key, None)
@@ -403,10 +672,6 @@ class KeptSessions:
                 await client._disconnect(force=True)
             except Exception:  # a session that already failed has nothing left to close
                 logger.debug("closing an upstream session failed", exc_info=True)
-
-
-_MAX_KEPT_SESSIONLESS: Final = 64
-"""Sessions kept for sessionless callers (one per set of credentials); the oldest are closed first."""
 
 
 def _usable(client: UpstreamClient) -> bool:
