@@ -83,6 +83,9 @@ def test_a_quota_used_up_for_the_month_is_no_rate_limit_a_wait_fixes() -> None:
     monthly = judge_failure("Quota exceeded: your monthly plan allows 1000 requests")
     assert monthly is not None
     assert (monthly.category, monthly.retryable) == (ErrorCategory.BUSINESS, False)
+    today = judge_failure("quota exceeded for today")  # refilled tomorrow: no wait an agent should sit out
+    assert today is not None
+    assert (today.category, today.retryable) == (ErrorCategory.BUSINESS, False)
 
 
 @pytest.mark.parametrize(

@@ -313,12 +313,12 @@ async def test_an_upstreams_own_envelope_keeps_its_shape_but_not_its_secrets(mod
 async def test_json_rpc_errors_become_results_and_invalid_params_name_the_argument(client: Client) -> None:
     listed = await schemas(client)
     invalid = await client.call_tool("fail_jsonrpc", {"code": -32602, "message": "bad", "data": {"field": "day"}})
-    other = await client.call_tool("fail_jsonrpc", {"code": -32099, "message": "quota exceeded for today"})
+    other = await client.call_tool("fail_jsonrpc", {"code": -32099, "message": "rate limit exceeded for this minute"})
     missing = await client.call_tool("echo", {})
     envelope = check_error(wire(invalid), listed["fail_jsonrpc"])
     assert (envelope["errorCategory"], envelope["executionState"]) == ("validation", "not_executed")
     assert [error["field"] for error in envelope["fieldErrors"]] == ["day"]
-    assert check_error(wire(other), None)["errorCategory"] == "transient"  # words: "quota exceeded"
+    assert check_error(wire(other), None)["errorCategory"] == "transient"  # words: "rate limit exceeded"
     argument = check_error(wire(missing), listed["echo"])
     assert (argument["errorCategory"], argument["code"]) == ("validation", "INVALID_ARGUMENTS")
     assert [error["field"] for error in argument["fieldErrors"]] == ["text"]
