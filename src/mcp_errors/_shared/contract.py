@@ -134,6 +134,7 @@ CONTRACT_CODES: Final = frozenset(
         "TASK_INPUT_REQUIRED",
         "TASK_LOOKUP_FAILED",
         "TASK_NOT_RELAYED",
+        "TASK_POLL_FAILED",
         "TASK_RUNNING",
         "TASK_TIMEOUT",
         "TOOL_ERROR",
