@@ -29,6 +29,7 @@ __all__ = [
     "PROTOCOL_SIGNAL_CODES",
     "REPLAYED_META",
     "REQUIRED_FIELDS",
+    "RETIRED_RESOURCE_NOT_FOUND",
     "TASKS_EXTENSION",
     "TASK_META",
     "ErrorCategory",
@@ -193,6 +194,10 @@ def is_protocol_signal(exc: BaseException) -> bool:
 
 PROTOCOL_SIGNAL_CODES: Final = frozenset({URL_ELICITATION_REQUIRED, MISSING_REQUIRED_CLIENT_CAPABILITY})
 """The JSON-RPC error codes that stay JSON-RPC errors on every path (`is_protocol_signal`)."""
+
+RETIRED_RESOURCE_NOT_FOUND: Final = -32002
+"""Resource not found up to 2025-11-25. 2026-07-28 answers -32602 instead and forbids emitting it
+(clients should still accept it); -32042, URL elicitation required, is retired likewise."""
 
 
 # -- where idempotency keys travel (`_meta` keys shared by the client policy and the servers) --

@@ -45,7 +45,7 @@ from mcp_errors.proxy._breaker import AnswerProbe, BreakerMiddleware, BreakerSet
 from mcp_errors.proxy._child import ChildProcess
 from mcp_errors.proxy._classify import UpstreamClassifier
 from mcp_errors.proxy._guard import RepeatGuardMiddleware
-from mcp_errors.proxy._middleware import ContractMiddleware
+from mcp_errors.proxy._middleware import ContractMiddleware, ModernFrontMiddleware
 from mcp_errors.proxy._restarts import RestartNoticeMiddleware, Restarts
 from mcp_errors.proxy._rules import Rules
 from mcp_errors.proxy._sessions import (
@@ -162,6 +162,8 @@ def build_proxy(upstream: Upstream, settings: ProxySettings | None = None) -> Fa
     server: FastMCP[Any] = FastMCP(settings.name)
     server.add_provider(provider)
     server.add_middleware(ProxyMetadataMiddleware(provider, **_UPSTREAM_IDENTITY))
+    # A 2026-07-28 front never gets the codes that revision retired (-32042, -32002).
+    server.add_middleware(ModernFrontMiddleware())
     # First added is outermost. Whatever answers a call, its front session learns of a
     # restart; a guarded repeat and a replayed key need no upstream, not even a closed
     # circuit; the breaker sees a call's final answer (its resends count once); resends read
