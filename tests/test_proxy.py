@@ -982,3 +982,19 @@ async def test_the_http_front_serves_the_proxy_statelessly(mode: str) -> None:
             process.terminate()
     assert ok.structured_content == {"result": "over http"}
     assert check_error(wire(failed), None)["code"] == "UPSTREAM_TIMEOUT"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "store", ["postgresql://app:hun%zzter2@127.0.0.1:1/keys", "//app:hun%zzter2@db/keys", "app:hun%zzter2@db/keys"]
+)
+async def test_a_store_url_the_proxy_cannot_use_is_refused_at_start_up_without_its_password(store: str) -> None:
+    # A '%' that starts no escape: libpq's message quotes the password, and the pool logged it
+    # on every reconnect. A URL without a scheme was echoed whole.
+    command = [*PROXY, "--idempotency-keys", "--store", store, "--", sys.executable, UPSTREAM]
+    with anyio.fail_after(STARTUP_SECONDS):
+        done = await anyio.run_process(command, check=False, stdin=subprocess.DEVNULL)
+    said = done.stderr.decode()
+    assert done.returncode == 2
+    assert "--store" in said
+    assert "hun%zzter2" not in said

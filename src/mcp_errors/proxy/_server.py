@@ -40,6 +40,7 @@ from fastmcp.tools import Tool
 from mcp_errors._client.budget import RetryBudget
 from mcp_errors._server.fastmcp import ReplayMiddleware, replay_middleware
 from mcp_errors._server.replay import as_store
+from mcp_errors._shared.sanitize import redact_url, redact_urls
 from mcp_errors._shared.words import seconds_in_words
 from mcp_errors.proxy._breaker import AnswerProbe, BreakerMiddleware, BreakerSettings
 from mcp_errors.proxy._child import ChildProcess
@@ -251,8 +252,10 @@ def _name_key_namespace(server: FastMCP[Any], upstream_name: str | None) -> None
 
 
 def _startup_message(upstream: Upstream, reason: str) -> str:
+    # The host keeps this line in its log: an upstream URL's credentials stay out of it.
+    reason = redact_urls(reason)
     if isinstance(upstream, str):
-        return f"The upstream server {upstream} {reason}."
+        return f"The upstream server {redact_url(upstream)} {reason}."
     message = f"The upstream server `{shlex.join(upstream.server_command)}` {reason}."
     lines = upstream.tail.last_lines()
     if lines:
