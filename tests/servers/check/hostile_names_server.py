@@ -9,9 +9,10 @@ It speaks 2025-11-25 only. Run: `python tests/servers/check/hostile_names_server
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
+
+from raw_listing_server import serve  # the same line-by-line JSON-RPC loop, with these answers
 
 LONG: str = "reticulate_" + "s" * 99_989
 SURROGATE: str = "\ud800"
@@ -43,18 +44,5 @@ def answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
     raise LookupError(method)
 
 
-def main() -> None:
-    for line in sys.stdin:
-        message = json.loads(line)
-        if "id" not in message:
-            continue  # a notification
-        try:
-            reply: dict[str, Any] = {"result": answer(message["method"], message.get("params") or {})}
-        except LookupError:
-            reply = {"error": {"code": -32601, "message": f"Method not found: {message['method']}"}}
-        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], **reply}) + "\n")
-        sys.stdout.flush()
-
-
 if __name__ == "__main__":
-    main()
+    serve(answer)
