@@ -446,6 +446,18 @@ async def test_a_malformed_tool_in_a_listing_is_judged_and_the_other_tools_are_c
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_answer_the_client_cannot_read_is_a_finding_at_once_not_a_wait_for_the_handshake(mode: str) -> None:
+    """A tool named by a lone surrogate: valid JSON the SDK's client drops, so tools/list never got an answer."""
+    params = StdioServerParameters(command=PYTHON, args=[str(FIXTURES / "hostile_names_server.py"), "surrogate"])
+    options = CheckOptions(call_valid=True, connect_timeout=120, mode=mode)  # type: ignore[arg-type]
+    with anyio.fail_after(60):  # half the handshake's timeout: the lost answer is seen, not waited out
+        report = await check_server(params, options)
+    assert "ME015" in rules_by_tool(report)[None]
+    assert report.failed
+
+
+@pytest.mark.anyio
 async def test_an_installed_server_with_secret_named_arguments_does_not_leak_by_naming_them(
     mode: Literal["auto", "legacy"],
 ) -> None:

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from mcp_errors._cli import app
 from mcp_errors.check import RULES, CheckOptions, CheckReport, Finding, check_server
 from mcp_errors.check._args import parse_call_arguments
-from mcp_errors.check._report import BASELINE_FINGERPRINT, load_baseline
+from mcp_errors.check._report import BASELINE_FINGERPRINT, MAX_NAME_CHARS, capped_name, load_baseline
 from mcp_errors.check._sarif import RULES_DOC, choose_anchor, rule_help_uri, to_sarif
 from servers import CHECK_SERVERS_DIR
 from servers.check import framework_dumps_server, plain_defects_server, roles_server
@@ -253,3 +253,18 @@ def test_a_finding_made_by_hand_becomes_one_result() -> None:
     (result,) = log["runs"][0]["results"]
     assert result["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == "orders/refund"
     assert log["runs"][0]["tool"]["driver"]["rules"][1]["helpUri"] == "https://docs.example.org/rules.md#me002"
+
+
+def test_tool_names_of_100_kb_are_capped_in_the_log_and_kept_apart() -> None:
+    server = [sys.executable, str(CHECK_SERVERS_DIR / "hostile_names_server.py"), "long"]
+    report = check(server, CheckOptions(call_valid=True))
+
+    log = to_sarif(report)
+
+    assert_valid_sarif(log)
+    named = {result["properties"]["tool"] for result in log["runs"][0]["results"] if "tool" in result["properties"]}
+    assert len(named) == 10  # nine long names and `plain`, still told apart
+    assert max(len(name) for name in named) <= MAX_NAME_CHARS + 20
+    assert len(json.dumps(log)) < 200_000  # nine names of 100 KB each, each in several results, made it 7 MB
+    assert set(report.tools_checked) == named  # the report names them as the log does
+    assert capped_name("reticulate_" + "s" * 99_989 + "a") in named  # the same name, the same text: baselines match

@@ -26,13 +26,29 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import fastmcp
 import pytest
 from anyio.streams.text import TextReceiveStream
 from mcp import Client
 from mcp.client.stdio import stdio_client as stdio_transport
-from mcp_types import CallToolResult, EmbeddedResource, TextResourceContents
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    URL_ELICITATION_REQUIRED,
+    CallToolResult,
+    ElicitRequest,
+    ElicitRequestParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    EmbeddedResource,
+    InputRequiredResult,
+    TextResourceContents,
+)
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
+from mcp_errors._shared.causes import causes
 from mcp_errors._shared.error_text import read_error_text
 from mcp_errors.proxy import ChildProcess, ProxySettings, StartupError, build_proxy, load_rules
 from mcp_errors.proxy._child import RestartBackoff
@@ -347,9 +363,73 @@ async def test_output_schemas_admit_the_envelope_so_error_results_validate(clien
 
 @pytest.mark.anyio
 async def test_protocol_signals_stay_json_rpc_errors(client: Client) -> None:
-    with pytest.raises(Exception) as raised:  # noqa: PT011  (the SDK raises its MCPError)
-        await client.call_tool("fail_jsonrpc", {"code": -32042, "message": "open this URL first"})
-    assert getattr(raised.value, "code", None) == -32042
+    with pytest.raises(MCPError) as raised:
+        await client.call_tool("fail_jsonrpc", {"code": MISSING_REQUIRED_CLIENT_CAPABILITY, "message": "needs roots"})
+    assert raised.value.code == MISSING_REQUIRED_CLIENT_CAPABILITY
+
+
+@pytest.mark.anyio
+async def test_a_url_elicitation_reaches_a_legacy_front_as_32042_and_a_2026_front_as_an_input_required_result(
+    mode: str,
+) -> None:
+    opened: list[str] = []
+
+    async def open_url(context: Any, params: ElicitRequestParams) -> ElicitResult:
+        assert isinstance(params, ElicitRequestURLParams)
+        opened.append(params.url)
+        return ElicitResult(action="accept")
+
+    child = ChildProcess(sys.executable, [UPSTREAM])
+    async with (
+        served(child, ProxySettings(breaker_failures=0)) as server,
+        Client(server._mcp_server, mode=mode, elicitation_callback=open_url) as client,  # type: ignore[arg-type]
+    ):
+        if mode == "legacy":  # 2025-11-25 defines -32042: it reaches the client as it came
+            with pytest.raises(MCPError) as raised:
+                await client.call_tool("sign_in_first", {"key": "k1"})
+            assert raised.value.code == URL_ELICITATION_REQUIRED
+            return
+        # 2026-07-28 retired -32042: the client gets the elicitation as that revision asks
+        # for it, opens the URL, calls again, and the upstream runs the call.
+        asked = await client.session.call_tool("sign_in_first", {"key": "k1"}, allow_input_required=True)
+        assert isinstance(asked, InputRequiredResult)
+        assert asked.input_requests is not None
+        (ask,) = asked.input_requests.values()
+        assert isinstance(ask, ElicitRequest)
+        assert isinstance(ask.params, ElicitRequestURLParams)
+        assert ask.params.url == "https://auth.example.com/connect?state=k1"
+        result = await client.call_tool("sign_in_first", {"key": "k2"})
+    assert opened == ["https://auth.example.com/connect?state=k2"]
+    assert read_result(result).ok
+    assert read_result(result).message == "signed in, ran after 2 attempts"
+
+
+@pytest.mark.anyio
+async def test_a_missing_resource_reaches_each_front_with_the_code_its_revision_defines(client: Client) -> None:
+    with pytest.raises(MCPError) as raised:
+        await client.read_resource("note://retired/minutes")
+    modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+    assert raised.value.code == (INVALID_PARAMS if modern else -32002)  # 2026-07-28 replaced -32002 by -32602
+    assert raised.value.error.data == {"uri": "note://retired/minutes"}
+
+
+@pytest.mark.anyio
+async def test_a_fastmcp_client_of_2026_gets_no_retired_code() -> None:
+    child = ChildProcess(sys.executable, [UPSTREAM])
+    async with served(child, ProxySettings(breaker_failures=0)) as server, fastmcp.Client(server) as client:
+        with pytest.raises(Exception) as raised:  # noqa: PT011  (fastmcp wraps the JSON-RPC error in its own)
+            await client.read_resource("note://retired/minutes")
+        rpc = next(cause for cause in causes(raised.value) if isinstance(cause, MCPError))
+        assert rpc.code == INVALID_PARAMS
+        asked = await client.session.call_tool("sign_in_first", {"key": "k1"}, allow_input_required=True)
+    assert isinstance(asked, InputRequiredResult)
+
+
+@pytest.mark.anyio
+async def test_an_upstream_resource_not_found_is_not_a_misconfigured_server(client: Client) -> None:
+    result = await client.call_tool("open_note", {"note": "minutes"})
+    envelope = check_error(wire(result), None)
+    assert (envelope["errorCategory"], envelope["code"]) == ("validation", "NOT_FOUND")
 
 
 @pytest.mark.anyio
@@ -948,3 +1028,19 @@ async def test_the_http_front_serves_the_proxy_statelessly(mode: str) -> None:
             process.terminate()
     assert ok.structured_content == {"result": "over http"}
     assert check_error(wire(failed), None)["code"] == "UPSTREAM_TIMEOUT"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "store", ["postgresql://app:hun%zzter2@127.0.0.1:1/keys", "//app:hun%zzter2@db/keys", "app:hun%zzter2@db/keys"]
+)
+async def test_a_store_url_the_proxy_cannot_use_is_refused_at_start_up_without_its_password(store: str) -> None:
+    # A '%' that starts no escape: libpq's message quotes the password, and the pool logged it
+    # on every reconnect. A URL without a scheme was echoed whole.
+    command = [*PROXY, "--idempotency-keys", "--store", store, "--", sys.executable, UPSTREAM]
+    with anyio.fail_after(STARTUP_SECONDS):
+        done = await anyio.run_process(command, check=False, stdin=subprocess.DEVNULL)
+    said = done.stderr.decode()
+    assert done.returncode == 2
+    assert "--store" in said
+    assert "hun%zzter2" not in said

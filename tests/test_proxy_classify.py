@@ -63,6 +63,19 @@ def test_a_typescript_servers_mcp_error_text_counts_as_its_json_rpc_code() -> No
     assert "MCP error" not in details.description
 
 
+@pytest.mark.parametrize(
+    ("text", "data"),
+    [
+        ("Resource not found: file:///srv/notes/index.json", None),
+        ("Resource not found", {"uri": "file:///srv/notes/index.json"}),
+        ("Resource file:///home/ops/notes/index.json not found", None),
+    ],
+)
+def test_a_resource_not_found_is_a_missing_thing_not_a_misconfigured_server(text: str, data: Any) -> None:
+    details = classify(text, jsonrpc_code=-32002, jsonrpc_data=data, arguments={"note": "minutes"})
+    assert (details.category, details.code) == (ErrorCategory.VALIDATION, "NOT_FOUND")
+
+
 def test_method_not_found_for_a_tool_the_proxy_does_not_list_is_an_unknown_tool() -> None:
     details = classify("no", tool="ecko", jsonrpc_code=-32601, known_tools=("echo", "search"))
     assert details.code == "UNKNOWN_TOOL"

@@ -7,6 +7,7 @@ The upstream is `tests/servers/proxy_upstream.py` over streamable HTTP; its `rem
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
@@ -24,6 +25,7 @@ from mcp_errors.proxy._guard import REPEAT_OF_META
 from mcp_errors.proxy._restarts import RESTARTED_META
 from mcp_errors.proxy._sessions import current_front_session, is_session_dropped
 from proxying import (
+    PROXY,
     STARTUP_SECONDS,
     TENANT_UPSTREAM,
     UPSTREAM,
@@ -368,3 +370,48 @@ def test_only_a_404_on_a_session_counts_as_a_dropped_session() -> None:
     assert is_session_dropped(wrapped)
     assert not is_session_dropped(MCPError(CONNECTION_CLOSED, "Connection closed"))
     assert not is_session_dropped(MCPError(INVALID_REQUEST, "Bad request"))
+
+
+# -- the host's log: an HTTP upstream's URL credentials never reach it --
+
+_PASSWORD, _API_KEY = "s3cret-pw-4417", "k3y-secret-9021"
+
+
+def _with_credentials(url: str) -> str:
+    return url.replace("http://", f"http://alice:{_PASSWORD}@") + f"?api_key={_API_KEY}"
+
+
+@pytest.mark.anyio
+async def test_the_upstream_urls_credentials_are_not_logged_at_start_up_or_when_its_session_is_reopened(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "server.log"
+    async with upstream_on_one_port() as (url, restart):
+        logged = StdioServerParameters(
+            command="sh",
+            args=["-c", 'exec "$@" 2>"$SERVER_LOG"', "sh", *PROXY, _with_credentials(url)],
+            env={**os.environ, "SERVER_LOG": str(log)},
+        )
+        async with Client(logged, mode="legacy") as client:
+            with anyio.fail_after(STARTUP_SECONDS):
+                await client.call_tool("remember", {"text": "before the restart"})
+                await restart()
+                remembered = await client.call_tool("remember", {"text": "after the restart"})
+    assert (remembered.meta or {})[RESTARTED_META]["restarts"] == 1
+    written = log.read_text()
+    assert "ended its session" in written  # the reopen was logged, with the upstream named
+    assert "127.0.0.1" in written
+    assert _PASSWORD not in written
+    assert _API_KEY not in written
+
+
+@pytest.mark.anyio
+async def test_an_unreachable_upstreams_credentials_are_not_in_the_start_up_error() -> None:
+    unreachable = _with_credentials(f"http://127.0.0.1:{free_port()}/mcp")
+    with anyio.fail_after(STARTUP_SECONDS):
+        done = await anyio.run_process([*PROXY, "--startup-timeout", "5", unreachable], check=False)
+    said = done.stderr.decode()
+    assert done.returncode == 1
+    assert "not reachable" in said
+    assert _PASSWORD not in said
+    assert _API_KEY not in said

@@ -20,6 +20,8 @@ from mcp_errors._shared.sanitize import (
     find_leaks,
     is_secret_name,
     known_to_the_agent,
+    redact_url,
+    redact_urls,
     roots_announced,
     sanitize_json,
     sanitize_text,
@@ -469,3 +471,38 @@ async def test_keeping_known_paths_in_hostile_text_does_not_hang(unit: str) -> N
         await anyio.to_thread.run_sync(
             functools.partial(sanitize_text, text, limit=len(text), keep=keep), abandon_on_cancel=True
         )
+
+
+# -- URLs in log lines (`redact_url`, `redact_urls`) --
+
+
+@pytest.mark.parametrize(
+    ("url", "logged"),
+    [
+        ("https://bot:s3cret@api.example.com/mcp", "https://[REDACTED]@api.example.com/mcp"),
+        ("https://ghp_token@github.example/mcp", "https://[REDACTED]@github.example/mcp"),
+        ("http://127.0.0.1:8000/mcp?api_key=k3y&x", "http://127.0.0.1:8000/mcp?api_key=[REDACTED]&[REDACTED]"),
+        ("postgresql://app:p@ss%zz@db:5432/keys", "postgresql://[REDACTED]@db:5432/keys"),
+        ("app:s3cret@db:5432/keys", "[REDACTED]@db:5432/keys"),
+        ("//app:s3cret@db/keys?password=x", "//[REDACTED]@db/keys?password=[REDACTED]"),
+        ("https://idp.example/cb#access_token=t0k", "https://idp.example/cb#[REDACTED]"),
+        ("redis://cache:6379/0", "redis://cache:6379/0"),
+    ],
+)
+def test_a_url_in_a_log_line_keeps_where_it_points_and_loses_its_credentials(url: str, logged: str) -> None:
+    assert redact_url(url) == logged
+
+
+@given(
+    secret=st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zs")), min_size=6).filter(
+        lambda s: not set(s) & set("/?#@&= \"'<>`")
+    )
+)
+def test_no_credential_of_a_url_survives_its_redaction_in_prose(secret: str) -> None:
+    assume(secret not in "[REDACTED]" and not any(secret in part for part in ("example.com", "mcp", "https")))
+    line = (
+        f"The upstream server https://user:{secret}@example.com/mcp?token={secret} and "
+        f"postgresql://{secret}@example.com/db are gone."
+    )
+    assert secret not in redact_urls(line)
+    assert "example.com/mcp" in redact_urls(line)

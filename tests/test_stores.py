@@ -378,6 +378,24 @@ def test_open_store_chooses_the_store_by_url(tmp_path: Path) -> None:
     assert open_store("memory://", ttl_seconds=5).ttl_seconds == 5
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://app:hun%zzter2@127.0.0.1:1/keys",  # a '%' that starts no escape: libpq quotes the password
+        "//app:hun%zzter2@db/keys",  # no scheme
+        "app:hun%zzter2@db:5432/keys",
+        "db:5432/keys?password=hun%zzter2",
+    ],
+)
+def test_a_store_url_that_cannot_be_used_is_refused_without_echoing_its_password(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with pytest.raises(ValueError, match="store") as raised:
+        open_store(url, timeout_seconds=1)
+    assert "hun%zzter2" not in str(raised.value)
+    assert "hun%zzter2" not in caplog.text
+
+
 @pytest.mark.parametrize("url", ["mysql://db/app", "keys.sqlite3", "sqlite://", "sqlite://host/keys.sqlite3"])
 def test_open_store_refuses_urls_that_name_no_store(url: str) -> None:
     with pytest.raises(ValueError, match="sqlite:///"):

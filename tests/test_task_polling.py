@@ -14,8 +14,17 @@ import anyio
 import pytest
 import redis.asyncio
 from mcp import Client
+from mcp.server.extension import Extension, MethodBinding
+from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY, REQUEST_TIMEOUT, CallToolResult, TextContent
+from mcp_types import (
+    INTERNAL_ERROR,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    REQUEST_TIMEOUT,
+    CallToolResult,
+    RequestParams,
+    TextContent,
+)
 
 from mcp_errors import (
     Decision,
@@ -28,8 +37,9 @@ from mcp_errors import (
     read_partial,
     read_result,
 )
+from mcp_errors._client import task_polling
 from mcp_errors._client.task_polling import watching_task
-from mcp_errors._shared.contract import IDEMPOTENCY_KEY_META, TASK_META
+from mcp_errors._shared.contract import IDEMPOTENCY_KEY_META, TASK_META, TASKS_EXTENSION
 from mcp_errors.stores import MemoryStore
 from servers.checks import assert_sound_outcome
 from services import require_fastmcp_tasks
@@ -255,3 +265,129 @@ async def test_a_keyed_resend_while_its_task_runs_polls_the_same_task(reports: A
             again = await client.call_tool("slow", {"seconds": 0.4}, meta=meta)
     assert read_result(again).task_id == getattr(created, "task_id", None)
     assert runs.started.count("slow") == 1
+
+
+# -- a low-level task server that asks for 10^9 ms between polls (runs in the main environment) --
+
+
+class _PacedTasks(Extension):
+    """The tasks extension as a hostile server plays it: every answer asks for 10^9 ms between polls.
+
+    Its one task ends `completed` half a second after it starts; with `fail_get`, every
+    `tasks/get` answers JSON-RPC error -32603 instead.
+    """
+
+    identifier = TASKS_EXTENSION
+
+    def __init__(self, *, fail_get: bool = False) -> None:
+        self.fail_get = fail_get
+        self.started = math.inf
+        self.gets = 0
+        self.cancels = 0
+
+    def _task(self, status: str, **fields: Any) -> dict[str, Any]:
+        return {"taskId": "t-1", "status": status, "createdAt": "2026-01-01T00:00:00Z", "ttlMs": 60_000,
+                "pollIntervalMs": 10**9, **fields}  # fmt: skip
+
+    async def intercept_tool_call(self, params: Any, ctx: Any, call_next: Any) -> dict[str, Any]:
+        self.started = anyio.current_time()
+        return {"resultType": "task", **self._task("working")}
+
+    def methods(self) -> tuple[MethodBinding, ...]:
+        return (
+            MethodBinding("tasks/get", _TaskIdParams, self._get),
+            MethodBinding("tasks/cancel", _TaskIdParams, self._cancel),
+        )
+
+    async def _get(self, ctx: Any, params: Any) -> dict[str, Any]:
+        self.gets += 1
+        if self.fail_get:
+            raise MCPError(INTERNAL_ERROR, "task store unavailable")
+        if anyio.current_time() - self.started < 0.5:
+            return self._task("working")
+        return self._task("completed", result={"content": [{"type": "text", "text": "report ready"}]})
+
+    async def _cancel(self, ctx: Any, params: Any) -> dict[str, Any]:
+        self.cancels += 1
+        return self._task("cancelled")
+
+
+class _TaskIdParams(RequestParams):
+    taskId: str  # noqa: N815 (the wire's name)
+
+
+def paced(extension: _PacedTasks) -> Client:
+    server = MCPServer("paced", extensions=[extension])
+
+    @server.tool(structured_output=False)
+    def quarterly_report() -> None:
+        """Never runs: the extension answers every call with a task."""
+
+    return Client(server, extensions=[TaskPolling()])
+
+
+@pytest.mark.anyio
+async def test_a_task_that_ended_in_half_a_second_is_seen_before_the_deadline_whatever_interval_the_server_asks() -> (
+    None
+):
+    tasks = _PacedTasks()
+    async with paced(tasks) as client:
+        with anyio.fail_after(20):
+            report = await call_tool_with_recovery(client, "quarterly_report", {}, policy=RecoveryPolicy(deadline=3))
+    assert report.outcome.ok, report.outcome
+    assert report.outcome.message == "report ready"
+    assert tasks.cancels == 0
+
+
+@pytest.mark.anyio
+async def test_a_plain_call_with_a_read_timeout_sees_its_task_end_whatever_interval_the_server_asks() -> None:
+    tasks = _PacedTasks()
+    async with paced(tasks) as client:
+        with anyio.fail_after(20):
+            started = anyio.current_time()
+            result = await client.call_tool("quarterly_report", {}, read_timeout_seconds=3)
+            elapsed = anyio.current_time() - started
+    assert read_result(result).message == "report ready"
+    assert elapsed < 2.5  # seen within the time, not at its very end
+    assert tasks.cancels == 0
+
+
+@pytest.mark.anyio
+async def test_without_a_deadline_the_servers_interval_is_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert task_polling.MAX_POLL_SECONDS <= 60  # never days, whatever the server asks
+    monkeypatch.setattr(task_polling, "MAX_POLL_SECONDS", 0.6)  # the cap, shortened for the test
+    tasks = _PacedTasks()
+    async with paced(tasks) as client:
+        with anyio.fail_after(20), watching_task(None) as watch:
+            result = await client.call_tool("quarterly_report", {})
+    assert read_result(result).message == "report ready"
+    assert watch.polls <= 2
+
+
+@pytest.mark.anyio
+async def test_a_failing_tasks_get_is_reported_as_what_it_was_not_as_a_deadline() -> None:
+    tasks = _PacedTasks(fail_get=True)
+    async with paced(tasks) as client:
+        with anyio.fail_after(20):
+            started = anyio.current_time()
+            report = await call_tool_with_recovery(client, "quarterly_report", {}, policy=RecoveryPolicy(deadline=10))
+            elapsed = anyio.current_time() - started
+    outcome = report.outcome
+    assert_sound_outcome(outcome)
+    assert (outcome.category, outcome.code, outcome.execution_state) == (
+        "transient",
+        "TASK_POLL_FAILED",
+        "outcome_unknown",
+    )
+    assert outcome.task_id == "t-1"
+    assert tasks.cancels == 1  # not left running for nobody
+    assert elapsed < 10  # the first poll came within half the time, and its failure ended the call
+
+
+@pytest.mark.anyio
+async def test_a_failing_tasks_get_on_a_plain_call_answers_in_the_contract() -> None:
+    tasks = _PacedTasks(fail_get=True)
+    async with paced(tasks) as client:
+        with anyio.fail_after(20):
+            outcome = read_result(await client.call_tool("quarterly_report", {}, read_timeout_seconds=1))
+    assert (outcome.code, outcome.execution_state, outcome.task_id) == ("TASK_POLL_FAILED", "outcome_unknown", "t-1")

@@ -97,6 +97,11 @@ def build_server() -> MCPServer[Any]:
         raise MCPError(code, message, data)
 
     @server.tool(annotations=READ_ONLY)
+    def open_note(note: str) -> str:
+        """Look `note` up in an index resource, missing: -32002, naming the resource the server looked for."""
+        raise MCPError(-32002, "Resource not found: file:///srv/notes/index.json")
+
+    @server.tool(annotations=READ_ONLY)
     def fail_structured(structured: dict[str, Any], text: str = "failed") -> CallToolResult:
         """An `isError` result with the given structuredContent."""
         return CallToolResult(
@@ -111,6 +116,11 @@ def build_server() -> MCPServer[Any]:
             is_error=True,
             _meta={"io.modelcontextprotocol/toolFailure": failure, "trace": "kept"},
         )
+
+    @server.tool(annotations=READ_ONLY)
+    def claim_meta(meta: dict[str, Any], failed: bool = False) -> CallToolResult:
+        """Answer with `_meta` of the caller's choosing (what a hostile server can write), as a success or failure."""
+        return CallToolResult(content=[TextContent(type="text", text="done")], is_error=failed, _meta=meta)
 
     @server.tool(annotations=READ_ONLY)
     def with_meta(ctx: Context) -> CallToolResult:
@@ -195,6 +205,16 @@ def build_server() -> MCPServer[Any]:
         return f"written after {calls[key]} attempts"
 
     @server.tool(annotations=WRITES)
+    def sign_in_first(key: str) -> str:
+        """Ask for a sign-in at a URL (-32042, as servers of 2025-11-25 do) on the first call per key, then run."""
+        calls[key] += 1
+        if calls[key] == 1:
+            url = f"https://auth.example.com/connect?state={key}"
+            elicitation = {"mode": "url", "elicitationId": f"sign-in-{key}", "url": url, "message": "Sign in first."}
+            raise MCPError(-32042, "Sign in first.", {"elicitations": [elicitation]})
+        return f"signed in, ran after {calls[key]} attempts"
+
+    @server.tool(annotations=WRITES)
     def count_write(key: str) -> str:
         """A write that counts how often it ran for `key`."""
         calls[key] += 1
@@ -265,6 +285,11 @@ def build_server() -> MCPServer[Any]:
     def greeting() -> str:
         """A static resource."""
         return "hello from upstream"
+
+    @server.resource("note://retired/{name}")
+    def retired(name: str) -> str:
+        """A resource a server of 2025-11-25 and earlier reports missing with -32002."""
+        raise MCPError(-32002, "Resource not found", {"uri": f"note://retired/{name}"})
 
     @server.prompt()
     def summarize(topic: str) -> str:

@@ -446,14 +446,17 @@ class _RecoveryRun:
         # A call the server runs as a task is polled to the same limit (`TaskPolling`), and
         # its task cancelled there: the watch says what it saw when the limit cut the call.
         with watching_task(None if timeout is None else anyio.current_time() + timeout) as task:
+            limit_scope: anyio.CancelScope | None = None
             try:
-                with anyio.fail_after(timeout):
+                with anyio.fail_after(timeout) as limit_scope:
                     answer = await call(self.name, self.arguments, meta or None)
                     outcome = read_result(answer, arguments=self.arguments)
             except Exception as exc:
                 if not is_call_failure(exc):
                     raise
-                outcome = read_result(task.stopped_result() if task.running else exc)
+                # Only the limit running out is a deadline: any other failure says what it was.
+                cut = limit_scope is not None and limit_scope.cancelled_caught
+                outcome = read_result(task.stopped_result() if task.running and cut else exc)
         duration = self.elapsed() - at
         if outcome.category is ErrorCategory.TRANSIENT:
             self.budget.record_failure()

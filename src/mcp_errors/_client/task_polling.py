@@ -11,9 +11,11 @@ and `tasks/cancel` asks a running one to stop (cooperatively: it may end otherwi
 one `fastmcp-tasks` adds), and a server may run that client's calls as tasks. Each one is
 finished here:
 
-- polled at the server's `pollIntervalMs` (each answer may change it), never past the time
-  the call has: the attempt's deadline under `call_tool_with_recovery`, else the call's
-  `read_timeout_seconds`, else until the task ends;
+- polled at the server's `pollIntervalMs` (each answer may change it), but never less often
+  than every 30 s (`MAX_POLL_SECONDS`) and, with a deadline, at least once in each half of
+  the time left, so that a server asking for days between polls cannot hide a task that
+  ended in half a second; never past the time the call has: the attempt's deadline under
+  `call_tool_with_recovery`, else the call's `read_timeout_seconds`, else until the task ends;
 - cancelled (`tasks/cancel`) when that time runs out, or when the caller is cancelled, so
   that no task is left running for nobody: the call then answers `TASK_DEADLINE`;
 - turned into one `CallToolResult` whatever the end: the tool's result for a completed task,
@@ -25,6 +27,7 @@ finished here:
 | ended `cancelled` (by someone else)        | `TASK_CANCELLED`      | business            | `outcome_unknown` |
 | ended `failed` (a JSON-RPC error)          | `TASK_FAILED`         | business (inferred) | `outcome_unknown` |
 | unknown to the server (`tasks/get` -32602) | `TASK_EXPIRED`        | transient           | `outcome_unknown` |
+| `tasks/get` failed with another error      | `TASK_POLL_FAILED`    | transient / business | `outcome_unknown` |
 | asked for input this client does not give  | `TASK_INPUT_REQUIRED` | business            | `outcome_unknown` |
 
 Every such result, and a completed task's result, carries `_meta["mcp-errors/task"]`
@@ -63,7 +66,15 @@ from mcp_errors._shared.contract import TASK_META, TASKS_EXTENSION, ErrorCategor
 from mcp_errors._shared.envelope import FailureDetails, error_result
 from mcp_errors._shared.words import may_have_applied
 
-__all__ = ["TERMINAL_STATUSES", "CreatedTask", "TaskPolling", "TaskWatch", "read_task_state", "watching_task"]
+__all__ = [
+    "MAX_POLL_SECONDS",
+    "TERMINAL_STATUSES",
+    "CreatedTask",
+    "TaskPolling",
+    "TaskWatch",
+    "read_task_state",
+    "watching_task",
+]
 
 TERMINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
 
@@ -71,6 +82,9 @@ _DEFAULT_POLL_SECONDS: Final = 1.0
 """When the server says nothing of how often to poll."""
 _MIN_POLL_SECONDS: Final = 0.01
 """However often the server asks (0 included): a client must not spin."""
+MAX_POLL_SECONDS: Final = 30.0
+"""However seldom the server asks (`pollIntervalMs` of 10^9 included): a task that ended is seen
+within 30 s, and a call without a deadline never waits days for its first poll."""
 _CANCEL_SECONDS: Final = 5.0
 """How long `tasks/cancel` may take once the call's own time is over."""
 
@@ -143,9 +157,12 @@ class TaskWatch:
         try:
             state = await self.follow(session, created)
         except MCPError as exc:
-            if exc.code != INVALID_PARAMS:  # the extension's answer for a task it does not know
-                raise
-            return self._result(_EXPIRED, "unknown")
+            if exc.code == INVALID_PARAMS:  # the extension's answer for a task it does not know
+                return self._result(_EXPIRED, "unknown")
+            # The server could not say how the task stands: that is what happened, not a deadline.
+            # The task may still run, so it is cancelled rather than left running for nobody.
+            await self.cancel_task(session)
+            return self._result(self._poll_failed(exc.code), self.status or "working")
         if state is None:
             return self.stopped_result()
         if state.status == "input_required":
@@ -202,7 +219,9 @@ class TaskWatch:
                     if left <= 0:
                         await self.cancel_task(session)
                         return None
-                    wait = min(wait, left)
+                    # At least one poll in each half of the time left: a task that ends before
+                    # the deadline is seen before it, whatever interval the server asked for.
+                    wait = min(wait, max(left / 2, _MIN_POLL_SECONDS), left)
                 await anyio.sleep(wait)
                 state = await session.send_request(_GetTask.about(created.task_id), _TaskState)
                 self.polls += 1
@@ -223,13 +242,7 @@ class TaskWatch:
 
     def stopped_result(self) -> CallToolResult:
         """The answer of a call whose time ran out while its task ran (`TASK_DEADLINE`)."""
-        elapsed = max(anyio.current_time() - self.started, 0.0)
-        tried = f"after {self.polls} poll{'s' if self.polls != 1 else ''} over {elapsed:.1f} s"
-        cancel = {
-            "acknowledged": "its cancellation was requested and acknowledged",
-            "not acknowledged": "its cancellation was requested but not acknowledged",
-            "not sent": "it was not cancelled",
-        }[self.cancel]
+        tried, cancel = self._what_was_seen()
         details = FailureDetails(
             message="Task still running at the deadline",
             category=ErrorCategory.TRANSIENT,
@@ -245,7 +258,31 @@ class TaskWatch:
         self.status = task.status
         interval = task.poll_interval_ms
         if interval is not None and math.isfinite(interval):
-            self._interval = max(interval / 1000, _MIN_POLL_SECONDS)
+            self._interval = min(max(interval / 1000, _MIN_POLL_SECONDS), MAX_POLL_SECONDS)
+
+    def _what_was_seen(self) -> tuple[str, str]:
+        """How many polls over how long, and what became of the cancel, as the descriptions say them."""
+        elapsed = max(anyio.current_time() - self.started, 0.0)
+        cancel = {
+            "acknowledged": "its cancellation was requested and acknowledged",
+            "not acknowledged": "its cancellation was requested but not acknowledged",
+            "not sent": "it was not cancelled",
+        }[self.cancel]
+        return f"after {self.polls} poll{'s' if self.polls != 1 else ''} over {elapsed:.1f} s", cancel
+
+    def _poll_failed(self, code: int) -> FailureDetails:
+        """A `tasks/get` answered with an error other than -32602: the task's end is unknown (`TASK_POLL_FAILED`)."""
+        seen, cancel = self._what_was_seen()
+        transient = code in (INTERNAL_ERROR, REQUEST_TIMEOUT)
+        return FailureDetails(
+            message="Task status unavailable",
+            category=ErrorCategory.TRANSIENT if transient else ErrorCategory.BUSINESS,
+            description=f"The server failed to report the task's status (tasks/get answered JSON-RPC error {code} "
+            f"{seen}), so how the task ended is unknown; {cancel}. {may_have_applied()}",
+            code="TASK_POLL_FAILED",
+            execution_state=ExecutionState.OUTCOME_UNKNOWN,
+            inferred=True,
+        )
 
     def _result(self, details: FailureDetails, status: str) -> CallToolResult:
         return _with_task(error_result(details), self.task_id, status)

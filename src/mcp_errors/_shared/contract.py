@@ -29,6 +29,7 @@ __all__ = [
     "PROTOCOL_SIGNAL_CODES",
     "REPLAYED_META",
     "REQUIRED_FIELDS",
+    "RETIRED_RESOURCE_NOT_FOUND",
     "TASKS_EXTENSION",
     "TASK_META",
     "ErrorCategory",
@@ -134,6 +135,7 @@ CONTRACT_CODES: Final = frozenset(
         "TASK_INPUT_REQUIRED",
         "TASK_LOOKUP_FAILED",
         "TASK_NOT_RELAYED",
+        "TASK_POLL_FAILED",
         "TASK_RUNNING",
         "TASK_TIMEOUT",
         "TOOL_ERROR",
@@ -193,6 +195,10 @@ def is_protocol_signal(exc: BaseException) -> bool:
 
 PROTOCOL_SIGNAL_CODES: Final = frozenset({URL_ELICITATION_REQUIRED, MISSING_REQUIRED_CLIENT_CAPABILITY})
 """The JSON-RPC error codes that stay JSON-RPC errors on every path (`is_protocol_signal`)."""
+
+RETIRED_RESOURCE_NOT_FOUND: Final = -32002
+"""Resource not found up to 2025-11-25. 2026-07-28 answers -32602 instead and forbids emitting it
+(clients should still accept it); -32042, URL elicitation required, is retired likewise."""
 
 
 # -- where idempotency keys travel (`_meta` keys shared by the client policy and the servers) --

@@ -391,7 +391,20 @@ _SCHEMA_OBJECTS: Final = frozenset(
 
 # A rate limit or quota that these words qualify is used up for a period no retry waits out.
 _NO_WAIT_FIXES_QUOTA: Final = frozenset(
-    {"daily", "day", "today", "monthly", "month", "billing", "plan", "upgrade", "credits", "credit", "subscription", "disk"}
+    {
+        "daily",
+        "day",
+        "today",
+        "monthly",
+        "month",
+        "billing",
+        "plan",
+        "upgrade",
+        "credits",
+        "credit",
+        "subscription",
+        "disk",
+    }
 )
 
 # Words that give a quota a short period, or ask for a wait: without one, a quota is used up for good.

@@ -17,6 +17,10 @@ What the agent itself already knows is kept (`sanitize_text(..., keep=...)`, bui
 server announces as its roots (`list_allowed_directories`) with the paths beneath them. A
 secret is redacted even when the agent sent it: credentials are never echoed.
 
+`redact_url` and `redact_urls` are the log's own, narrower redaction: a URL keeps its scheme,
+host, port and path (what an operator needs to tell which server is meant) and loses its
+userinfo, its query values and its fragment, wherever the proxy or a store writes one.
+
 Every scan is linear in the text's length: patterns start only where a run of their
 characters starts, and the key/value scan resumes after each value it redacts, so hostile
 text (`a=a=a=...`) cannot make it quadratic.
@@ -45,6 +49,8 @@ __all__ = [
     "has_secret",
     "is_secret_name",
     "known_to_the_agent",
+    "redact_url",
+    "redact_urls",
     "roots_announced",
     "sanitize_json",
     "sanitize_text",
@@ -360,6 +366,48 @@ def encodable(text: str) -> str:
 def escape_surrogates(text: str) -> str:
     """`text` with every lone surrogate written as its JSON escape (`\\ud800`), six ASCII characters."""
     return text if text.isascii() else _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def redact_url(url: str) -> str:
+    """`url` for a log line: its userinfo, query values and fragment redacted, the rest kept.
+
+    Also for a URL without a scheme (`user:password@host/db`, `//host/db?password=x`): what
+    comes before the last `@` of the authority is userinfo.
+
+    Example:
+        ```python
+        from mcp_errors._shared.sanitize import redact_url
+
+        url = "https://bot:s3cret@api.example.com/mcp?api_key=k3y&region=eu#frag"
+        assert redact_url(url) == "https://[REDACTED]@api.example.com/mcp?api_key=[REDACTED]&region=[REDACTED]#[REDACTED]"
+        ```
+    """
+    scheme, marker, rest = url.partition("://")
+    if not marker:
+        scheme, rest = "", url.removeprefix("//")
+        marker = "//" if url.startswith("//") else ""
+    end = next((at for at, char in enumerate(rest) if char in "/?#"), len(rest))
+    authority, tail = rest[:end], rest[end:]
+    if "@" in authority:
+        authority = f"{REDACTED}@{authority.rpartition('@')[2]}"
+    tail, hash_mark, fragment = tail.partition("#")
+    path, question_mark, query = tail.partition("?")
+    if query:
+        query = "&".join(
+            f"{part.partition('=')[0]}={REDACTED}" if "=" in part else REDACTED if part else ""
+            for part in query.split("&")
+        )
+    return f"{scheme}{marker}{authority}{path}{question_mark}{query}{hash_mark}{REDACTED if fragment else ''}"
+
+
+def redact_urls(text: str) -> str:
+    """`text` with every `scheme://...` URL in it passed through `redact_url`, for a log line."""
+    return _URL.sub(lambda match: redact_url(match.group()), text) if "://" in text else text
+
+
+# A scheme (bounded), `://`, and the run of characters a URL in prose can hold: each start
+# position costs at most the scheme's bound, and a match consumes what it covers.
+_URL: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{0,31}://[^\s\"'<>`]*")
 
 
 # Tools raise the same messages and descriptions over and over; a dozen regex passes per

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Collection, Iterable, Mapping
@@ -13,7 +14,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from mcp_errors._shared.sanitize import MAX_MESSAGE_CHARS, REDACTED, encodable, has_secret, is_secret_name
+from mcp_errors._shared.sanitize import (
+    MAX_MESSAGE_CHARS,
+    REDACTED,
+    encodable,
+    escape_surrogates,
+    has_secret,
+    is_secret_name,
+)
 from mcp_errors.check._rules import RULES, Family, Finding, Severity
 
 __all__ = [
@@ -114,6 +122,46 @@ def _shown(value: Any, name: str, limit: int | None) -> Any:
 def _clipped(text: str, limit: int | None) -> str:
     printable = "".join(char if char.isprintable() else " " for char in encodable(text))
     return clip(printable, limit)
+
+
+MAX_NAME_CHARS: Final = 200
+"""The most of a tool name a report shows: a server can name a tool with 100 KB."""
+
+
+def capped_name(name: str) -> str:
+    """A tool name as the reports show it: whole up to 200 characters, else its first 200, `…`
+    and 12 hex digits of its SHA-256, so that names alike in their first 200 stay apart.
+
+    The same name always gives the same text, so a baseline written from a report matches.
+    """
+    if len(name) <= MAX_NAME_CHARS:
+        return name
+    digest = hashlib.sha256(escape_surrogates(name).encode("utf-8", "replace")).hexdigest()[:12]
+    return f"{name[:MAX_NAME_CHARS]}…{digest}"
+
+
+def capped_names(report: CheckReport) -> CheckReport:
+    """`report` with every tool name in it capped (`capped_name`), for every format it is written in."""
+    cap = capped_name
+    return replace(
+        report,
+        findings=[
+            replace(
+                finding,
+                tool=None if finding.tool is None else cap(finding.tool),
+                tools=tuple(cap(tool) for tool in finding.tools),
+            )
+            for finding in report.findings
+        ],
+        tools_checked=[cap(tool) for tool in report.tools_checked],
+        tools_skipped={cap(tool): reason for tool, reason in report.tools_skipped.items()},
+        tools_unchecked=[cap(tool) for tool in report.tools_unchecked],
+        tools_without_valid_call=[cap(tool) for tool in report.tools_without_valid_call],
+        valid_calls={cap(tool): record for tool, record in report.valid_calls.items()},
+        empty_calls={cap(tool): record for tool, record in report.empty_calls.items()},
+        changes=[{**change, "tool": cap(str(change.get("tool", "")))} for change in report.changes],
+        unused_arguments=[cap(tool) for tool in report.unused_arguments],
+    )
 
 
 def clip(text: str, limit: int | None) -> str:

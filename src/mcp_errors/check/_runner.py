@@ -42,7 +42,7 @@ from mcp_errors.check._args import CallArguments, ToolArguments
 from mcp_errors.check._judge import RAW_DUMP_ADVICE, Verdict, judge_call, raw_dump, reads_as_failure
 from mcp_errors.check._patterns import CutShortError, OutOfTimeError, time_limit
 from mcp_errors.check._probes import Probe, invalid_probes
-from mcp_errors.check._report import CallRecord, CheckReport, clip, shown_arguments
+from mcp_errors.check._report import CallRecord, CheckReport, capped_names, clip, shown_arguments
 from mcp_errors.check._rules import Family, Finding
 from mcp_errors.check._stdout import StdoutNoise, catch_stdout_noise
 from mcp_errors.check._values import ArgumentHints, valid_arguments, waits_seconds
@@ -189,7 +189,7 @@ async def check_server(target: Target, options: CheckOptions | None = None) -> C
     if not options.contract:
         findings = [finding for finding in findings if finding.family is Family.ANY_SERVER]
     findings.sort(key=lambda f: (f.tool or "", f.rule))
-    return CheckReport(
+    report = CheckReport(
         server={"target": label, **run.server_info},
         findings=findings,
         tools_checked=run.checked,
@@ -207,12 +207,14 @@ async def check_server(target: Target, options: CheckOptions | None = None) -> C
         listing_pages=run.listing_pages,
         listing_complete=not run.listing_cut,
     )
+    return capped_names(report)
 
 
 async def _check(target: Target, run: _Run) -> None:
     options = run.options
     async with AsyncExitStack() as stack:
         errlog: IO[str] | None = None
+        stdout_noise: StdoutNoise | None = None
         server: Any = target
         if isinstance(target, str) and not target.startswith(("http://", "https://")):
             target = shlex.split(target)
@@ -245,6 +247,10 @@ async def _check(target: Target, run: _Run) -> None:
         )
         connect_budget = min(connect_timeout, max(run.remaining(), 0.01))
         scope = anyio.CancelScope(deadline=anyio.current_time() + connect_budget)
+        if stdout_noise is not None:
+            # An answer to the handshake or the listing that the client dropped is never
+            # coming again: stop waiting for it at once.
+            stdout_noise.on_lost_answer = scope.cancel
         connected = False
         finished = False
         tools: list[Tool] = []
@@ -254,6 +260,8 @@ async def _check(target: Target, run: _Run) -> None:
                     listing = await list_tools_leniently(client)
                     tools, malformed = listing.tools, listing.malformed
                     connected = True
+                    if stdout_noise is not None:
+                        stdout_noise.on_lost_answer = None
                     scope.deadline = run.deadline + _TEARDOWN_GRACE
                     if client.server_info is not None:
                         run.server_info = {"name": client.server_info.name, "version": client.server_info.version}
@@ -279,7 +287,9 @@ async def _check(target: Target, run: _Run) -> None:
                 run.mark_unreached(tools)
                 run.add("ME017", None, f"the run stopped early: {_describe(exc)}{_tail(errlog)}")
             # After the last tool the findings are complete; an error while closing is not one.
-        if scope.cancelled_caught:
+        if scope.cancelled_caught and not connected and stdout_noise is not None and stdout_noise.lost_answer:
+            run.add("ME015", None, f"{stdout_noise.lost_answer}, so the handshake or tools/list never completed")
+        elif scope.cancelled_caught:
             if connected or connect_budget < connect_timeout:
                 run.stopped = True
             else:

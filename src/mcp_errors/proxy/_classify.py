@@ -39,7 +39,13 @@ from typing import Any, Final
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_TIMEOUT
 
 from mcp_errors._server.arguments import classify_schema_violations, unknown_tool
-from mcp_errors._shared.contract import ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
+from mcp_errors._shared.contract import (
+    ENVELOPE_SCHEMA,
+    RETIRED_RESOURCE_NOT_FOUND,
+    ErrorCategory,
+    ExecutionState,
+    FieldError,
+)
 from mcp_errors._shared.envelope import FailureDetails
 from mcp_errors._shared.failure_vocabulary import KINDS
 from mcp_errors._shared.failure_words import (
@@ -194,6 +200,10 @@ class UpstreamClassifier:
         judged = judge_failure(
             strip_sdk_wrappers(failure.text), read_only=failure.read_only, arguments=failure.arguments
         )
+        if _code_of(failure) == RETIRED_RESOURCE_NOT_FOUND and (judged is None or judged.code != "NOT_FOUND"):
+            # -32002 says what failed (resource not found) whatever its words say of whose path
+            # it was: a resource that is not there, not a server that cannot use its own.
+            return _with_words(_RESOURCE_NOT_FOUND, said)
         if judged is None:
             return _with_words(_UNCLASSIFIED, said)
         if judged.code == "UNKNOWN_TOOL":
@@ -568,6 +578,10 @@ def from_judgment(judged: Judgment, *, inferred: bool = True) -> FailureDetails:
         inferred=inferred,
     )
 
+
+_RESOURCE_NOT_FOUND: Final = from_judgment(
+    Judgment(KINDS["NOT_FOUND"], "JSON-RPC error -32002 (resource not found)"), inferred=False
+)
 
 _UNCLASSIFIED: Final = FailureDetails(
     message="The tool failed",

@@ -7,6 +7,13 @@ classified by `proxy/_classify.py` and written with the fastmcp adapter's `error
 else passes unchanged,
 except a success with no content at all, which gets a text saying the tool ran and found
 nothing. tools/list gets outputSchemas that also admit the error envelope.
+
+`ModernFrontMiddleware`, outermost, keeps the codes 2026-07-28 retired off that revision's
+fronts: the upstream is always reached in the 2025-11-25 era, so it may answer -32042 (URL
+elicitation required) or -32002 (resource not found), which a 2026-07-28 implementation
+must not emit. There they become what that revision defines: an `InputRequiredResult` whose
+`inputRequests` carry the same URL-mode elicitations, and -32602 (Invalid Params) with the
+same message and data. A 2025-11-25 front gets them unchanged.
 """
 
 from __future__ import annotations
@@ -22,18 +29,30 @@ from fastmcp.tools import Tool, ToolResult
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     CONNECTION_CLOSED,
+    INVALID_PARAMS,
+    URL_ELICITATION_REQUIRED,
     CallToolRequestParams,
     ContentBlock,
+    ElicitRequest,
+    ElicitRequestURLParams,
+    InputRequiredResult,
     ListToolsRequest,
     TextContent,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_errors._client.outcome import is_call_failure, read_result
 from mcp_errors._server.arguments import unknown_tool
 from mcp_errors._server.classify import classify_failure, classify_known, log_fields, new_error_id
 from mcp_errors._server.fastmcp import error_tool_result, forget_raw_text, sanitized_contract_result, widen_tools
 from mcp_errors._shared.causes import causes
-from mcp_errors._shared.contract import PROTOCOL_SIGNAL_CODES, ErrorCategory, ExecutionState, asks_for_tasks
+from mcp_errors._shared.contract import (
+    PROTOCOL_SIGNAL_CODES,
+    RETIRED_RESOURCE_NOT_FOUND,
+    ErrorCategory,
+    ExecutionState,
+    asks_for_tasks,
+)
 from mcp_errors._shared.envelope import FailureDetails, WideningCache, empty_result, is_empty_result
 from mcp_errors._shared.sanitize import MAX_DESCRIPTION_CHARS, ROOTS_TOOL, roots_announced, sanitize_text
 from mcp_errors._shared.telemetry import annotate_tool_result
@@ -41,9 +60,11 @@ from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, with_tool_failure
 from mcp_errors._shared.words import RESEND_RULE, resend_after
 from mcp_errors.proxy._child import ChildProcess, UpstreamUnavailableError
 from mcp_errors.proxy._classify import UpstreamClassifier, UpstreamFailure
+from mcp_errors.proxy._guard import REPEAT_OF_META
+from mcp_errors.proxy._restarts import RESTARTED_META
 from mcp_errors.proxy._sessions import UpstreamBusyError
 
-__all__ = ["ContractMiddleware", "returns_resource_text"]
+__all__ = ["ContractMiddleware", "ModernFrontMiddleware", "returns_resource_text"]
 
 logger = logging.getLogger("mcp_errors.proxy")
 failure_log = logging.getLogger("mcp_errors.proxy.failures")
@@ -100,7 +121,7 @@ class ContractMiddleware(Middleware):
         call_next: CallNext[CallToolRequestParams, ToolResult],
     ) -> ToolResult:
         try:
-            result = await call_next(context)
+            result = _without_proxy_meta(await call_next(context))
         except Exception as exc:
             written = await self._from_exception(context, exc)
             forget_raw_text(exc, written)  # fastmcp's span records `exc` when the request ends
@@ -294,6 +315,66 @@ class ContractMiddleware(Middleware):
         return list(self._tools)
 
 
+class ModernFrontMiddleware(Middleware):
+    """On a 2026-07-28 front, the retired codes an upstream of 2025-11-25 answers become what that revision defines.
+
+    - -32042 (URL elicitation required) on tools/call: an `InputRequiredResult` whose
+      `inputRequests` are the same URL-mode elicitations (the client shows the URLs and calls
+      again, and the upstream, which keeps the state, answers); an error without a usable
+      URL becomes a contract error instead (business, not executed).
+    - -32002 (resource not found) on resources/read: -32602 (Invalid Params), the same
+      message and data.
+
+    The outermost of the proxy's middlewares, so that inner ones (the idempotency replay
+    releasing a key, the breaker) still see the upstream's own error.
+    """
+
+    async def __call__(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
+        if context.method not in ("tools/call", "resources/read"):
+            return await call_next(context)
+        try:
+            return await call_next(context)
+        except Exception as exc:
+            rpc = _find(exc, MCPError)
+            if rpc is None or not _front_is_modern(context):
+                raise
+            if context.method == "resources/read" and rpc.code == RETIRED_RESOURCE_NOT_FOUND:
+                raise MCPError(INVALID_PARAMS, rpc.error.message, rpc.error.data) from None
+            if context.method == "tools/call" and rpc.code == URL_ELICITATION_REQUIRED:
+                return _url_elicitations(rpc, context.message.name)
+            raise
+
+
+def _front_is_modern(context: MiddlewareContext[Any]) -> bool:
+    fastmcp_context = context.fastmcp_context
+    request = fastmcp_context.request_context if fastmcp_context is not None else None
+    return request is not None and request.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def _url_elicitations(error: MCPError, tool: str) -> ToolResult:
+    """-32042's elicitations as 2026-07-28 asks for them: an `InputRequiredResult` (SEP-2322)."""
+    from fastmcp.tools.base import InputRequiredToolResult  # the proxy's fastmcp has it; only asked for here
+
+    data = error.error.data
+    listed = data.get("elicitations") if isinstance(data, Mapping) else None
+    asks: dict[str, Any] = {}
+    for number, item in enumerate(listed if isinstance(listed, list) else []):
+        if not isinstance(item, Mapping) or item.get("mode", "url") != "url":
+            continue
+        url, message = item.get("url"), item.get("message")
+        if not isinstance(url, str) or not url or not isinstance(message, str):
+            continue
+        key = item.get("elicitationId")
+        params = ElicitRequestURLParams(mode="url", url=url, message=message)
+        asks[key if isinstance(key, str) and key and key not in asks else f"elicitation-{number}"] = ElicitRequest(
+            params=params
+        )
+    if not asks:
+        return error_tool_result(_NO_URL_TO_OPEN, new_error_id())
+    logger.debug("tool %r: -32042 from the upstream sent as %d URL elicitation(s)", _loggable(tool, 200), len(asks))
+    return InputRequiredToolResult(InputRequiredResult(input_requests=asks))
+
+
 def _fits(value: object, schema: Mapping[str, Any]) -> bool:
     import jsonschema  # on first use: the proxy's start-up does without it
 
@@ -381,6 +462,16 @@ _TASK_NOT_RELAYED: Final = FailureDetails(
     execution_state=ExecutionState.NOT_EXECUTED,
 )
 
+_NO_URL_TO_OPEN: Final = FailureDetails(
+    message="The server asks for a step in a browser",
+    category=ErrorCategory.BUSINESS,
+    description="The server asked for an interaction the user completes at a URL (a sign-in, a payment, a key) "
+    "before it runs this call, but gave no URL to open, so the call did not run. Escalate to the user or to "
+    "whoever runs the server.",
+    code="TOOL_ERROR",
+    execution_state=ExecutionState.NOT_EXECUTED,
+)
+
 _UNREADABLE: Final = FailureDetails(
     message="The server answered with an error",
     category=ErrorCategory.BUSINESS,
@@ -431,6 +522,19 @@ def _loggable(text: str, limit: int) -> str:
 _MAX_LOGGED_CHARS: Final = 2000
 _MAX_LOGGED_NAME_CHARS: Final = 200
 _CONTROL_CHARACTERS: Final = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F)}
+
+
+_PROXY_META: Final = (RESTARTED_META, REPEAT_OF_META)
+"""The `_meta` keys only this proxy writes: an upstream's own are dropped, never passed on as ours."""
+
+
+def _without_proxy_meta(result: ToolResult) -> ToolResult:
+    """`result` without the keys only this proxy writes: an upstream must not forge a restart notice."""
+    meta = result.meta
+    if not meta or not any(key in meta for key in _PROXY_META):
+        return result
+    kept = {key: value for key, value in meta.items() if key not in _PROXY_META}
+    return result.model_copy(update={"meta": kept or None})
 
 
 def _safe_guidance(meta: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -40,13 +40,13 @@ from fastmcp.tools import Tool
 from mcp_errors._client.budget import RetryBudget
 from mcp_errors._server.fastmcp import ReplayMiddleware, replay_middleware
 from mcp_errors._server.replay import as_store
-from mcp_errors._shared.sanitize import ROOTS_TOOL
+from mcp_errors._shared.sanitize import ROOTS_TOOL, redact_url, redact_urls
 from mcp_errors._shared.words import seconds_in_words
 from mcp_errors.proxy._breaker import AnswerProbe, BreakerMiddleware, BreakerSettings
 from mcp_errors.proxy._child import ChildProcess
 from mcp_errors.proxy._classify import UpstreamClassifier
 from mcp_errors.proxy._guard import RepeatGuardMiddleware
-from mcp_errors.proxy._middleware import ContractMiddleware
+from mcp_errors.proxy._middleware import ContractMiddleware, ModernFrontMiddleware
 from mcp_errors.proxy._restarts import RestartNoticeMiddleware, Restarts
 from mcp_errors.proxy._rules import Rules
 from mcp_errors.proxy._sessions import (
@@ -192,6 +192,8 @@ def build_proxy(upstream: Upstream, settings: ProxySettings | None = None) -> Fa
     # upstream's answers first; inside it, the upstream's exceptions are still exceptions.
     server.add_middleware(CallerMiddleware(settings.tenant_header, sessions=sessions))
     server.add_middleware(ProxyMetadataMiddleware(provider, **_UPSTREAM_IDENTITY))
+    # A 2026-07-28 front never gets the codes that revision retired (-32042, -32002).
+    server.add_middleware(ModernFrontMiddleware())
     server.add_middleware(RestartNoticeMiddleware(restarts))
     if settings.repeat_guard:
         server.add_middleware(RepeatGuardMiddleware(settings.repeat_guard))
@@ -318,8 +320,10 @@ def _name_key_namespace(server: FastMCP[Any], upstream_name: str | None) -> None
 
 
 def _startup_message(upstream: Upstream, reason: str) -> str:
+    # The host keeps this line in its log: an upstream URL's credentials stay out of it.
+    reason = redact_urls(reason)
     if isinstance(upstream, str):
-        return f"The upstream server {upstream} {reason}."
+        return f"The upstream server {redact_url(upstream)} {reason}."
     message = f"The upstream server `{shlex.join(upstream.server_command)}` {reason}."
     lines = upstream.tail.last_lines()
     if lines:

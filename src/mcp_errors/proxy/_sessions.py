@@ -67,6 +67,7 @@ from mcp_types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_errors._shared.causes import causes
+from mcp_errors._shared.sanitize import redact_url
 from mcp_errors._shared.telemetry import record_proxy_decision
 
 __all__ = [
@@ -589,7 +590,8 @@ class KeptSessions:
             kept.client, kept.opened = client, kept.opened + 1
             kept.served = _may_leave_state.get()
             if not self.stateless:
-                logger.warning("The upstream server %s %s.", getattr(self.base.transport, "url", ""), kept.lost)
+                url = redact_url(str(getattr(self.base.transport, "url", "")))
+                logger.warning("The upstream server %s %s.", url, kept.lost)
                 record_proxy_decision("session_reopened")
         return client
 

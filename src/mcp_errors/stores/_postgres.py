@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from mcp_errors._shared.sanitize import redact_url
 from mcp_errors.stores._protocol import (
     Abandoned,
     Claim,
@@ -91,6 +92,7 @@ class PostgresStore(IdempotencyStore):
             import psycopg_pool  # noqa: F401  # fail at construction, not at the first call
         except ImportError as exc:
             raise ImportError("PostgresStore needs psycopg: pip install 'mcp-errors[postgres]'") from exc
+        _check_conninfo(url)
         self.url = url
         self.table = check_table_name(table)
         self.pool_min_size = pool_min_size
@@ -267,3 +269,20 @@ class PostgresStore(IdempotencyStore):
             # The claim is won and must reach its caller: a clean-up that waits on a lock or
             # fails is tried again at the next interval.
             logger.debug("expired idempotency keys were not deleted this time", exc_info=True)
+
+
+def _check_conninfo(url: str) -> None:
+    """Refuse a URL libpq cannot parse here, in words that hold none of it.
+
+    libpq's own message quotes the token it could not read (for a password with a `%` that
+    starts no escape, the password), and the pool would log it again on every reconnect.
+    """
+    import psycopg.conninfo
+
+    try:
+        psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        raise ValueError(
+            f"the PostgreSQL store URL {redact_url(url)!r} cannot be parsed: check its form, and percent-encode "
+            "a '%', '@', '/' or ':' in the user name or password (a '%' as %25)"
+        ) from None

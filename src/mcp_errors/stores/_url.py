@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from mcp_errors._shared.sanitize import redact_url
 from mcp_errors.stores._memory import MemoryStore
 from mcp_errors.stores._protocol import IdempotencyStore
 from mcp_errors.stores._sqlite import SQLiteStore
@@ -52,7 +53,8 @@ def open_store(url: str, **options: Any) -> IdempotencyStore:
         path = unquote(url.split(":", 1)[1].removeprefix("///"))
         if not path or path.startswith("//"):
             raise ValueError(
-                f"a SQLite store URL needs a file: sqlite:///relative/path or sqlite:////absolute/path, not {url!r}"
+                "a SQLite store URL needs a file: sqlite:///relative/path or sqlite:////absolute/path, "
+                f"not {redact_url(url)!r}"
             )
         return SQLiteStore(path, **options)
     if scheme in ("postgresql", "postgres"):
@@ -64,6 +66,6 @@ def open_store(url: str, **options: Any) -> IdempotencyStore:
 
         return RedisStore(url, **options)
     raise ValueError(
-        f"no idempotency store for {scheme + '://' if scheme else repr(url)}; "
+        f"no idempotency store for {scheme + '://' if '://' in url else repr(redact_url(url))}; "
         "use memory://, sqlite:///path, postgresql://... or redis://..."
     )

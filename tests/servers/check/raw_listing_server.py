@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 DESCRIPTION = "The argument customer_email must be an email address; correct it and call again."
@@ -60,6 +61,11 @@ def answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
+    serve(answer)
+
+
+def serve(answer: Callable[[str, dict[str, Any]], dict[str, Any]]) -> None:
+    """Answer JSON-RPC requests on stdin, one line each, with `answer(method, params)` (`LookupError`: not found)."""
     for line in sys.stdin:
         message = json.loads(line)
         if "id" not in message:
