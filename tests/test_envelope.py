@@ -294,21 +294,3 @@ def test_the_text_block_spells_out_each_field_error_for_text_only_hosts() -> Non
     text = details.to_text()
     assert "order_id: does not match (expected #NNNNN; received 'order-abc')" in text
     assert "amount: required argument is missing" in text
-
-
-@pytest.mark.parametrize(
-    "meta", [None, {"io.modelcontextprotocol/serverInfo": {"name": "s"}}], ids=["no meta", "a meta"]
-)
-def test_an_error_result_is_the_call_tool_result_its_constructor_would_build(meta: dict[str, Any] | None) -> None:
-    details = FailureDetails(message="Slow", category=ErrorCategory.TRANSIENT, description="Wait.", code="SLOW")
-    built = error_result(details, error_id="0123456789ab", meta=meta)
-    text, structured = details.write("0123456789ab")
-    expected = CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=structured, is_error=True, _meta=meta
-    )
-    assert built == expected
-    assert built.model_fields_set == expected.model_fields_set
-    for options in ({}, {"by_alias": True, "exclude_none": True, "mode": "json"}, {"exclude_unset": True}):
-        assert built.model_dump(**options) == expected.model_dump(**options)
-    assert built.model_copy(update={"is_error": False}).is_error is False
-    assert built.is_error is True

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from mcp_types import CallToolResult, ContentBlock, TextContent
+from mcp_types import CallToolResult, TextContent
 
 from mcp_errors._shared.contract import CONTRACT_FIELDS, ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._shared.error_text import ErrorHead, with_error_id, write_error_text
@@ -163,37 +163,12 @@ def error_result(
         envelope as `structuredContent`.
     """
     text, structured = details.write(error_id)
-    content: list[ContentBlock] = [TextContent(type="text", text=text)]
-    if not _CALL_TOOL_RESULT_IS_KNOWN:  # another mcp-types: its own constructor
-        return CallToolResult(
-            content=content, structured_content=structured, is_error=True, _meta=dict(meta) if meta else None
-        )
-    # What the constructor makes of these values, set directly: the text block is validated
-    # above and the envelope is a JSON object the writer made, so validating them again cost
-    # every error result about 8,000 instructions (benchmarks/instructions.py;
-    # `tests/test_envelope.py` holds the two equal).
-    result = CallToolResult.__new__(CallToolResult)
-    values = {
-        "meta": dict(meta) if meta else None,
-        "content": content,
-        "structured_content": structured,
-        "is_error": True,
-        "result_type": "complete",
-    }
-    object.__setattr__(result, "__dict__", values)
-    object.__setattr__(result, "__pydantic_fields_set__", set(_GIVEN))
-    object.__setattr__(result, "__pydantic_extra__", None)
-    object.__setattr__(result, "__pydantic_private__", None)
-    return result
-
-
-_GIVEN: Final = frozenset({"meta", "content", "structured_content", "is_error"})
-_CALL_TOOL_RESULT_IS_KNOWN: Final = (
-    list(CallToolResult.model_fields) == ["meta", "content", "structured_content", "is_error", "result_type"]
-    and CallToolResult.model_fields["result_type"].default == "complete"
-    and CallToolResult.model_config.get("extra") in (None, "ignore")
-    and not CallToolResult.__private_attributes__
-)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=structured,
+        is_error=True,
+        _meta=dict(meta) if meta else None,
+    )
 
 
 def empty_result(summary: str, structured: Mapping[str, Any] | None = None) -> CallToolResult:
