@@ -12,7 +12,7 @@ paired per-run ratios:
   client over stdio), `plain` (`fastmcp.server.create_proxy` of a `StdioTransport`) and
   `ours` (`build_proxy` of a `ChildProcess`), both proxies in this process and reached in
   memory by the SDK's client, so what differs is only what each proxy does. Wall time and
-  this process's CPU time per call. Target: ours/plain <= 1.10.
+  this process's CPU time per call. Targets: ours/plain <= 1.05 (success), <= 1.10 (errors).
 - `http`: the same upstream over streamable HTTP (one uvicorn process, stateful: it gives
   session ids), called `direct` (the SDK's client to its URL), through `plain` and through
   `ours`, each reached in memory. fastmcp's proxy opens an MCP session per call; ours keeps
@@ -22,7 +22,8 @@ paired per-run ratios:
   `ours` (`python -m mcp_errors proxy -- <upstream>`), one after the other in each run. Then
   where the time goes: each proxy's imports alone (`python -c "import ..."`, the interpreter's
   own start subtracted), and, in this process, our first listing and its schema widening.
-  Target: ours/plain <= 1.10.
+  Also each server process's resident memory (VmRSS) once it has answered 20 calls of each
+  tool. Targets: ours/plain <= 1.05 (start-up), <= 1.10 (memory).
 
 Run: `uv run python benchmarks/proxy.py [--part calls|http|startup|all] [--runs 15 --calls 200]`.
 """
@@ -222,9 +223,10 @@ async def bench_http(runs: int, calls: int, mode: str) -> None:
 # --- startup: spawn to the first tools/list ---------------------------------------------------
 
 
-async def spawn_to_first_listing(command: list[str], pid_file: Path) -> tuple[float, float]:
-    """Wall seconds from spawn to the first tools/list answered, and the CPU seconds the server
-    process itself (not its upstream child) used by then, read from /proc (Linux)."""
+async def spawn_to_first_listing(command: list[str], pid_file: Path) -> tuple[float, float, float]:
+    """Wall seconds from spawn to the first tools/list answered, the CPU seconds the server
+    process itself (not its upstream child) used by then, and its resident memory (MiB) once it
+    has answered `MEMORY_CALLS` calls of each tool, read from /proc (Linux)."""
     # `exec` keeps the pid that `sh` writes down.
     wrapped = ["-c", 'echo $$ > "$0"; exec "$@"', str(pid_file), *command]
     params = StdioServerParameters(command="sh", args=wrapped, env=dict(os.environ))
@@ -233,7 +235,23 @@ async def spawn_to_first_listing(command: list[str], pid_file: Path) -> tuple[fl
         await client.list_tools()
         wall = time.perf_counter() - started
         cpu = process_cpu_seconds(pid_file)
-    return wall, cpu
+        for _ in range(MEMORY_CALLS):
+            await client.call_tool("echo", {"text": "hi"})
+            await client.call_tool("fail", {"text": "hi"})
+        rss = process_rss_mib(pid_file)
+    return wall, cpu, rss
+
+
+MEMORY_CALLS = 20
+"""Calls of each tool (a success and a failure) made before the server's memory is read: a
+running proxy's, not one that has only listed."""
+
+
+def process_rss_mib(pid_file: Path) -> float:
+    """Resident memory (VmRSS, MiB) of the live process whose pid `pid_file` holds (Linux `/proc`)."""
+    status = Path(f"/proc/{pid_file.read_text().strip()}/status").read_text()
+    kib = next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:"))
+    return int(kib) / 1024
 
 
 def process_cpu_seconds(pid_file: Path) -> float:
@@ -302,6 +320,7 @@ async def bench_startup(runs: int) -> None:
     }
     seconds: dict[str, list[float]] = {name: [] for name in sides}
     cpu: dict[str, list[float]] = {name: [] for name in sides}
+    rss: dict[str, list[float]] = {name: [] for name in sides}
     imports: dict[str, list[float]] = {"python": [], "plain": [], "ours": []}
     codes = {"python": "pass", "plain": PLAIN_IMPORTS, "ours": OUR_IMPORTS}
     with tempfile.TemporaryDirectory() as folder:
@@ -310,22 +329,26 @@ async def bench_startup(runs: int) -> None:
         for run in range(runs):
             names = list(sides)
             for name in names[run % 3 :] + names[: run % 3]:
-                wall, used = await spawn_to_first_listing(sides[name], pid_file)
+                wall, used, resident = await spawn_to_first_listing(sides[name], pid_file)
                 seconds[name].append(wall)
                 cpu[name].append(used)
+                rss[name].append(resident)
             keys = list(codes)
             for key in keys[run % 3 :] + keys[: run % 3]:
                 imports[key].append(spawn_seconds(codes[key]))
     listing, widening = await first_listing_and_widening()
     print(f"start-up, spawn to the first tools/list over stdio: runs={runs} (medians, p25-p75)")
-    print(f"  {'side':<7} {'wall s':>7} {'(p25-p75)':>13}   {'server CPU s':>12} {'(p25-p75)':>13}")
+    print(f"  {'side':<7} {'wall s':>7} {'(p25-p75)':>13}   {'server CPU s':>12} {'(p25-p75)':>13}   {'RSS MiB':>7}")
     for name in sides:
         q1, median, q3 = statistics.quantiles(seconds[name], n=4)
         c1, cm, c3 = statistics.quantiles(cpu[name], n=4)
-        print(f"  {name:<7} {median:7.3f} ({q1:.3f}-{q3:.3f})   {cm:12.3f} ({c1:.3f}-{c3:.3f})")
-    for label, values in (("wall", seconds), ("server CPU", cpu)):
+        m1, mm, m3 = statistics.quantiles(rss[name], n=4)
+        memory = f"{mm:7.1f} ({m1:.1f}-{m3:.1f})"
+        print(f"  {name:<7} {median:7.3f} ({q1:.3f}-{q3:.3f})   {cm:12.3f} ({c1:.3f}-{c3:.3f})   {memory}")
+    for label, values, target in (("wall", seconds, 1.05), ("server CPU", cpu, 1.05), ("resident memory", rss, 1.10)):
         ratio, q1, q3 = paired(values["plain"], values["ours"])
-        print(f"  ours/plain {label}: {ratio:.3f} (p25-p75 of the paired ratios {q1:.3f}-{q3:.3f}); target <= 1.10")
+        spread = f"p25-p75 of the paired ratios {q1:.3f}-{q3:.3f}"
+        print(f"  ours/plain {label}: {ratio:.3f} ({spread}); target <= {target:.2f}")
     python = statistics.median(imports["python"])
     print("where it goes:")
     for key in ("plain", "ours"):

@@ -7,6 +7,9 @@
 - `zero_wait`: the recovery policy skips its backoff waits (`mcp_errors.testing`).
 - Every test starts with full default retry budgets.
 - `postgres_url`, `redis_url`: real servers started for the session (`tests/services.py`).
+- Tests marked `tasks` need `fastmcp-tasks` (it pins an older fastmcp): in the main
+  environment they are deselected here and `tests/test_tasks_env.py` runs them in the second
+  one (`tests/tasks-env`), one subprocess for the session.
 - Workers: a run of whole folders (`uv run pytest`) gets one pytest-xdist worker more than
   there are cores, up to 5, each taking whole files; a run of chosen files or tests runs in
   one process. The files that take longest run first, so that no worker is left alone at
@@ -20,6 +23,7 @@ strategy on each run while the suite stays quick. A scheduled run can search dee
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Generator, Iterator
 from typing import Literal
@@ -79,8 +83,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 # Workers take whole files in collection order: one of these started last would keep its
 # worker busy long after the other ran out of files.
 _LONGEST_FIRST = (
+    "test_tasks_env.py",  # the task tests in the second environment, in a subprocess (mostly waiting)
     "test_proxy.py",
-    "test_tasks.py",  # in the second environment (tests/tasks-env); skipped at once in the main one
+    "test_tasks.py",
     "test_interop_proxy.py",
     "test_interop_rule_packs.py",
     "test_replicas.py",
@@ -97,9 +102,23 @@ _LONGEST_FIRST = (
 )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+# The node ids of the `tasks` tests this session collected, for `tests/test_tasks_env.py`.
+TASK_TESTS = pytest.StashKey[list[str]]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     rank = {name: index for index, name in enumerate(_LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file keeps its order
+    # The tests of tasks need `fastmcp-tasks`, which pins an older fastmcp than this project's
+    # lock: where it is missing (the main environment) they are not run here but in the
+    # second environment, by `tests/test_tasks_env.py`; where it is there, that runner is
+    # what is left out (it would run them a second time).
+    config.stash[TASK_TESTS] = [item.nodeid for item in items if item.get_closest_marker("tasks")]
+    elsewhere = "tasks_env" if importlib.util.find_spec("fastmcp_tasks") else "tasks"
+    moved = [item for item in items if item.get_closest_marker(elsewhere)]
+    if moved:
+        config.hook.pytest_deselected(items=moved)
+        items[:] = [item for item in items if not item.get_closest_marker(elsewhere)]
 
 
 def _encodable(text: str) -> str:

@@ -7,10 +7,10 @@ PostgreSQL's `initdb` and `pg_ctl` refuse to run as root, so as root they run as
 with a message saying what to install, except under `CI=true`, where that fails the run.
 
 `require_fastmcp_tasks()` does the same for a library: the tests of tasks (SEP-2663) need
-`fastmcp-tasks`, which pins an older fastmcp than the main environment's, so they run in the
-second environment (`uv run --project tests/tasks-env pytest`) and are skipped in the main
-one, except under `MCP_ERRORS_REQUIRE_TASKS=1` (the second environment's CI run), where a
-missing `fastmcp-tasks` fails the run.
+`fastmcp-tasks`, which pins an older fastmcp than the main environment's, so they are marked
+`tasks` and run in the second environment (`tests/tasks-env`; in the main one
+`tests/test_tasks_env.py` runs them there). Under `MCP_ERRORS_REQUIRE_TASKS=1` (set for those
+runs) a missing `fastmcp-tasks` fails the run rather than skipping.
 
 Loaded by `tests/conftest.py`; the helpers also serve `benchmarks/idempotency.py`.
 """

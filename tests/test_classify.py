@@ -471,3 +471,42 @@ def test_several_failures_of_one_kind_at_once_are_that_kind_and_mixed_ones_are_i
     check_details(classify_failure(timeouts, error_id=ERROR_ID), "transient", "UPSTREAM_TIMEOUT")
     mixed = ExceptionGroup("fetches", [TimeoutError(), KeyError("k")])
     check_details(classify_failure(mixed, error_id=ERROR_ID), "business", "INTERNAL_ERROR")
+
+
+def _raised(exc: BaseException, cause: BaseException | None = None) -> BaseException:
+    """`exc` as raised (with a traceback), from `cause` when given."""
+    try:
+        if cause is None:
+            raise exc
+        raise exc from cause
+    except BaseException as caught:  # the raised object is what is wanted
+        return caught
+
+
+CHAINS = {
+    "a builtin alone": lambda: _raised(TimeoutError("slow")),
+    "a crash alone": lambda: _raised(ValueError("bug")),
+    "the SDK's ToolError raised by the tool": lambda: _raised(SDKToolError("Refused: archived")),
+    "a tool's ToolError raised from a builtin": lambda: _raised(SDKToolError("Refused"), _raised(KeyError("k"))),
+    "our error behind a builtin": lambda: _raised(
+        RuntimeError("x"), _raised(BusinessRuleError("No", description="Take another path.", code="NO"))
+    ),
+    "two links": lambda: _raised(RuntimeError("x"), _raised(OSError("y"), _raised(TimeoutError("z")))),
+    "a one-member group": lambda: _raised(BaseExceptionGroup("g", [_raised(TimeoutError("z"))])),
+    "a group behind a wrapper": lambda: _raised(RuntimeError("x"), BaseExceptionGroup("g", [TimeoutError("z")])),
+}
+
+
+@pytest.mark.parametrize("chain", CHAINS.values(), ids=list(CHAINS))
+def test_the_failure_read_from_a_chain_is_the_one_its_innermost_exception_says(
+    chain: Callable[[], BaseException],
+) -> None:
+    from mcp_errors._server.classify import _unwrap
+
+    exc = chain()
+    leaf = _unwrap(exc)  # the full walk, which the shortcuts of `classify_failure` must agree with
+    expected = classify_failure(leaf, error_id="e") if leaf is not exc else None
+    found = classify_failure(exc, error_id="e")
+    if expected is not None:
+        assert (found.category, found.code) == (expected.category, expected.code)
+    assert found.code is not None

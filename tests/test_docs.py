@@ -7,9 +7,9 @@ builds a server and does nothing with it must be such a file: copied into `serve
 anything else exits at once. A block fenced ```python subprocess runs in a fresh
 interpreter: for examples that set process-wide state, such as OpenTelemetry's global
 providers. A block fenced ```python tasks needs `fastmcp-tasks`, which pins an older fastmcp:
-it runs in the second environment (`uv run --project tests/tasks-env pytest`) and is skipped
-in the main one. A block fenced ```python no-run is skipped; use it only when running is truly
-impossible.
+it is marked `tasks`, and in the main environment `tests/test_tasks_env.py` runs it in the
+second one (`tests/tasks-env`). A block fenced ```python no-run is not run (nor listed as a
+test); use it only when running is truly impossible.
 
 Every block runs twice in the same folder, as a reader runs an example again: files it
 leaves behind (a SQLite store, say) must not break the second run. Snippets run as
@@ -29,6 +29,7 @@ import sys
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -120,8 +121,14 @@ def _is_server_run(node: ast.stmt) -> bool:
 
 BLOCKS = blocks()
 SERVER_FILES = [block for block in BLOCKS if block.run and block.serves]
-SNIPPETS = [block for block in BLOCKS if block not in SERVER_FILES]
+# A block fenced ```python no-run is not a test at all (rather than a skipped one).
+SNIPPETS = [block for block in BLOCKS if block.run and block not in SERVER_FILES]
 APP_MODULES = [block for block in BLOCKS if block.run and block.served_by is not None]
+
+
+def with_tasks_marked(blocks: list[Block]) -> list[Any]:
+    """The blocks as parameters, those fenced ```python tasks marked `tasks` (they run in tests/tasks-env)."""
+    return [pytest.param(block, marks=pytest.mark.tasks) if block.tasks else block for block in blocks]
 
 
 def test_the_docs_have_runnable_examples() -> None:
@@ -139,7 +146,7 @@ def test_every_readme_server_is_a_whole_server_file() -> None:
     assert not loose, f"end these with `if __name__ == '__main__': server.run()`: {loose}"
 
 
-@pytest.mark.parametrize("block", SERVER_FILES, ids=lambda block: block.name)
+@pytest.mark.parametrize("block", with_tasks_marked(SERVER_FILES), ids=lambda block: block.name)
 def test_docs_server_file_serves_over_stdio_and_passes_the_checker(
     block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -168,10 +175,8 @@ def inherit_tls_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sdk_stdio, "DEFAULT_INHERITED_ENV_VARS", [*sdk_stdio.DEFAULT_INHERITED_ENV_VARS, *tls])
 
 
-@pytest.mark.parametrize("block", SNIPPETS, ids=lambda block: block.name)
+@pytest.mark.parametrize("block", with_tasks_marked(SNIPPETS), ids=lambda block: block.name)
 def test_docs_block_runs_twice(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    if not block.run:
-        pytest.skip("fenced ```python no-run")
     if block.tasks:
         require_fastmcp_tasks()
     # Blocks may register exception mappings or write files: keep both local to the block.

@@ -10,7 +10,13 @@ import anyio
 import pytest
 from fastmcp import Client, FastMCP
 from mcp.shared.exceptions import MCPError
-from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY, URL_ELICITATION_REQUIRED, CallToolResult, TextContent
+from mcp_types import (
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    URL_ELICITATION_REQUIRED,
+    CallToolResult,
+    ImageContent,
+    TextContent,
+)
 
 from mcp_errors import BusinessRuleError, install
 from servers.checks import assert_nothing_leaks, check_error, check_success
@@ -247,3 +253,28 @@ async def test_fastmcp_tool_that_runs_out_of_its_own_time_limit_is_a_transient_t
             result = wire(await client.call_tool_mcp("slow_report", {}))
     envelope = check_error(result, None)
     assert (envelope["errorCategory"], envelope["code"], envelope["isRetryable"]) == ("transient", "TOOL_TIMEOUT", True)
+
+
+def test_an_error_result_is_the_tool_result_model_construct_would_build() -> None:
+    from fastmcp.tools import ToolResult
+
+    from mcp_errors._server.classify import classify_failure
+    from mcp_errors._server.fastmcp import error_tool_result
+
+    details = classify_failure(TimeoutError("slow"), error_id="e")
+    image = ImageContent(type="image", data="AA==", mime_type="image/png")
+    built = error_tool_result(details, "0123456789ab", meta={"kept": True}, others=[image])
+    text, structured = details.write("0123456789ab")
+    expected = ToolResult.model_construct(
+        content=[TextContent(type="text", text=text), image],
+        structured_content=structured,
+        meta={"kept": True},
+        is_error=True,
+    )
+    assert built == expected
+    assert built.model_fields_set == expected.model_fields_set
+    assert built.model_dump() == expected.model_dump()
+    assert built.to_mcp_result() == expected.to_mcp_result()
+    copy = built.model_copy(update={"meta": None})  # what the proxy does to results
+    assert copy.meta is None
+    assert built.meta == {"kept": True}

@@ -28,3 +28,14 @@ def test_a_class_of_the_same_name_from_elsewhere_is_not_httpxs() -> None:
 def test_fastmcp_objects_are_recognised_by_their_class_name() -> None:
     assert is_fastmcp(FastMCP("x"), "FastMCP")
     assert not is_fastmcp(object(), "FastMCP")
+
+
+def test_each_class_is_judged_once_and_what_is_remembered_stays_bounded() -> None:
+    from mcp_errors._shared import optional_types
+
+    made = [type(f"ReadTimeout{number}", (Exception,), {}) for number in range(optional_types._KNOWN_MAX + 10)]
+    for klass in made:
+        assert not is_httpx(klass(), "ReadTimeout")  # a name of its own, and not httpx's module
+    assert len(optional_types._KNOWN) <= optional_types._KNOWN_MAX
+    assert is_httpx(httpx.ReadTimeout("slow"), "TimeoutException")
+    assert is_httpx(httpx.ReadTimeout("slow"), "TimeoutException")  # the remembered answer, the same

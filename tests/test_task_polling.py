@@ -1,8 +1,9 @@
 """`TaskPolling` and the recovery policy on tools that run as tasks: polls, deadlines, cancels, reports.
 
 The calls reach the real `fastmcp-tasks` extension (the reports server of
-`tests/servers/task_reports.py`), so they run in the second environment
-(`uv run --project tests/tasks-env pytest`); the reading of task states runs everywhere.
+`tests/servers/task_reports.py`), so they are marked `tasks` and run in the second
+environment (`tests/tasks-env`, through `tests/test_tasks_env.py` in `uv run pytest`); the
+reading of task states runs everywhere.
 """
 
 from __future__ import annotations
@@ -115,6 +116,7 @@ def tasking(server: Any, **options: Any) -> Client:
     return Client(server._mcp_server, extensions=[TaskPolling()], **options)
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_a_task_is_polled_no_faster_than_the_server_asks(reports: Any) -> None:
     server, _ = reports.build()
@@ -130,6 +132,7 @@ async def test_a_task_is_polled_no_faster_than_the_server_asks(reports: Any) -> 
     assert watch.cancel == "not sent"
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_at_the_deadline_recovery_cancels_the_task_and_says_so(reports: Any) -> None:
     server, runs = reports.build()
@@ -149,6 +152,7 @@ async def test_at_the_deadline_recovery_cancels_the_task_and_says_so(reports: An
     assert runs.started.count("slow") == 1
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_a_plain_call_with_a_read_timeout_cancels_its_task_at_the_timeout(reports: Any) -> None:
     server, runs = reports.build()
@@ -159,6 +163,7 @@ async def test_a_plain_call_with_a_read_timeout_cancels_its_task_at_the_timeout(
     assert read_result(result).code == "TASK_DEADLINE"
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_cancelling_the_caller_cancels_the_task_it_started(reports: Any) -> None:
     server, runs = reports.build()
@@ -171,6 +176,7 @@ async def test_cancelling_the_caller_cancels_the_task_it_started(reports: Any) -
             await runs.cancelled.wait()
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_a_task_that_asks_for_input_this_client_does_not_give_is_cancelled(reports: Any) -> None:
     server, _ = reports.build()
@@ -184,6 +190,7 @@ async def test_a_task_that_asks_for_input_this_client_does_not_give_is_cancelled
     )
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_a_task_the_server_forgot_while_it_ran_reads_as_expired(reports: Any, redis_url: str) -> None:
     server, runs = reports.build(docket=redis_url)
@@ -203,6 +210,7 @@ async def test_a_task_the_server_forgot_while_it_ran_reads_as_expired(reports: A
     assert read_result(results[0]).code == "TASK_EXPIRED"
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_recovery_does_not_resend_into_a_task_the_key_already_holds(reports: Any) -> None:
     server, runs = reports.build(store=MemoryStore())
@@ -221,6 +229,7 @@ async def test_recovery_does_not_resend_into_a_task_the_key_already_holds(report
     assert runs.started.count("query") == 1
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_gather_partial_reports_a_sub_task_still_running_at_the_deadline_with_its_task(reports: Any) -> None:
     server, _ = reports.build()
@@ -247,6 +256,7 @@ async def test_gather_partial_reports_a_sub_task_still_running_at_the_deadline_w
     assert plan_next_step(read).action == "escalate"
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_a_legacy_connection_gets_no_task_and_reads_why(reports: Any) -> None:
     server, _ = reports.build()
@@ -255,6 +265,7 @@ async def test_a_legacy_connection_gets_no_task_and_reads_why(reports: Any) -> N
     assert (report.decision, report.outcome.code) == (Decision.ESCALATE, "CLIENT_CAPABILITY_REQUIRED")
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_a_keyed_resend_while_its_task_runs_polls_the_same_task(reports: Any) -> None:
     server, runs = reports.build(store=MemoryStore())

@@ -3,8 +3,9 @@
 Every failure of a task completes the task with the contract and no raw text; a keyed task is
 created once, whichever replica and store; over stdio too, and with two server processes
 sharing Redis (Docket's backend) and an idempotency store. The end-to-end tests need
-`fastmcp-tasks`, which pins an older fastmcp: they run in the second environment
-(`uv run --project tests/tasks-env pytest`); the reading of a task's state runs everywhere.
+`fastmcp-tasks`, which pins an older fastmcp: they are marked `tasks` and run in the second
+environment (`tests/tasks-env`; `uv run pytest` runs them there through
+`tests/test_tasks_env.py`); the reading of a task's state runs everywhere.
 """
 
 from __future__ import annotations
@@ -108,6 +109,7 @@ FAILURES = [
 ]
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 @pytest.mark.parametrize(("tool", "arguments", "category", "code"), FAILURES, ids=[case[0] for case in FAILURES])
 async def test_every_failure_of_a_task_completes_it_with_the_contract_and_no_raw_text(
@@ -130,6 +132,7 @@ async def test_every_failure_of_a_task_completes_it_with_the_contract_and_no_raw
         assert_nothing_leaks(result, reports.LEAKED_PASSWORD, reports.LEAKED_DSN, reports.LEAKED_PATH)
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_a_task_failure_reaches_an_mcp_client_with_task_polling_and_reads_as_the_tools(reports: Any) -> None:
     server, _ = reports.build()
@@ -140,6 +143,7 @@ async def test_a_task_failure_reaches_an_mcp_client_with_task_polling_and_reads_
     assert outcome.task_id is not None
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_the_same_tool_called_without_a_task_fails_in_the_contract_as_before(reports: Any, mode: str) -> None:
     server, _ = reports.build()
@@ -153,6 +157,7 @@ async def test_the_same_tool_called_without_a_task_fails_in_the_contract_as_befo
         assert_nothing_leaks(result, reports.LEAKED_PASSWORD)
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_a_json_rpc_error_the_client_must_act_on_ends_the_task_failed_with_its_code(reports: Any) -> None:
     from fastmcp import Client as FastMCPClient
@@ -167,6 +172,7 @@ async def test_a_json_rpc_error_the_client_must_act_on_ends_the_task_failed_with
     assert state.error["code"] == MISSING_REQUIRED_CLIENT_CAPABILITY
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_a_cancelled_task_stops_its_work_and_says_what_its_caller_should_do(reports: Any) -> None:
     from fastmcp import Client as FastMCPClient
@@ -211,6 +217,7 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return url
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_a_keyed_task_is_created_once_and_a_resend_to_another_replica_gets_the_same_task(
     reports: Any, store_url: str, redis_url: str, tmp_path: Path
@@ -234,6 +241,7 @@ async def test_a_keyed_task_is_created_once_and_a_resend_to_another_replica_gets
     await store.aclose()
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_a_resend_that_does_not_ask_for_a_task_waits_for_the_keyed_task_then_gets_its_result(
     reports: Any,
@@ -257,6 +265,7 @@ async def test_a_resend_that_does_not_ask_for_a_task_waits_for_the_keyed_task_th
     assert getattr(created, "task_id", None) is not None
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_a_task_that_ended_without_applying_anything_runs_anew_under_its_key_once(reports: Any) -> None:
     server, runs = reports.build(store=MemoryStore())
@@ -273,6 +282,7 @@ async def test_a_task_that_ended_without_applying_anything_runs_anew_under_its_k
     assert runs.started.count("report Q3") == 2
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_recovery_resends_a_task_that_failed_without_applying_anything_and_gets_the_report(
     reports: Any,
@@ -294,6 +304,7 @@ def stdio(*arguments: str) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=[str(SERVER_SCRIPT), *arguments])
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_over_stdio_a_tasks_failure_is_in_the_contract_and_recovery_gets_the_report(
     reports: Any, tmp_path: Path
@@ -310,6 +321,7 @@ async def test_over_stdio_a_tasks_failure_is_in_the_contract_and_recovery_gets_t
     assert len(report.attempts) == 2
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_keyed_task_creation_happens_once_across_two_server_processes_sharing_redis_and_a_store(
     reports: Any, redis_url: str, tmp_path: Path
@@ -338,6 +350,7 @@ async def test_keyed_task_creation_happens_once_across_two_server_processes_shar
     assert len([line for line in runs if line.startswith("slow ")]) == 1, runs
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_a_failed_tasks_protocol_error_is_raised_again_to_a_resend_that_does_not_ask_for_a_task(
     reports: Any,
@@ -354,6 +367,7 @@ async def test_a_failed_tasks_protocol_error_is_raised_again_to_a_resend_that_do
 # -- the proxy in front of a server whose tools run as tasks --
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_the_proxy_answers_a_task_only_tool_with_a_classified_error_and_relays_the_others(
     reports: Any,
@@ -384,6 +398,7 @@ async def test_the_proxy_answers_a_task_only_tool_with_a_classified_error_and_re
 # -- the checker on tools that run only as tasks --
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_the_checker_calls_task_only_tools_as_tasks_and_judges_what_they_answer(reports: Any) -> None:
     from mcp_errors.check import CheckOptions, check_server
@@ -402,6 +417,7 @@ async def test_the_checker_calls_task_only_tools_as_tasks_and_judges_what_they_a
     assert not {finding.rule for finding in installed.findings if finding.tool == "warehouse_query"}
 
 
+@pytest.mark.tasks
 @pytest.mark.anyio
 async def test_on_a_legacy_connection_the_checker_says_why_it_skips_a_task_only_tool(reports: Any) -> None:
     from mcp_errors.check import CheckOptions, check_server

@@ -512,6 +512,7 @@ async def test_a_tool_name_a_caller_invents_against_a_server_without_the_contrac
         assert names == {"lookup", "(unknown)"}, metric
 
 
+@pytest.mark.tasks
 async def test_a_task_that_failed_in_its_worker_is_counted_and_marks_the_workers_span(telemetry: Telemetry) -> None:
     require_fastmcp_tasks()
     from servers import task_reports

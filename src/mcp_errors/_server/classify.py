@@ -162,6 +162,17 @@ def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None
             leaf: BaseException = exc
         elif isinstance(cause, ToolError) and isinstance(exc, _SDK_WRAPPERS):
             leaf = cause
+        elif isinstance(exc, BaseExceptionGroup) or isinstance(cause, BaseExceptionGroup):
+            leaf = _unwrap(exc)
+        elif cause is None:
+            # Nothing behind it and no members: `_unwrap` would end where it starts, after
+            # asking whether it is a wrapper (for a builtin exception, most of the cost of the
+            # unclassified and crash paths: docs/performance.md).
+            leaf = exc
+        elif cause.__cause__ is None:
+            # One link, what a framework's wrapper around the tool's exception makes: the
+            # same answer as `_unwrap`'s loop, without its generator.
+            leaf = cause if _is_sdk_wrapper(exc) else exc
         else:
             leaf = _unwrap(exc)
         # The two commonest failures first, inline (docs/performance.md): our ToolError, and
@@ -309,7 +320,8 @@ _shared_uncategorised_tool_error: Final = functools.lru_cache(maxsize=256)(_writ
 def _is_exactly_a_plain_tool_error(klass: type[BaseException]) -> bool:
     # Exact classes only, for the fast path (fastmcp's by name: it is optional); their
     # subclasses take the full path through `_is_plain_tool_error`.
-    return klass is _SDKToolError or (klass.__name__ == "ToolError" and klass.__module__ == "fastmcp.exceptions")
+    # The module first: a builtin class's `__name__` is a new string on every read.
+    return klass is _SDKToolError or (klass.__module__ == "fastmcp.exceptions" and klass.__name__ == "ToolError")
 
 
 def _from_registry(exc: BaseException) -> ToolError | None:

@@ -105,15 +105,39 @@ def error_tool_result(
     text, structured = details.write(error_id)
     if tool_failure_meta:
         meta = with_tool_failure(meta, structured)
-    # `model_construct`: these are content blocks and a JSON object already, and
-    # `ToolResult.__init__`'s conversion of arbitrary return values would only repeat work
-    # (benchmarks/overhead.py).
-    return ToolResult.model_construct(
-        content=[TextContent(type="text", text=text), *others],
-        structured_content=structured,
-        meta=dict(meta) if meta else None,
-        is_error=True,
-    )
+    return _built_tool_result([TextContent(type="text", text=text), *others], structured, dict(meta) if meta else None)
+
+
+def _built_tool_result(
+    content: list[ContentBlock], structured: dict[str, Any], meta: dict[str, Any] | None
+) -> ToolResult:
+    """What `ToolResult.model_construct(content=..., structured_content=..., meta=..., is_error=True)` builds.
+
+    These are content blocks and a JSON object already: `ToolResult.__init__`'s conversion of
+    arbitrary return values would only repeat work, and `model_construct`'s per-field
+    bookkeeping (aliases, defaults, private attributes) cost a fastmcp error result about
+    38,000 instructions, more than the rest of writing it (benchmarks/instructions.py). Every
+    field is given here, so the model's state is set as `model_construct` sets it, directly
+    (`tests/test_fastmcp.py` holds the two equal).
+    """
+    if not _TOOL_RESULT_IS_FOUR_FIELDS:  # a fastmcp whose ToolResult has more: its own way
+        return ToolResult.model_construct(content=content, structured_content=structured, meta=meta, is_error=True)
+    fields = {"content": content, "structured_content": structured, "meta": meta, "is_error": True}
+    result = ToolResult.__new__(ToolResult)
+    object.__setattr__(result, "__dict__", fields)
+    object.__setattr__(result, "__pydantic_fields_set__", set(_TOOL_RESULT_FIELDS))
+    object.__setattr__(result, "__pydantic_extra__", None)
+    object.__setattr__(result, "__pydantic_private__", dict(_TOOL_RESULT_PRIVATE))
+    return result
+
+
+_TOOL_RESULT_FIELDS: Final = frozenset(ToolResult.model_fields)
+_TOOL_RESULT_IS_FOUR_FIELDS: Final = {"content", "structured_content", "meta", "is_error"} == _TOOL_RESULT_FIELDS and (
+    ToolResult.model_config.get("extra") in (None, "ignore")
+)
+_TOOL_RESULT_PRIVATE: Final = {
+    name: attribute.get_default() for name, attribute in ToolResult.__private_attributes__.items()
+}
 
 
 def forget_raw_text(exc: BaseException, result: ToolResult) -> None:
