@@ -32,6 +32,7 @@ import pytest
 from hypothesis import settings
 from pluggy import Result
 
+from collection import TASK_TESTS
 from mcp_errors.testing import reset_retry_budgets, set_testing
 
 pytest_plugins = ["services"]
@@ -100,10 +101,6 @@ _LONGEST_FIRST = (
     "test_linear_patterns.py",
     "test_docs.py",
 )
-
-
-# The node ids of the `tasks` tests this session collected, for `tests/test_tasks_env.py`.
-TASK_TESTS = pytest.StashKey[list[str]]()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

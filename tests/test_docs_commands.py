@@ -53,7 +53,8 @@ on its own there is theirs. Their `mcp-errors <subcommand> --option` commands ar
 
 _FENCE = re.compile(r"^```[^\n]*\n(?P<code>.*?)^```\s*$", re.MULTILINE | re.DOTALL)
 _INLINE = re.compile(r"`(?P<code>[^`\n]+)`")
-_COMMAND = re.compile(r"\bmcp-errors\s+(?P<sub>check|proxy|serve|demo)\b(?P<rest>.*)")
+_COMMAND = re.compile(r"\bmcp-errors\s+(?P<sub>check|proxy|serve|demo|wrap)\b(?P<rest>.*)")
+_SCRIPT = re.compile(r"\b(?P<script>(?:tools|benchmarks)/\w+\.py)\b")
 _OPTION = re.compile(r"^(?P<option>--?[A-Za-z][\w-]*)")
 _DEFAULT = [
     re.compile(r"\bdefaults?(?: to|:)?\s+(?P<value>\d+(?:\.\d+)?)\b"),
@@ -71,6 +72,8 @@ class Mention:
     """The subcommand the option was written after, `None` for an option on its own."""
     after: str = ""
     """The prose after an option on its own, to the end of its clause (where a default is quoted)."""
+    script: str | None = None
+    """A script of this repository (`tools/...`, `benchmarks/...`) the same line names: the option is its own."""
 
     def __str__(self) -> str:
         where = f"mcp-errors {self.subcommand} " if self.subcommand else ""
@@ -145,7 +148,18 @@ def mentions() -> list[Mention]:
                 table_row = text[text.rfind("\n", 0, span.start()) + 1 :].startswith("|")
                 tail = text[span.end() : span.end() + 300]
                 tail = tail.split("\n")[0] if table_row else re.sub(r"\s*\n\s*", " ", tail.split("\n\n")[0])
-                found.append(Mention(page, line, alone.group("option"), None, tail if table_row else _clause(tail)))
+                line_text = text[text.rfind("\n", 0, span.start()) + 1 : text.find("\n", span.end())]
+                script = _SCRIPT.search(line_text)
+                found.append(
+                    Mention(
+                        page,
+                        line,
+                        alone.group("option"),
+                        None,
+                        tail if table_row else _clause(tail),
+                        script.group("script") if script else None,
+                    )
+                )
     return found
 
 
@@ -173,9 +187,23 @@ def test_every_option_named_on_its_own_is_an_option_of_some_subcommand() -> None
     wrong = [
         str(mention)
         for mention in MENTIONS
-        if mention.subcommand is None and mention.option not in known and mention.page not in OTHER_TOOLS_PAGES
+        if mention.subcommand is None
+        and mention.script is None
+        and mention.option not in known
+        and mention.page not in OTHER_TOOLS_PAGES
     ]
     assert not wrong, "options no subcommand has:\n" + "\n".join(wrong)
+
+
+def test_every_option_named_beside_a_script_of_this_repository_is_one_that_script_reads() -> None:
+    beside = [mention for mention in MENTIONS if mention.script is not None]
+    wrong = [
+        str(mention)
+        for mention in beside
+        if f'"{mention.option}"' not in (ROOT / str(mention.script)).read_text(encoding="utf-8")
+    ]
+    assert beside, "no option named beside a script: the test reads nothing"
+    assert not wrong, "options the script named beside them does not read:\n" + "\n".join(wrong)
 
 
 def quoted_default(after: str) -> str | None:

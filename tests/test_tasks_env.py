@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TASK_TESTS
+from collection import TASK_TESTS
 
 pytestmark = pytest.mark.tasks_env
 
