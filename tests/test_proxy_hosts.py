@@ -124,3 +124,15 @@ def test_installed_the_proxy_is_started_by_the_script_beside_its_python(
     monkeypatch.setattr(_hosts, "clone_root", lambda: None)
     monkeypatch.setattr(_hosts.sys, "executable", str(tmp_path / "bin" / "python"))
     assert proxy_launcher() == [str(script), "proxy"]
+
+
+def test_with_no_script_anywhere_the_proxy_is_started_by_this_python_not_an_unpublished_package(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from mcp_errors.proxy import _hosts
+
+    python = tmp_path / "bin" / "python"
+    monkeypatch.setattr(_hosts, "clone_root", lambda: None)
+    monkeypatch.setattr(_hosts.sys, "executable", str(python))
+    monkeypatch.setattr(_hosts.shutil, "which", lambda name: None)
+    assert proxy_launcher() == [str(python), "-m", "mcp_errors", "proxy"]

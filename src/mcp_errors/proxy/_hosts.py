@@ -209,7 +209,9 @@ def proxy_launcher() -> list[str]:
 
     From a clone: `uv run --project <clone> --extra proxy mcp-errors proxy` (uv brings fastmcp).
     Installed: the `mcp-errors` script beside this Python, by its absolute path (hosts start
-    servers with a short PATH), else the one on PATH, else `uvx --from mcp-errors[proxy]`.
+    servers with a short PATH), else the one on PATH, else this Python running the package
+    (`python -m mcp_errors proxy`): a form that is true today, where `uvx --from mcp-errors`
+    would fetch a package that is not published.
     """
     root = clone_root()
     if root is not None:
@@ -221,4 +223,4 @@ def proxy_launcher() -> list[str]:
     found = shutil.which("mcp-errors")
     if found is not None:
         return [found, "proxy"]
-    return ["uvx", "--from", "mcp-errors[proxy]", "mcp-errors", "proxy"]
+    return [sys.executable, "-m", "mcp_errors", "proxy"]

@@ -53,7 +53,7 @@ class PostgresStore(IdempotencyStore):
     cancelled client alone leaves the statement running on the server). The table is created on first use
     (under an advisory lock, so replicas starting together do not race); expired keys are
     deleted in batches, at most once per `cleanup_interval` per process. Needs the
-    `postgres` extra (`pip install 'mcp-errors[postgres]'`).
+    `postgres` extra (or `pip install "psycopg[binary,pool]>=3.2"`).
 
     Args:
         url: A libpq URL or connection string, e.g. `postgresql://app@db/app`.
@@ -91,7 +91,9 @@ class PostgresStore(IdempotencyStore):
         try:
             import psycopg_pool  # noqa: F401  # fail at construction, not at the first call
         except ImportError as exc:
-            raise ImportError("PostgresStore needs psycopg: pip install 'mcp-errors[postgres]'") from exc
+            raise ImportError(
+                "PostgresStore needs psycopg: pip install 'psycopg[binary,pool]>=3.2' (the postgres extra)"
+            ) from exc
         _check_conninfo(url)
         self.url = url
         self.table = check_table_name(table)

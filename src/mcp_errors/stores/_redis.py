@@ -94,7 +94,7 @@ class RedisStore(IdempotencyStore):
     scripts that first check the claim's token, so only the winner can change its key.
     Redis expires keys itself after `ttl_seconds`. Durability is Redis's: without AOF
     (`appendfsync everysec` or `always`) a Redis restart forgets recent keys. Needs the
-    `redis` extra (`pip install 'mcp-errors[redis]'`); Redis 7 or later (`SET ... KEEPTTL`,
+    `redis` extra (or `pip install "redis>=5.2"`); Redis 7 or later (`SET ... KEEPTTL`,
     and `TIME` in scripts).
 
     Args:
@@ -121,7 +121,9 @@ class RedisStore(IdempotencyStore):
         try:
             from redis.asyncio import Redis
         except ImportError as exc:
-            raise ImportError("RedisStore needs redis-py: pip install 'mcp-errors[redis]'") from exc
+            raise ImportError(
+                "RedisStore needs redis-py: pip install 'redis>=5.2' (the redis extra of mcp-errors)"
+            ) from exc
         self.url = url
         self.prefix = prefix
         self._redis: Redis = Redis.from_url(url)
