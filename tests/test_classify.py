@@ -510,3 +510,26 @@ def test_the_failure_read_from_a_chain_is_the_one_its_innermost_exception_says(
     if expected is not None:
         assert (found.category, found.code) == (expected.category, expected.code)
     assert found.code is not None
+
+
+def test_classify_http_status_still_answers_but_warns_that_it_is_deprecated() -> None:
+    from mcp_errors._server.classify import classify_http_status
+
+    with pytest.warns(DeprecationWarning, match="classify_failure"):
+        details = classify_http_status(503, retry_after=5)
+    assert details is not None
+    assert details.category.value == "transient"
+
+
+def test_the_register_exception_docstring_example_runs_and_teaches_the_classifier() -> None:
+    import textwrap
+
+    from mcp_errors._server import classify
+
+    assert classify.register_exception.__doc__ is not None
+    found = re.search(r"```python\n(.*?)```", classify.register_exception.__doc__, re.S)
+    assert found is not None
+    namespace: dict[str, Any] = {}
+    exec(textwrap.dedent(found.group(1)), namespace)  # the autouse fixture empties the registry again
+    failure = classify_failure(namespace["QuotaExceeded"](), error_id=ERROR_ID)
+    assert (failure.category.value, failure.code) == ("business", "QUOTA_EXCEEDED")

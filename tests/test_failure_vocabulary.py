@@ -14,8 +14,8 @@ from mcp_errors._shared.failure_vocabulary import (
     MINED,
     PHRASES_BY_FIRST_WORD,
     STATUS_KINDS,
+    VOCABULARY,
     build_phrases,
-    vocabulary_table,
     words_of,
 )
 from mcp_errors._shared.failure_words import judge_failure
@@ -57,9 +57,19 @@ def render_table() -> str:
     lines = ["| code | category | execution state | strength | words |", "|---|---|---|---|---|"]
     lines += [
         f"| `{code}` | {category} | {state} | {strength} | {words} |"
-        for code, category, state, strength, words in vocabulary_table()
+        for code, category, state, strength, words in _vocabulary_rows()
     ]
     return "\n".join(lines) + "\n"
+
+
+def _vocabulary_rows() -> list[tuple[str, str, str, str, str]]:
+    rows = []
+    for code, strength, phrases in VOCABULARY:
+        kind = KINDS[code]
+        state = kind.execution_state.value if kind.execution_state is not None else "-"
+        words = ", ".join(f"`{phrase.strip()}`" for phrase in phrases.split("|"))
+        rows.append((code, kind.category.value, state, str(strength), words))
+    return rows
 
 
 if __name__ == "__main__":  # rewrite the docs table from the vocabulary

@@ -30,6 +30,7 @@ from mcp_errors._client.policy import Decision, RecoveryPolicy, RecoveryReport, 
 from mcp_errors._shared.contract import CATEGORY_VALUES, ErrorCategory
 from mcp_errors._shared.envelope import FailureDetails, error_result
 from mcp_errors._shared.telemetry import partial_span, record_partial
+from mcp_errors._shared.text import one_line
 from mcp_errors._shared.words import ADVICE, format_seconds
 
 __all__ = [
@@ -556,5 +557,4 @@ def _json(value: object) -> str:
 
 
 def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _MAX_RESULT_CHARS else text[: _MAX_RESULT_CHARS - 1] + "…"
+    return one_line(text, _MAX_RESULT_CHARS)

@@ -48,6 +48,7 @@ import logging
 import os
 import sqlite3
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -99,6 +100,13 @@ def register_exception(exc_type: type[BaseException], handler: ExceptionHandler)
 
     Example:
         ```python
+        from mcp_errors import BusinessRuleError, register_exception
+
+
+        class QuotaExceeded(Exception):  # raised by your billing code
+            pass
+
+
         register_exception(
             QuotaExceeded,
             lambda exc: BusinessRuleError(
@@ -488,11 +496,18 @@ def classify_known(exc: BaseException) -> FailureDetails | None:
 
 
 def classify_http_status(status: int, *, retry_after: float | None = None) -> FailureDetails | None:
-    """The failure an HTTP status means, as for an exception that carries it; `None` if it says nothing.
+    """Deprecated: classify the exception that carries the status with `classify_failure`.
 
-    For answers that report a status as data rather than raise it (a proxied server's
-    `{"status": 503}`). `retry_after` is the wait the answer asked for, in seconds.
+    The failure an HTTP status means, as for an exception that carries it; `None` if it says
+    nothing. Nothing in mcp-errors calls it; it stays importable, with a `DeprecationWarning`,
+    for code written against it.
     """
+    warnings.warn(
+        "classify_http_status is deprecated and will be removed: classify the exception that carries "
+        "the status (httpx.HTTPStatusError, requests.HTTPError) with classify_failure instead",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     capped = None if retry_after is None else min(max(0.0, retry_after), MAX_RETRY_AFTER_SECONDS)
     return _from_http_status(status, capped)
 

@@ -32,7 +32,6 @@ __all__ = [
     "STATUS_KINDS",
     "FailureKind",
     "build_phrases",
-    "vocabulary_table",
     "words_of",
 ]
 
@@ -420,17 +419,6 @@ STATUS_KINDS: Final[Mapping[int, FailureKind]] = {
     524: KINDS["UPSTREAM_BAD_GATEWAY"],
 }
 """RFC 9110's statuses (and Cloudflare's 52x) where a text names them."""
-
-
-def vocabulary_table() -> list[tuple[str, str, str, str, str]]:
-    """The vocabulary as rows (code, category, execution state, strength, phrases), for docs/failure-words.md."""
-    rows = []
-    for code, strength, phrases in VOCABULARY:
-        kind = KINDS[code]
-        state = kind.execution_state.value if kind.execution_state is not None else "-"
-        words = ", ".join(f"`{phrase.strip()}`" for phrase in phrases.split("|"))
-        rows.append((code, kind.category.value, state, str(strength), words))
-    return rows
 
 
 # --- limits that are the caller's own ---------------------------------------------------------

@@ -24,6 +24,7 @@ from mcp_errors._shared.contract import ENVELOPE_SCHEMA, REQUIRED_FIELDS
 from mcp_errors._shared.error_text import read_error_text
 from mcp_errors._shared.failure_words import judge_failure, judge_success, strip_sdk_wrappers
 from mcp_errors._shared.sanitize import find_leaks
+from mcp_errors._shared.text import one_line
 from mcp_errors._shared.tool_failure import TOOL_FAILURE_META
 from mcp_errors.check._paths import argument_paths, mask_known_paths
 from mcp_errors.check._probes import Probe, schema_validator
@@ -93,6 +94,8 @@ _URL: Final = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 _TRIVIAL_TEXT: Final = frozenset({"", "[]", "{}", "null", "none", '""', "''"})
 _TEXT_CHARS: Final = 20_000
 """Server text is judged on its start: enough for any message, bounded for a hostile one."""
+_SHOWN_CHARS: Final = 160
+"""How much of a schema error a verdict quotes."""
 _FIRST_LINE_CHARS: Final = 200
 
 # A bare label before the real message ("Error: ", "Failure - "), removed (after the SDKs'
@@ -184,7 +187,9 @@ def _judge_output(tool: Tool, probe: Probe, result: CallToolResult) -> list[Verd
     error = best_match(schema_validator(tool.output_schema).iter_errors(structured))
     if error is None:
         return []
-    return [("ME019", f"{probe.label}: structuredContent breaks the outputSchema: {_clip(error.message)}")]
+    return [
+        ("ME019", f"{probe.label}: structuredContent breaks the outputSchema: {one_line(error.message, _SHOWN_CHARS)}")
+    ]
 
 
 def judge_error_result(
@@ -223,7 +228,7 @@ def judge_error_result(
     if envelope_errors:
         first = envelope_errors[0]
         location = ".".join(str(part) for part in first.absolute_path) or "envelope"
-        verdicts.append(("ME003", f"{probe.label}: {location}: {_clip(first.message)}"))
+        verdicts.append(("ME003", f"{probe.label}: {location}: {one_line(first.message, _SHOWN_CHARS)}"))
 
     category = structured.get("errorCategory")
     description = structured.get("description")
@@ -239,7 +244,7 @@ def _judge_error_text(probe: Probe, result: CallToolResult) -> Iterator[Verdict]
     text = _first_text(result)
     core = _unwrapped(text)
     if core is None:
-        shown = repr(_clip(text, 60)) if text.strip() else "no text at all"
+        shown = repr(one_line(text, 60)) if text.strip() else "no text at all"
         yield "ME023", f"{probe.label}: the error says only {shown}: say what went wrong and what to do next"
         return
     kind = _raw_dump_kind(text)
@@ -286,7 +291,7 @@ def _judge_description(
     norm = _normalize(description)
     generic = norm in _GENERIC or bool(_GENERIC_PREFIX.match(norm)) or len(norm.split()) < _MIN_DESCRIPTION_WORDS
     if generic:
-        yield "ME006", f"{probe.label}: description {_clip(description, 60)!r} is generic"
+        yield "ME006", f"{probe.label}: description {one_line(description, 60)!r} is generic"
     # A generic description fails already; whether it also names the field adds nothing.
     if probe.is_invalid and probe.fields and not generic:
         lowered = description.lower()
@@ -319,7 +324,7 @@ def _judge_description(
     if contains_description and not isinstance(message, str):
         message = _message_of(text, description)
     if isinstance(message, str) and message.strip() and _normalize(message) == norm:
-        yield "ME007", f"{probe.label}: description only repeats the message {_clip(description, 60)!r}"
+        yield "ME007", f"{probe.label}: description only repeats the message {one_line(description, 60)!r}"
 
 
 def _message_of(text: str, description: str) -> str:
@@ -343,7 +348,7 @@ def _judge_success(probe: Probe, result: CallToolResult) -> list[Verdict]:
         return []
     if any(len(text.split()) >= 3 for text in meaningful):  # a sentence, not a bare literal
         return []
-    shown = "no content" if not result.content else repr(_clip(" ".join(texts), 40))
+    shown = "no content" if not result.content else repr(one_line(" ".join(texts), 40))
     return [
         (
             "ME013",
@@ -422,7 +427,7 @@ def _find_leak(result: CallToolResult, domain: Collection[str]) -> str | None:
     for text in _texts(result):
         leaks = find_leaks(mask_known_paths(text[:_TEXT_CHARS], domain))
         if leaks:
-            return _clip(leaks[0], 60)
+            return one_line(leaks[0], 60)
     return None
 
 
@@ -487,8 +492,3 @@ def _normalize(text: str) -> str:
 
 def _squash(text: str) -> str:
     return " ".join(text.split()).lower()
-
-
-def _clip(text: str, limit: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

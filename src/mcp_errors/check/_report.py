@@ -22,6 +22,7 @@ from mcp_errors._shared.sanitize import (
     has_secret,
     is_secret_name,
 )
+from mcp_errors._shared.text import one_line
 from mcp_errors.check._rules import RULES, Family, Finding, Severity
 
 __all__ = [
@@ -29,7 +30,6 @@ __all__ = [
     "CHECK_NOT_DONE",
     "CallRecord",
     "CheckReport",
-    "clip",
     "finding_identity",
     "grouped_for_reading",
     "load_baseline",
@@ -121,7 +121,7 @@ def _shown(value: Any, name: str, limit: int | None) -> Any:
 
 def _clipped(text: str, limit: int | None) -> str:
     printable = "".join(char if char.isprintable() else " " for char in encodable(text))
-    return clip(printable, limit)
+    return one_line(printable, limit)
 
 
 MAX_NAME_CHARS: Final = 200
@@ -162,12 +162,6 @@ def capped_names(report: CheckReport) -> CheckReport:
         changes=[{**change, "tool": cap(str(change.get("tool", "")))} for change in report.changes],
         unused_arguments=[cap(tool) for tool in report.unused_arguments],
     )
-
-
-def clip(text: str, limit: int | None) -> str:
-    """`text` on one line (whitespace folded), cut to `limit` characters with `…`."""
-    text = " ".join(text.split())
-    return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,7 +48,6 @@ class Rule:
 _SPEC_TOOLS_ERRORS: Final = "MCP spec, Server features > Tools > Error handling"
 _CONTRACT: Final = "mcp-errors wire contract"
 _USABILITY: Final = "usability: what a model can act on"
-_ANY: Final = Family.ANY_SERVER
 _OURS: Final = Family.CONTRACT
 
 _ALL: Final = (

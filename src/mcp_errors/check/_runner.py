@@ -38,11 +38,12 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_errors._client.task_polling import TaskPolling
 from mcp_errors._exit_status import describe_exit, last_lines, not_on_path, read_exit_status, with_exit_status
 from mcp_errors._shared.sanitize import ROOTS_TOOL, roots_announced
+from mcp_errors._shared.text import one_line
 from mcp_errors.check._args import CallArguments, ToolArguments
 from mcp_errors.check._judge import RAW_DUMP_ADVICE, Verdict, judge_call, raw_dump, reads_as_failure
 from mcp_errors.check._patterns import CutShortError, OutOfTimeError, time_limit
 from mcp_errors.check._probes import Probe, invalid_probes
-from mcp_errors.check._report import CallRecord, CheckReport, capped_names, clip, shown_arguments
+from mcp_errors.check._report import CallRecord, CheckReport, capped_names, shown_arguments
 from mcp_errors.check._rules import Family, Finding
 from mcp_errors.check._stdout import StdoutNoise, catch_stdout_noise
 from mcp_errors.check._values import ArgumentHints, valid_arguments, waits_seconds
@@ -527,7 +528,7 @@ def _metaschema_problem(schema_text: str) -> str | None:
         validator_for(schema).check_schema(schema)
     except SchemaError as exc:
         location = "/".join(str(part) for part in exc.absolute_path) or "(root)"
-        return f"{location}: {clip(exc.message, _SCHEMA_ERROR_CHARS)}"
+        return f"{location}: {one_line(exc.message, _SCHEMA_ERROR_CHARS)}"
     return None
 
 
@@ -615,9 +616,7 @@ def _label(target: Target) -> str:
 def _describe(exc: BaseException, limit: int | None = None) -> str:
     if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         return _describe(exc.exceptions[0], limit)
-    text = " ".join(str(exc).split())
-    if limit is not None and len(text) > limit:
-        text = text[: limit - 1] + "…"
+    text = one_line(str(exc), limit)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 

@@ -189,7 +189,6 @@ _PATH_WORDS: Final = frozenset(
 )
 _DURATION_WORDS: Final = frozenset({"duration", "delay", "sleep", "wait", "pause", "interval", "timeout"})
 _MILLISECOND_WORDS: Final = frozenset({"ms", "millis", "milliseconds"})
-_SECOND_WORDS: Final = frozenset({"seconds", "secs", "sec"})
 _GENERATED_WAIT: Final = {"s": 1, "ms": 100}
 """What a generated wait asks for (a tenth of it where fractions are allowed): far below any
 sensible call timeout."""

@@ -235,6 +235,9 @@ class _File(_Strict):
     rule: list[_Rule] = []
 
 
+_UNKNOWN_KEY: Final = "unknown key (see docs/proxy.md for the format)"
+
+
 def _describe(exc: pydantic.ValidationError, data: Mapping[str, Any], source: str) -> str:
     problems = []
     for error in exc.errors(include_url=False, include_input=False):
@@ -248,14 +251,9 @@ def _describe(exc: pydantic.ValidationError, data: Mapping[str, Any], source: st
             location = location[2:]
         # pydantic names the union member it tried ("str", "list[int]"): noise to a user.
         key = ".".join(str(part) for part in location if not _is_type_label(part))
-        problem = (
-            error["msg"] if error["type"] != "extra_forbidden" else "unknown key (see docs/proxy.md for the format)"
-        )
+        problem = error["msg"] if error["type"] != "extra_forbidden" else _UNKNOWN_KEY
         problems.append(f"{source}: {where}: {key + ': ' if key else ''}{problem}")
     return "\n".join(dict.fromkeys(problems))
-
-
-_UNKNOWN_KEY: Final = "unknown key (see docs/proxy.md for the format)"
 
 
 def _is_type_label(part: object) -> bool:
