@@ -207,6 +207,19 @@ def test_left_one_source_out_most_texts_are_still_recognised_and_none_is_called_
     assert figures.wrong_retryable == []
 
 
+def test_a_folds_word_model_counted_by_difference_is_the_one_trained_on_the_folds_documents() -> None:
+    # The evaluation counts all documents once and takes each held-out fold's out (issue 36):
+    # the model must be the one `train` builds from scratch on the fold's documents.
+    training = sys.modules["train_failure_model"]
+    messages = json.loads(training.MESSAGES.read_text(encoding="utf-8"))
+    folds = EVALUATION._Folds(FAILURES)
+    for source in ("Redis", "PostgreSQL"):  # one whose mined library also goes out, with shared messages
+        documents = training.mined_documents(messages, leave_out_libraries=EVALUATION.MINED_FROM[source])
+        documents += training.corpus_documents(entry for entry in FAILURES if EVALUATION.source_of(entry) != source)
+        assert folds.model_without(source).weights == training.train(documents).weights
+    assert folds.model_without("Redis").weights != folds.model_without("PostgreSQL").weights
+
+
 def test_a_phrase_only_one_source_shows_is_taken_out_while_that_source_is_held_out() -> None:
     learnt = EVALUATION.learnt_from(FAILURES)
     assert ("wrongpass",) in learnt["Redis"]  # only Redis says WRONGPASS

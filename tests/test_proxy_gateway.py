@@ -124,7 +124,7 @@ async def test_a_server_that_hangs_at_start_up_holds_the_others_no_longer_than_t
 ) -> None:
     path = config_file(tmp_path, {"time": TIME, "hung": ["sleep", "600"]})
     with anyio.fail_after(120):
-        async with gateway_client(path, startup_seconds=15) as (gateway, client):
+        async with gateway_client(path, startup_seconds=8) as (gateway, client):
             assert "time_get_current_time" in await tool_names(client)
             assert not gateway.members["hung"].up
             down = await client.call_tool("hung_tool", {})

@@ -338,16 +338,19 @@ async def test_a_caller_whose_idle_session_was_closed_to_make_room_is_told_as_af
         async with http_caller(proxy, {"Authorization": f"Bearer newcomer-{number}"}) as client:
             await client.call_tool("whoami", {})
 
-    async with http_upstream(script=TENANT_UPSTREAM) as (url, _), http_front(url) as proxy:
-        with anyio.fail_after(STARTUP_SECONDS * 5):
-            async with http_caller(proxy, ada) as client:
-                await client.call_tool("remember", {"text": "Ada's draft"})
-            async with anyio.create_task_group() as tasks:
-                for number in range(70):  # more callers than the sessions the proxy keeps
-                    tasks.start_soon(newcomer, number)
-            async with http_caller(proxy, ada) as client:
-                recalled = await client.call_tool("recall", {})
-                again = await client.call_tool("recall", {})
+    async with http_upstream(script=TENANT_UPSTREAM) as (url, _), served(url) as server:
+        sessions = next(p.sessions for p in server.providers if getattr(p, "sessions", None) is not None)
+        sessions.max_sessionless = 4  # the command keeps 64; four make the same point with fewer callers
+        async with http_served(server) as proxy:
+            with anyio.fail_after(STARTUP_SECONDS * 5):
+                async with http_caller(proxy, ada) as client:
+                    await client.call_tool("remember", {"text": "Ada's draft"})
+                async with anyio.create_task_group() as tasks:
+                    for number in range(sessions.max_sessionless + 2):  # more callers than the sessions kept
+                        tasks.start_soon(newcomer, number)
+                async with http_caller(proxy, ada) as client:
+                    recalled = await client.call_tool("recall", {})
+                    again = await client.call_tool("recall", {})
     assert (recalled.structured_content or {})["result"] == []  # her session's state is gone...
     assert (recalled.meta or {})[RESTARTED_META]["restarts"] == 1  # ...and she is told
     assert RESTARTED_META not in (again.meta or {})

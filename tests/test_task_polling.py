@@ -238,7 +238,7 @@ async def test_gather_partial_reports_a_sub_task_still_running_at_the_deadline_w
             report = await gather_partial(
                 {
                     "q3": ToolCall(client, "refund_batch", {"total": 12_000.0}),
-                    "nightly": ToolCall(client, "slow", {"seconds": 30}),
+                    "nightly": ToolCall(client, "slow", {"seconds": 3}),
                     "fast": ToolCall(client, "slow", {"seconds": 0.05}),
                 },
                 policy=RecoveryPolicy(deadline=1.0),

@@ -41,7 +41,7 @@ from mcp_types import CallToolResult, TextContent
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from train_failure_model import MESSAGES, corpus_documents, mined_documents, train
+from train_failure_model import MESSAGES, corpus_documents, count, document_features, mined_documents, weigh
 
 from mcp_errors._shared import failure_model, failure_vocabulary, failure_words
 from mcp_errors._shared.failure_words import judge_failure, judge_success, strip_sdk_wrappers
@@ -245,10 +245,45 @@ MARGIN_OVERRIDE: list[float] = []
 
 def model_without(source: str, entries: list[dict[str, Any]]) -> failure_model.WordModel:
     """The word model trained again without `source`'s texts and what was mined from the libraries it is."""
-    messages = json.loads(MESSAGES.read_text(encoding="utf-8"))
-    documents = mined_documents(messages, leave_out_libraries=MINED_FROM.get(source, ()))
-    kept = documents + corpus_documents(entry for entry in entries if source_of(entry) != source)
-    return train(kept, **({"margin": MARGIN_OVERRIDE[0]} if MARGIN_OVERRIDE else {}))
+    return _Folds(entries).model_without(source)
+
+
+class _Folds:
+    """Every fold's word model from one count of all the documents, less the held-out ones.
+
+    The same model `train` builds from the fold's documents (counts are sums, so taking the
+    held-out documents' features out of the full count gives the fold's count exactly), without
+    reading every document's words again for each of the folds.
+    """
+
+    def __init__(self, entries: list[dict[str, Any]]) -> None:
+        self.messages = json.loads(MESSAGES.read_text(encoding="utf-8"))
+        self.entries = entries
+        self.mined = mined_documents(self.messages)
+        self._features: dict[str, frozenset[str]] = {}
+        self.counts, self.documents = count(self.mined + corpus_documents(entries), features_of=self.features_of)
+
+    def features_of(self, text: str) -> frozenset[str]:
+        found = self._features.get(text)
+        if found is None:
+            found = self._features[text] = document_features(text)
+        return found
+
+    def model_without(self, source: str) -> failure_model.WordModel:
+        kept = set(mined_documents(self.messages, leave_out_libraries=MINED_FROM.get(source, ())))
+        held_out = [document for document in self.mined if document not in kept]
+        held_out += corpus_documents(entry for entry in self.entries if source_of(entry) == source)
+        self._move(held_out, -1)
+        try:
+            return weigh(self.counts, self.documents, **({"margin": MARGIN_OVERRIDE[0]} if MARGIN_OVERRIDE else {}))
+        finally:
+            self._move(held_out, +1)
+
+    def _move(self, documents: list[tuple[str, str]], sign: int) -> None:
+        for category, text in documents:
+            change = dict.fromkeys(self.features_of(text), sign)
+            self.documents.update(change)
+            self.counts[category].update(change)
 
 
 @contextlib.contextmanager
@@ -286,8 +321,9 @@ def leave_one_source_out(
         by_source[source_of(entry)].append(entry)
     pairs: list[tuple[Mapping[str, Any], Reading]] = []
     per_source: dict[str, Figures] = {}
+    folds = _Folds(entries)
     for source, texts in sorted(by_source.items()):
-        with without(learnt.get(source, set()), source, model_without(source, entries)):
+        with without(learnt.get(source, set()), source, folds.model_without(source)):
             readings = [(entry, judged(entry)) for entry in texts]
         per_source[source] = figures(readings)
         pairs += readings

@@ -23,7 +23,7 @@ import math
 import sys
 import tomllib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -67,24 +67,50 @@ def corpus_documents(entries: Iterable[dict[str, Any]]) -> list[tuple[str, str]]
     return [(entry["category"], entry["text"]) for entry in entries]
 
 
-def train(documents: list[tuple[str, str]], *, margin: float = MARGIN) -> WordModel:
+def document_features(text: str) -> frozenset[str]:
+    """The features a training text counts for (once each: the counts are of documents)."""
+    return frozenset(features(words_for_model(text)))
+
+
+def count(
+    documents: Iterable[tuple[str, str]], *, features_of: Callable[[str], frozenset[str]] = document_features
+) -> tuple[dict[str, Counter[str]], Counter[str]]:
+    """Per category, the documents each feature is in; and the documents each feature is in, all categories."""
     counts: dict[str, Counter[str]] = {category: Counter() for category in CATEGORIES}
     document_frequency: Counter[str] = Counter()
     for category, text in documents:
-        present = set(features(words_for_model(text)))
+        present = features_of(text)
         document_frequency.update(present)
         counts[category].update(present)
+    return counts, document_frequency
+
+
+def weigh(counts: dict[str, Counter[str]], document_frequency: Counter[str], *, margin: float = MARGIN) -> WordModel:
+    """The model from the counts (a feature in fewer than `MINIMUM_DOCUMENTS` documents is left out)."""
     vocabulary = [feature for feature, seen in document_frequency.items() if seen >= MINIMUM_DOCUMENTS]
-    totals = {category: sum(counts[category][feature] for feature in vocabulary) for category in CATEGORIES}
+    columns = [[counts[category].get(feature, 0) for feature in vocabulary] for category in CATEGORIES]
+    totals = [sum(column) for column in columns]
     size = len(vocabulary)
+    # A feature's weights depend only on its counts per category: computed once per counts seen.
+    by_counts: dict[tuple[int, ...], tuple[float, ...] | None] = {}
     weights: dict[str, tuple[float, ...]] = {}
-    for feature in vocabulary:
-        logs = [math.log((counts[category][feature] + 1) / (totals[category] + size)) for category in CATEGORIES]
-        mean = sum(logs) / len(logs)
-        centred = tuple(round(value - mean, 3) for value in logs)
-        if max(centred) - min(centred) >= MINIMUM_SPREAD:
+    for feature, seen in zip(vocabulary, zip(*columns, strict=True), strict=True):
+        if seen in by_counts:
+            centred = by_counts[seen]
+        else:
+            logs = [math.log((counted + 1) / (total + size)) for counted, total in zip(seen, totals, strict=True)]
+            mean = sum(logs) / len(logs)
+            centred = tuple(round(value - mean, 3) for value in logs)
+            if max(centred) - min(centred) < MINIMUM_SPREAD:
+                centred = None
+            by_counts[seen] = centred
+        if centred is not None:
             weights[feature] = centred
     return WordModel(weights=weights, margin=margin)
+
+
+def train(documents: list[tuple[str, str]], *, margin: float = MARGIN) -> WordModel:
+    return weigh(*count(documents), margin=margin)
 
 
 def shipped_documents() -> list[tuple[str, str]]:
