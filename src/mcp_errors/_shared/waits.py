@@ -40,21 +40,27 @@ def wait_seconds(value: object) -> float | None:
 
         assert wait_seconds(30) == 30.0
         assert wait_seconds("2.5") == 2.5
-        assert wait_seconds(10**400) == 86_400.0
+        assert wait_seconds(10**400) == wait_seconds("9" * 400) == 86_400.0
         assert wait_seconds(-1) is None and wait_seconds(True) is None
         ```
     """
     if isinstance(value, str):
+        value = value.strip()
+        if value.isascii() and value.isdigit() and len(value) > _MANY_DIGITS:
+            return MAX_RETRY_AFTER_SECONDS  # a whole number of seconds past any cap, however long
         if len(value) > MAX_WAIT_TEXT_CHARS:
             return None
         try:
-            value = float(value.strip())
+            value = float(value)
         except ValueError:
             return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
         return None  # NaN fails the range check too
     # Compared before the conversion: an integer no float can hold (10**400) is still a wait.
     return float(min(value, MAX_RETRY_AFTER_SECONDS))
+
+
+_MANY_DIGITS: Final = 15
 
 
 def wait_until(moment: float, *, now: float | None = None) -> float:
@@ -64,11 +70,13 @@ def wait_until(moment: float, *, now: float | None = None) -> float:
 
 def retry_after_header(value: object) -> float | None:
     """An HTTP `Retry-After` value (RFC 9110: a number of seconds, or an HTTP date), as a wait; `None` if neither."""
-    if not isinstance(value, str) or len(value) > _MAX_HEADER_CHARS:
+    if not isinstance(value, str):
         return None
     value = value.strip()
     if value.isascii() and value.isdigit():  # `isdigit` alone admits "²"
-        return wait_seconds(int(value))
+        return wait_seconds(value)
+    if len(value) > _MAX_HEADER_CHARS:
+        return None
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, OverflowError):
