@@ -118,7 +118,7 @@ def test_builtin_timeouts_and_connection_errors_are_transient(
         (REQUEST_TIMEOUT, "transient", "UPSTREAM_TIMEOUT"),
         (CONNECTION_CLOSED, "transient", "UPSTREAM_CONNECTION_LOST"),
         (INTERNAL_ERROR, "business", "INTERNAL_ERROR"),
-        (INVALID_PARAMS, "business", "INTERNAL_ERROR"),
+        (INVALID_PARAMS, "validation", "INVALID_ARGUMENTS"),
         (-32099, "business", "INTERNAL_ERROR"),
     ],
 )
@@ -154,17 +154,19 @@ def test_httpx_transport_errors_are_transient(module: Any, name: str, code: str,
 @pytest.mark.parametrize(
     ("status", "category", "code"),
     [
-        (408, "transient", "UPSTREAM_UNAVAILABLE"),
+        (408, "transient", "UPSTREAM_TIMEOUT"),
         (429, "transient", "UPSTREAM_RATE_LIMITED"),
-        (502, "transient", "UPSTREAM_UNAVAILABLE"),
+        (502, "transient", "UPSTREAM_BAD_GATEWAY"),
         (503, "transient", "UPSTREAM_UNAVAILABLE"),
-        (504, "transient", "UPSTREAM_UNAVAILABLE"),
-        (401, "permission", "UPSTREAM_UNAUTHORIZED"),
-        (403, "permission", "UPSTREAM_FORBIDDEN"),
-        (400, "validation", "UPSTREAM_REJECTED_INPUT"),
-        (422, "validation", "UPSTREAM_REJECTED_INPUT"),
-        (409, "business", "UPSTREAM_CONFLICT"),
-        (412, "business", "UPSTREAM_CONFLICT"),
+        (504, "transient", "UPSTREAM_BAD_GATEWAY"),
+        (401, "permission", "NOT_AUTHENTICATED"),
+        (403, "permission", "ACCESS_DENIED"),
+        (400, "validation", "INVALID_ARGUMENTS"),
+        (422, "validation", "INVALID_ARGUMENTS"),
+        (404, "validation", "NOT_FOUND"),
+        (409, "business", "CONFLICT"),
+        (412, "business", "CONFLICT"),
+        (500, "business", "UPSTREAM_INTERNAL_ERROR"),
     ],
 )
 def test_http_statuses_map_to_their_category(module: Any, status: int, category: str, code: str) -> None:
@@ -198,7 +200,7 @@ def test_an_unreadable_retry_after_is_left_out(value: str) -> None:
 
 
 def test_an_unmapped_http_status_is_an_internal_error() -> None:
-    check_details(classify_failure(http_status_error(httpx, 500), error_id=ERROR_ID), "business", "INTERNAL_ERROR")
+    check_details(classify_failure(http_status_error(httpx, 418), error_id=ERROR_ID), "business", "INTERNAL_ERROR")
 
 
 @pytest.fixture

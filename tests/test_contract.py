@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Final
 
 import jsonschema
 import pytest
@@ -15,7 +16,8 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CA
 
 import mcp_errors
 from mcp_errors import ENVELOPE_SCHEMA, ErrorCategory, is_error_envelope
-from mcp_errors._shared.contract import CATEGORY_VALUES, CONTRACT_CODES, REQUIRED_FIELDS, is_protocol_signal
+from mcp_errors._shared.contract import CATEGORY_VALUES, REQUIRED_FIELDS, is_protocol_signal
+from mcp_errors._shared.signals import CONTRACT_CODES
 
 
 def test_only_a_transient_failure_is_retryable() -> None:
@@ -51,22 +53,40 @@ def test_what_lacks_a_required_field_is_no_envelope(value: object) -> None:
     assert not is_error_envelope(value)
 
 
+_CODE: Final = re.compile(r"[A-Z][A-Z0-9_]+")
+# Calls that take a code as their first argument: the vocabulary's kinds (`_kind`,
+# `FailureKind`) and the server's transient failures (`_transient`, its third).
+_CODE_ARGUMENT: Final = {"_kind": 0, "FailureKind": 0, "_transient": 2}
+
+
 def codes_written(source: str) -> set[str]:
-    """The UPPER_SNAKE strings given as a `code` (keyword, or `_transient`'s third argument) in `source`."""
+    """The UPPER_SNAKE strings `source` writes as a code: a `code=` keyword, a kind's or a
+    transient failure's code argument, a kind looked up by code (`KINDS["CONFLICT"]`), a table
+    entry naming a kind by code (`("CONFLICT", (409, 410))`)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(source)):
-        if not isinstance(node, ast.Call):
-            continue
-        values = [keyword.value for keyword in node.keywords if keyword.arg == "code"]
-        if isinstance(node.func, ast.Name) and node.func.id == "_transient" and len(node.args) > 2:
-            values.append(node.args[2])
+        values: list[ast.expr] = []
+        if isinstance(node, ast.Call):
+            values += [keyword.value for keyword in node.keywords if keyword.arg == "code"]
+            at = _CODE_ARGUMENT.get(node.func.id) if isinstance(node.func, ast.Name) else None
+            if at is not None and len(node.args) > at:
+                values.append(node.args[at])
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "KINDS":
+            values.append(node.slice)
+        elif (
+            isinstance(node, ast.Tuple)
+            and len(node.elts) == 2
+            and isinstance(node.elts[1], ast.Tuple)
+            and all(isinstance(item, ast.Constant) and isinstance(item.value, int) for item in node.elts[1].elts)
+        ):
+            values.append(node.elts[0])
         for value in values:
             found |= {
                 constant.value
                 for constant in ast.walk(value)
                 if isinstance(constant, ast.Constant)
                 and isinstance(constant.value, str)
-                and re.fullmatch(r"[A-Z][A-Z0-9_]+", constant.value)
+                and _CODE.fullmatch(constant.value)
             }
     return found
 

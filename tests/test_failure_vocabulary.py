@@ -13,7 +13,6 @@ from mcp_errors._shared.failure_vocabulary import (
     KINDS,
     MINED,
     PHRASES_BY_FIRST_WORD,
-    STATUS_KINDS,
     VOCABULARY,
     build_phrases,
     words_of,
@@ -43,7 +42,6 @@ def test_every_phrase_is_indexed_by_its_first_word_longest_first() -> None:
         lengths = [len(phrase) for phrase, _, _ in entries]
         assert lengths == sorted(lengths, reverse=True)
     assert set(EXACT_CODES.values()) <= set(KINDS.values())
-    assert set(STATUS_KINDS.values()) <= set(KINDS.values())
 
 
 def test_the_docs_table_is_the_vocabulary() -> None:

@@ -36,7 +36,7 @@ from mcp_errors import (
     gather_partial,
     install,
 )
-from mcp_errors._shared.contract import CONTRACT_CODES
+from mcp_errors._shared.signals import CONTRACT_CODES
 from mcp_errors.proxy import ChildProcess, ProxySettings, build_proxy
 from mcp_errors.proxy._server import check_upstream
 from mcp_errors.stores import MemoryStore

@@ -56,10 +56,10 @@ from mcp_errors._shared import failure_words
 from mcp_errors._shared.failure_vocabulary import (
     EXACT_CODES,
     KINDS,
-    STATUS_KINDS,
     build_phrases,
     words_of,
 )
+from mcp_errors._shared.signals import HTTP_STATUSES as STATUS_KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "src" / "mcp_errors" / "_shared" / "mined_vocabulary.json"

@@ -28,7 +28,7 @@ Failures to get an answer:
 | connection refused, httpx `ConnectError`/`ConnectTimeout`  | transient   | `not_executed`   |
 | `TimeoutError`, JSON-RPC `REQUEST_TIMEOUT`, httpx read timeout | transient | `outcome_unknown` |
 | connection closed/reset/broken stream, JSON-RPC `CONNECTION_CLOSED` | transient | `outcome_unknown` |
-| JSON-RPC `INVALID_PARAMS` / `METHOD_NOT_FOUND`              | validation (inferred) | `not_executed` |
+| JSON-RPC `INVALID_PARAMS`, `METHOD_NOT_FOUND`, `INVALID_REQUEST`, `PARSE_ERROR` | validation | `not_executed` |
 | JSON-RPC `-32021`: a client capability the tool needs (tasks) | business (inferred) | `not_executed` |
 | a success the SDK client refuses: it breaks the tool's outputSchema | none | `outcome_unknown` |
 | any other JSON-RPC error or exception                     | none        | `outcome_unknown` |
@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import re
 import sys
 from collections.abc import Mapping
@@ -63,8 +62,6 @@ import pydantic
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     CONNECTION_CLOSED,
-    INVALID_PARAMS,
-    METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     REQUEST_TIMEOUT,
     CallToolResult,
@@ -74,7 +71,6 @@ from mcp_types import (
 from mcp_errors._client.task_polling import read_task_state
 from mcp_errors._shared.contract import (
     CATEGORY_VALUES,
-    MAX_RETRY_AFTER_SECONDS,
     TASK_META,
     ErrorCategory,
     ExecutionState,
@@ -85,7 +81,9 @@ from mcp_errors._shared.envelope import CATEGORY_INFERRED, is_empty_result
 from mcp_errors._shared.error_text import read_error_text
 from mcp_errors._shared.failure_words import judge_failure, strip_sdk_wrappers
 from mcp_errors._shared.optional_types import is_httpx
+from mcp_errors._shared.signals import JSONRPC_CODES
 from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, read_tool_failure
+from mcp_errors._shared.waits import wait_seconds
 from mcp_errors._shared.words import RESEND_RULE
 
 __all__ = [
@@ -395,20 +393,6 @@ def _read_exception(exc: BaseException) -> ToolOutcome:
 
 def _read_jsonrpc_error(exc: MCPError) -> ToolOutcome:
     code = exc.code
-    if code == REQUEST_TIMEOUT:
-        return _transport(
-            "No answer before the timeout",
-            _NO_ANSWER_IN_TIME,
-            ExecutionState.OUTCOME_UNKNOWN,
-            source="jsonrpc",
-        )
-    if code == CONNECTION_CLOSED:
-        return _transport(
-            "Connection closed",
-            "The connection to the server closed before an answer arrived. The call may or may not have run.",
-            ExecutionState.OUTCOME_UNKNOWN,
-            source="jsonrpc",
-        )
     if code == MISSING_REQUIRED_CLIENT_CAPABILITY:
         needs_tasks = asks_for_tasks(exc)
         return ToolOutcome(
@@ -428,22 +412,36 @@ def _read_jsonrpc_error(exc: MCPError) -> ToolOutcome:
             category_inferred=True,
             source="jsonrpc",
         )
-    if code in (INVALID_PARAMS, METHOD_NOT_FOUND):
+    signal = JSONRPC_CODES.get(code)
+    if signal is None:
         return ToolOutcome(
             kind="error",
-            category=ErrorCategory.VALIDATION,
-            description="The server rejected the request as malformed (JSON-RPC error "
-            f"{code}). Check the tool name and arguments against tools/list and call again.",
+            description=f"The server answered with JSON-RPC error {code}; whether the call ran is unknown.",
             message=f"JSON-RPC error {code}",
-            execution_state=ExecutionState.NOT_EXECUTED,
+            execution_state=ExecutionState.OUTCOME_UNKNOWN,
             category_inferred=True,
             source="jsonrpc",
         )
+    if code == REQUEST_TIMEOUT:
+        message, description = "No answer before the timeout", _NO_ANSWER_IN_TIME
+    elif code == CONNECTION_CLOSED:
+        message = "Connection closed"
+        description = "The connection to the server closed before an answer arrived. The call may or may not have run."
+    else:
+        message = f"JSON-RPC error {code}"
+        description = (
+            f"The server rejected the request as malformed (JSON-RPC error {code}). Check the tool name and "
+            "arguments against tools/list and call again."
+        )
+    # What the code says is the signal table's (`_shared/signals.py`), as the proxy and the server read it.
     return ToolOutcome(
         kind="error",
-        description=f"The server answered with JSON-RPC error {code}; whether the call ran is unknown.",
-        message=f"JSON-RPC error {code}",
-        execution_state=ExecutionState.OUTCOME_UNKNOWN,
+        category=signal.category,
+        is_retryable=signal.retryable,
+        description=description,
+        message=message,
+        code=signal.code,
+        execution_state=signal.execution_state,
         category_inferred=True,
         source="jsonrpc",
     )
@@ -515,11 +513,8 @@ def _category(value: object) -> ErrorCategory | None:
 
 def read_retry_after(value: object) -> float | None:
     """A `retryAfterSeconds` someone sent, as seconds: `None` unless a finite number >= 0;
-    capped at a day."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
-        return None  # NaN fails the range check too
-    # Compared before the conversion: an integer no float can hold (10**400) is still a wait.
-    return float(min(value, MAX_RETRY_AFTER_SECONDS))
+    capped at a day (`_shared/waits.py`'s `wait_seconds`, for a JSON number only)."""
+    return None if isinstance(value, str) else wait_seconds(value)
 
 
 def _execution_state(value: object) -> ExecutionState | None:

@@ -14,19 +14,20 @@ What is classified without the tool saying so
 - `ToolError` raised by the tool: exactly what it says (texts sanitised).
 - Exception types registered with `register_exception`: what their handler returns.
 - `TimeoutError` (asyncio's and anyio's are the same class), `ConnectionError`, httpx
-  transport errors, HTTP 408/429/502/503/504 and SQLite "database is locked"/"busy":
-  transient. `Retry-After` becomes `retryAfterSeconds`.
-- HTTP 401/403 and the builtin `PermissionError`: permission.
-- HTTP 400/422 and argument validation failures: validation, with `fieldErrors`. A
-  validator's own words stay (pydantic's messages, a `ValueError` or `AssertionError` it
-  raised); a validator that raised one while handling another kind of failure (a lookup that
-  could not connect) failed itself, and that failure is classified instead, its text unsent.
-- HTTP 409/412: business.
+  transport errors and SQLite "database is locked"/"busy": transient.
+- The builtin `PermissionError`: permission.
+- Argument validation failures: validation, with `fieldErrors`. A validator's own words stay
+  (pydantic's messages, a `ValueError` or `AssertionError` it raised); a validator that
+  raised one while handling another kind of failure (a lookup that could not connect) failed
+  itself, and that failure is classified instead, its text unsent.
+- An exception that carries an HTTP status (`.response.status_code`): what the status's entry
+  in `_shared/signals.py` says (the same code, category and execution state the proxy, the
+  reader and the checker give it). `Retry-After` becomes `retryAfterSeconds`.
 - A JSON-RPC error raised inside the tool (`MCPError`, e.g. a gateway tool's downstream
-  call that timed out): `-32001` (request timeout) and `-32000` (connection closed) are
-  transient; any other code is unclassified, since its text comes from somewhere else.
-  Only the two codes the protocol needs on the wire as they are (`is_protocol_signal`)
-  stay JSON-RPC errors.
+  call that timed out): what the code's entry in `_shared/signals.py` says (`-32001` and
+  `-32000` transient, the protocol's rejections validation); any other code is
+  unclassified, since its text comes from somewhere else. Only the two codes the protocol
+  needs on the wire as they are (`is_protocol_signal`) stay JSON-RPC errors.
 - The SDK's or fastmcp's plain `ToolError` (a message meant for the client, with no
   category): `business`, code `TOOL_ERROR`, its message kept (sanitised), since resending
   the same call unchanged cannot be assumed to help.
@@ -42,12 +43,10 @@ What is classified without the tool saying so
 
 from __future__ import annotations
 
-import email.utils
 import functools
 import logging
 import os
 import sqlite3
-import time
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -56,12 +55,13 @@ from mcp.server.mcpserver.exceptions import ResourceError as _SDKResourceError
 from mcp.server.mcpserver.exceptions import ToolError as _SDKToolError
 from mcp.server.mcpserver.exceptions import UnexpectedToolError as _SDKUnexpectedToolError
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types import CONNECTION_CLOSED
 
 from mcp_errors._server.errors import ToolError
 from mcp_errors._shared.causes import innermost
-from mcp_errors._shared.contract import MAX_RETRY_AFTER_SECONDS, ErrorCategory, ExecutionState, FieldError
+from mcp_errors._shared.contract import ErrorCategory, ExecutionState, FieldError
 from mcp_errors._shared.envelope import FailureDetails, as_sentence
+from mcp_errors._shared.failure_vocabulary import FailureKind
 from mcp_errors._shared.optional_types import is_fastmcp, is_httpx
 from mcp_errors._shared.sanitize import (
     MAX_DESCRIPTION_CHARS,
@@ -70,7 +70,9 @@ from mcp_errors._shared.sanitize import (
     sanitize_json,
     sanitize_text,
 )
-from mcp_errors._shared.words import may_have_applied, resend_after
+from mcp_errors._shared.signals import HTTP_STATUSES, JSONRPC_CODES
+from mcp_errors._shared.waits import capped_wait, retry_after_header
+from mcp_errors._shared.words import advice, may_have_applied, resend_after
 
 __all__ = [
     "classify_failure",
@@ -404,9 +406,23 @@ _INTERNAL_ERROR: Final = FailureDetails(
 )
 
 
+def _from_signal(kind: FailureKind, message: str, retry_after: float | None = None) -> FailureDetails:
+    """A failure a signal table names (`_shared/signals.py`): its code, category and execution state."""
+    if kind.category is ErrorCategory.TRANSIENT:
+        return _transient(message, f"{kind.what_happened} {resend_after(retry_after)}", kind.code, retry_after)
+    return FailureDetails(
+        message=message,
+        category=kind.category,
+        description=f"{kind.what_happened} {advice(kind.category, code=kind.code)}",
+        code=kind.code,
+        execution_state=kind.execution_state,
+    )
+
+
+# A downstream MCP server's answer that a tool (a gateway, a proxy) let escape, as each
+# JSON-RPC code's entry says: the ones a type alone decides, built once.
 _FROM_JSONRPC_CODE: Final[Mapping[int, FailureDetails]] = {
-    REQUEST_TIMEOUT: _UPSTREAM_TIMEOUT,
-    CONNECTION_CLOSED: _UPSTREAM_CONNECTION_LOST,
+    code: _from_signal(signal.kind, f"JSON-RPC error {code}") for code, signal in JSONRPC_CODES.items()
 }
 
 
@@ -452,38 +468,8 @@ def _is_sqlite_busy(exc: sqlite3.OperationalError) -> bool:
 
 
 def _from_http_status(status: int, retry_after: float | None) -> FailureDetails | None:
-    if status in (408, 429, 502, 503, 504):
-        return _transient(
-            f"Upstream HTTP {status}",
-            f"A service this tool depends on is rate limiting or temporarily unavailable. {resend_after(retry_after)}",
-            "UPSTREAM_RATE_LIMITED" if status == 429 else "UPSTREAM_UNAVAILABLE",
-            retry_after,
-        )
-    if status in (401, 403):
-        return FailureDetails(
-            message=f"Upstream HTTP {status}",
-            category=ErrorCategory.PERMISSION,
-            description="A service this tool depends on refused the credentials in use. "
-            "Escalate, or call again as a principal that has access.",
-            code="UPSTREAM_UNAUTHORIZED" if status == 401 else "UPSTREAM_FORBIDDEN",
-        )
-    if status in (400, 422):
-        return FailureDetails(
-            message=f"Upstream HTTP {status}",
-            category=ErrorCategory.VALIDATION,
-            description="A service this tool depends on rejected the request as malformed. "
-            "Check the arguments against the tool's description, correct them and call again.",
-            code="UPSTREAM_REJECTED_INPUT",
-        )
-    if status in (409, 412):
-        return FailureDetails(
-            message=f"Upstream HTTP {status}",
-            category=ErrorCategory.BUSINESS,
-            description="The request conflicts with the current state of the data. "
-            "Read the current state again and decide on another step, or escalate.",
-            code="UPSTREAM_CONFLICT",
-        )
-    return None
+    kind = HTTP_STATUSES.get(status)
+    return None if kind is None else _from_signal(kind, f"Upstream HTTP {status}", retry_after)
 
 
 def classify_known(exc: BaseException) -> FailureDetails | None:
@@ -508,8 +494,7 @@ def classify_http_status(status: int, *, retry_after: float | None = None) -> Fa
         DeprecationWarning,
         stacklevel=2,
     )
-    capped = None if retry_after is None else min(max(0.0, retry_after), MAX_RETRY_AFTER_SECONDS)
-    return _from_http_status(status, capped)
+    return _from_http_status(status, None if retry_after is None else capped_wait(retry_after))
 
 
 def _status_of(exc: BaseException) -> int | None:
@@ -524,17 +509,7 @@ def _status_of(exc: BaseException) -> int | None:
 def _retry_after(exc: BaseException) -> float | None:
     headers = getattr(getattr(exc, "response", None), "headers", None)
     getter = getattr(headers, "get", None)
-    value = getter("retry-after") if callable(getter) else None
-    if not isinstance(value, str):
-        return None
-    value = value.strip()
-    if value.isascii() and value.isdigit():  # `isdigit` alone admits "²"
-        return min(float(value), MAX_RETRY_AFTER_SECONDS)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return min(max(0.0, round(when.timestamp() - time.time(), 3)), MAX_RETRY_AFTER_SECONDS)
+    return retry_after_header(getter("retry-after")) if callable(getter) else None
 
 
 def _details_from_tool_error(error: ToolError) -> FailureDetails:

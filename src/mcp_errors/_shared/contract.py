@@ -20,7 +20,6 @@ from mcp_types import MISSING_REQUIRED_CLIENT_CAPABILITY, URL_ELICITATION_REQUIR
 
 __all__ = [
     "CATEGORY_VALUES",
-    "CONTRACT_CODES",
     "CONTRACT_FIELDS",
     "ENVELOPE_SCHEMA",
     "HONOURS_IDEMPOTENCY_META",
@@ -32,6 +31,7 @@ __all__ = [
     "RETIRED_RESOURCE_NOT_FOUND",
     "TASKS_EXTENSION",
     "TASK_META",
+    "WRITTEN_CODES",
     "ErrorCategory",
     "ExecutionState",
     "FieldError",
@@ -109,8 +109,9 @@ REQUIRED_FIELDS: Final[tuple[str, ...]] = tuple(ENVELOPE_SCHEMA["required"])
 CATEGORY_VALUES: Final = frozenset(category.value for category in ErrorCategory)
 """The four `errorCategory` strings, for checking untrusted input."""
 CONTRACT_FIELDS: Final = frozenset(ENVELOPE_SCHEMA["properties"])
+"""The envelope's field names, which `extra` fields may not use."""
 
-CONTRACT_CODES: Final = frozenset(
+WRITTEN_CODES: Final = frozenset(
     {
         "ACCESS_DENIED",
         "ALL_SOURCES_FAILED",
@@ -142,6 +143,8 @@ CONTRACT_CODES: Final = frozenset(
         "TOOL_TIMEOUT",
         "UNKNOWN_TOOL",
         "UPSTREAM_BUSY",
+        # Written for an HTTP 409/412, 403, 400/422 and 401 before the signal tables (0.1.0's
+        # development versions), and by shipped rules files (UPSTREAM_FORBIDDEN): kept as labels.
         "UPSTREAM_CONFLICT",
         "UPSTREAM_CONNECTION_LOST",
         "UPSTREAM_EXITED",
@@ -153,12 +156,11 @@ CONTRACT_CODES: Final = frozenset(
         "UPSTREAM_UNAVAILABLE",
     }
 )
-"""The codes mcp-errors itself writes (the server side, replay, the proxy and partial reports).
+"""The codes mcp-errors writes by name (the server side, replay, the proxy and partial reports).
 
-`tests/test_contract.py` finds every code the package writes and checks that it is here:
-metrics keep these codes as labels whatever server sent them (`_shared/telemetry.py`).
+With the codes of the vocabulary and of the signal tables they make `CONTRACT_CODES`
+(`_shared/signals.py`), which `tests/test_contract.py` derives from the source too.
 """
-"""The envelope's field names, which `extra` fields may not use."""
 MAX_RETRY_AFTER_SECONDS: Final = 86_400.0
 """The longest wait either side reads or writes (a day): a longer one is no retry an agent
 will sit out, and capped, any wait a peer sends stays a finite number."""

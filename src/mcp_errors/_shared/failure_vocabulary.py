@@ -29,7 +29,6 @@ __all__ = [
     "LIMIT_PHRASES",
     "MINED",
     "PHRASES_BY_FIRST_WORD",
-    "STATUS_KINDS",
     "FailureKind",
     "build_phrases",
     "words_of",
@@ -393,32 +392,6 @@ def build_phrases(
 
 
 PHRASES_BY_FIRST_WORD: Final = build_phrases()
-
-STATUS_KINDS: Final[Mapping[int, FailureKind]] = {
-    **dict.fromkeys((400, 411, 413, 414, 415, 416, 422), KINDS["INVALID_ARGUMENTS"]),
-    405: KINDS["POLICY_REFUSED"],
-    401: KINDS["NOT_AUTHENTICATED"],
-    402: KINDS["POLICY_REFUSED"],
-    403: KINDS["ACCESS_DENIED"],
-    404: KINDS["NOT_FOUND"],
-    408: KINDS["UPSTREAM_TIMEOUT"],
-    409: KINDS["CONFLICT"],
-    410: KINDS["CONFLICT"],
-    412: KINDS["CONFLICT"],
-    423: KINDS["DATABASE_BUSY"],
-    425: KINDS["UPSTREAM_UNAVAILABLE"],
-    429: KINDS["UPSTREAM_RATE_LIMITED"],
-    500: KINDS["UPSTREAM_INTERNAL_ERROR"],
-    501: KINDS["POLICY_REFUSED"],
-    502: KINDS["UPSTREAM_BAD_GATEWAY"],
-    503: KINDS["UPSTREAM_UNAVAILABLE"],
-    504: KINDS["UPSTREAM_BAD_GATEWAY"],
-    507: KINDS["SERVER_MISCONFIGURED"],
-    **dict.fromkeys((521, 522, 523, 525, 526, 529), KINDS["UPSTREAM_UNAVAILABLE"]),
-    520: KINDS["UPSTREAM_INTERNAL_ERROR"],
-    524: KINDS["UPSTREAM_BAD_GATEWAY"],
-}
-"""RFC 9110's statuses (and Cloudflare's 52x) where a text names them."""
 
 
 # --- limits that are the caller's own ---------------------------------------------------------

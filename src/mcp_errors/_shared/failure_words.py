@@ -46,10 +46,11 @@ from mcp_errors._shared.failure_vocabulary import (
     KINDS,
     LIMIT_PHRASES,
     PHRASES_BY_FIRST_WORD,
-    STATUS_KINDS,
     FailureKind,
     words_of,
 )
+from mcp_errors._shared.signals import HTTP_STATUSES
+from mcp_errors._shared.waits import capped_wait
 
 __all__ = [
     "MAX_JUDGED_CHARS",
@@ -251,7 +252,7 @@ def _has_phrase(words: Sequence[str], phrases: frozenset[tuple[str, ...]]) -> bo
 
 def judge_status(status: int, *, read_only: bool = False) -> Judgment | None:
     """What an HTTP status a failure reports as data (`{"status": 503}`) says it is (RFC 9110), or `None`."""
-    kind = STATUS_KINDS.get(status)
+    kind = HTTP_STATUSES.get(status)
     if kind is None:
         return None
     return Judgment(kind=kind, evidence=f"status {status}", execution_state=_state(kind, read_only=read_only))
@@ -351,7 +352,7 @@ def _http_status(words: Sequence[str], at: int) -> Match | None:
     word = words[at]
     if len(word) != 3 or not word.isdigit():
         return None
-    kind = STATUS_KINDS.get(int(word))
+    kind = HTTP_STATUSES.get(int(word))
     if kind is None:
         return None
     before = words[at - 1] if at > 0 else ""
@@ -455,7 +456,6 @@ _UNIT_SECONDS: Final = {
     "h": 3600.0, "hr": 3600.0, "hrs": 3600.0, "hour": 3600.0, "hours": 3600.0,
     "d": 86400.0, "day": 86400.0, "days": 86400.0,
 }  # fmt: skip
-_MAX_WAIT: Final = 86_400.0
 
 
 def _asked_wait(words: Sequence[str]) -> float | None:
@@ -471,7 +471,7 @@ def _asked_wait(words: Sequence[str]) -> float | None:
                 if number is not None:
                     # "5s" is one word, its unit inside it; "5 seconds" two.
                     unit = number.group(2) or (words[at + 1] if at + 1 < len(words) else "s")
-                    return min(float(number.group(1)) * _UNIT_SECONDS.get(unit, 1.0), _MAX_WAIT)
+                    return capped_wait(float(number.group(1)) * _UNIT_SECONDS.get(unit, 1.0))
                 if words[at] not in ("for", "at", "least"):
                     break
     return None

@@ -37,8 +37,9 @@ from opentelemetry import metrics, trace
 from opentelemetry.propagate import inject
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from mcp_errors._shared.contract import CATEGORY_VALUES, CONTRACT_CODES
+from mcp_errors._shared.contract import CATEGORY_VALUES
 from mcp_errors._shared.envelope import ResultLike, is_empty_result
+from mcp_errors._shared.signals import CONTRACT_CODES
 
 __all__ = [
     "ATTEMPT_EVENT",

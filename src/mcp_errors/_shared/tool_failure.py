@@ -35,7 +35,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mcp_errors._shared.contract import CATEGORY_VALUES, MAX_RETRY_AFTER_SECONDS, ErrorCategory
+from mcp_errors._shared.contract import CATEGORY_VALUES, ErrorCategory
+from mcp_errors._shared.waits import wait_seconds, wait_until
 
 __all__ = ["TOOL_FAILURE_META", "ToolFailure", "read_tool_failure", "with_tool_failure", "write_tool_failure"]
 
@@ -201,22 +202,18 @@ def _not_before(value: object, now: float) -> float | None:
         if not 0 <= value < math.inf:
             return None  # NaN fails the range check too
         if value < _EPOCH_MS_FROM:
-            return float(min(value, MAX_RETRY_AFTER_SECONDS))
+            return wait_seconds(value)
         # Capped before dividing: an integer no float can hold (10**400) is still a time.
-        return _wait_until(min(value, _LATEST_MS) / 1000, now)
+        return wait_until(min(value, _LATEST_MS) / 1000, now=now)
     if not isinstance(value, str):
         return None
     try:
         when = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
         if when.tzinfo is None:
             when = when.replace(tzinfo=_dt.UTC)
-        return _wait_until(when.timestamp(), now)
+        return wait_until(when.timestamp(), now=now)
     except (ValueError, OverflowError):  # not a time, or one beyond the calendar's range
         return None
-
-
-def _wait_until(moment: float, now: float) -> float:
-    return min(max(0.0, round(moment - now, 3)), MAX_RETRY_AFTER_SECONDS)
 
 
 _LATEST_MS: Final = 1e16

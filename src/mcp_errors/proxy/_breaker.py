@@ -54,16 +54,18 @@ from typing import Any, Final, Literal
 from fastmcp.server.middleware import CallNext, MiddlewareContext
 from fastmcp.tools import ToolResult
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolRequestParams, TextContent
+from mcp_types import CallToolRequestParams, TextContent
 
 from mcp_errors._client.outcome import is_call_failure
 from mcp_errors._server.classify import new_error_id
 from mcp_errors._server.fastmcp import error_tool_result
 from mcp_errors._shared.causes import causes
-from mcp_errors._shared.contract import MAX_RETRY_AFTER_SECONDS, ErrorCategory, ExecutionState
+from mcp_errors._shared.contract import ErrorCategory, ExecutionState
 from mcp_errors._shared.envelope import CATEGORY_INFERRED, FailureDetails
 from mcp_errors._shared.failure_words import names_its_caller
+from mcp_errors._shared.signals import JSONRPC_CODES
 from mcp_errors._shared.telemetry import BreakerScope, ProxyDecision, annotate_tool_result, record_proxy_decision
+from mcp_errors._shared.waits import capped_wait
 from mcp_errors._shared.words import resend_after
 from mcp_errors.proxy._child import UpstreamUnavailableError
 from mcp_errors.proxy._sessions import ToolCallMiddleware, current_front_session, new_slot
@@ -189,7 +191,7 @@ class Circuit:
 
     def _open(self, now: float, retry_after: float | None) -> None:
         self._run.clear()
-        cooldown = max(self.settings.cooldown, min(retry_after or 0.0, MAX_RETRY_AFTER_SECONDS))
+        cooldown = max(self.settings.cooldown, capped_wait(retry_after or 0.0))
         self._open_until = now + cooldown
         self._become("open")
 
@@ -262,7 +264,8 @@ def _answered(exc: BaseException) -> bool | None:
         if isinstance(cause, UpstreamUnavailableError):
             return False
         if isinstance(cause, MCPError):
-            if cause.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT):
+            signal = JSONRPC_CODES.get(cause.code)
+            if signal is not None and not signal.answered:
                 return False
             found = found or cause
         elif is_call_failure(cause):

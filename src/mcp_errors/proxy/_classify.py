@@ -22,7 +22,9 @@ source that says something wins:
 
 The upstream's own words stay, sanitised and capped, at the end of the description: "The
 server said: ...". Failures of a kind an exception would have (a timeout, a refused
-connection, an HTTP status) are the ones `_server/classify.py` gives that exception.
+connection) are the ones `_server/classify.py` gives that exception; an HTTP status and a
+JSON-RPC code read as their entries in the signal tables (`_shared/signals.py`) say, as the
+server side, the reader and the checker read them.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_TIMEOUT
+from mcp_types import METHOD_NOT_FOUND
 
 from mcp_errors._server.arguments import classify_schema_violations, unknown_tool
 from mcp_errors._shared.contract import (
@@ -64,7 +66,9 @@ from mcp_errors._shared.sanitize import (
     known_to_the_agent,
     sanitize_text,
 )
+from mcp_errors._shared.signals import JSONRPC_CODES
 from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, read_tool_failure
+from mcp_errors._shared.waits import wait_seconds
 from mcp_errors._shared.words import HEADLINES, advice
 from mcp_errors.proxy._rules import MatchedRule, Rules
 
@@ -399,12 +403,9 @@ def _first_code(fields: Mapping[str, Any]) -> str | None:
 def _first_number(fields: Mapping[str, Any], keys: Sequence[str]) -> float | None:
     for key in keys:
         value = fields.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < _MAX_WAIT:
-            return float(value)
+        if not isinstance(value, str) and (wait := wait_seconds(value)) is not None:
+            return wait
     return None
-
-
-_MAX_WAIT: Final = 86_400.0
 
 
 def _as_status(value: object) -> int | None:
@@ -450,7 +451,9 @@ def _from_jsonrpc_code(failure: UpstreamFailure, error_id: str, fits: bool | Non
     code = _code_of(failure)
     if code == METHOD_NOT_FOUND and failure.known_tools and failure.tool not in failure.known_tools:
         return unknown_tool(failure.tool, error_id=error_id, known=failure.known_tools)
-    if code in (INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, METHOD_NOT_FOUND):
+    # What the code says is its entry in the signal table (`_shared/signals.py`), as the server and the reader read it.
+    signal = JSONRPC_CODES.get(code) if code is not None else None
+    if signal is not None and signal.category is ErrorCategory.VALIDATION:
         # The protocol's own rejections: the call did not run.
         checked = _schema_check(failure, error_id) if fits is False else None
         if checked is not None:
@@ -458,19 +461,21 @@ def _from_jsonrpc_code(failure: UpstreamFailure, error_id: str, fits: bool | Non
         named = _fields_from_data(failure.jsonrpc_data)
         return FailureDetails(
             message="Invalid request",
-            category=ErrorCategory.VALIDATION,
+            category=signal.category,
             description=(
                 f"The server rejected these arguments: {', '.join(sorted({e.field for e in named}))}. "
                 if named
                 else "The server rejected the call as malformed. "
             )
             + "Check the tool name and arguments against tools/list, correct them and call again.",
-            code="INVALID_ARGUMENTS" if code == INVALID_PARAMS else "INVALID_REQUEST",
+            code=signal.code,
             field_errors=named,
-            execution_state=ExecutionState.NOT_EXECUTED,
+            execution_state=signal.execution_state,
         )
-    if code == REQUEST_TIMEOUT:
-        return from_judgment(Judgment(KINDS["UPSTREAM_TIMEOUT"], "JSON-RPC request timeout"), inferred=False)
+    if signal is not None:
+        # A read-only tool applied nothing, whatever stopped it.
+        state = ExecutionState.NOT_EXECUTED if failure.read_only else signal.execution_state
+        return from_judgment(Judgment(signal.kind, f"JSON-RPC error {code}", execution_state=state), inferred=False)
     checked = _schema_check(failure, error_id) if fits is False else None
     if checked is not None:
         # The server failed and the arguments break its own schema: whatever it said, the
@@ -533,9 +538,9 @@ def _from_rule(hit: MatchedRule, failure: UpstreamFailure, said: str) -> Failure
     )
     wait: float | None = None
     if isinstance(rule.retry_after, int | float):
-        wait = float(rule.retry_after)
+        wait = wait_seconds(rule.retry_after)
     elif isinstance(rule.retry_after, str):
-        wait = _seconds(rule.retry_after.format_map({**hit.values, "match": hit.values.get("match", "")}))
+        wait = wait_seconds(rule.retry_after.format_map({**hit.values, "match": hit.values.get("match", "")}))
     details = FailureDetails(
         message=HEADLINES[rule.category],
         category=rule.category,
@@ -546,14 +551,6 @@ def _from_rule(hit: MatchedRule, failure: UpstreamFailure, said: str) -> Failure
         execution_state=rule.execution_state,
     )
     return details if rule.description is not None and "{text}" in rule.description else _with_words(details, said)
-
-
-def _seconds(text: str) -> float | None:
-    try:
-        value = float(text.strip())
-    except ValueError:
-        return None
-    return value if 0 <= value < _MAX_WAIT else None
 
 
 # --- 6. the words, read with the shared vocabulary -------------------------------------------
