@@ -536,7 +536,9 @@ def mine(walked: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     shipped = {
         "generated_by": "tools/mine_exceptions.py",
         "python": walked["python"],
-        "libraries": {library["library"]: library["version"] for library in libraries},
+        "libraries": {
+            library["library"]: library["version"] for library in sorted(libraries, key=lambda x: x["library"])
+        },
         "names": names,
         "catalogue": [[entry["phrase"], entry["kind"], entry["source"]] for entry in catalogue],
     }
