@@ -223,6 +223,8 @@ LABEL_FIXES: dict[tuple[str, str], str | None] = {
     ("npm:node-fetch", "AbortError"): None,
     ("npm:undici", "AbortError"): None,
     ("npm:@redis/client", "AbortError"): None,
+    ("npm:mongodb", "MongoMissingDependencyError"): "SERVER_MISCONFIGURED",  # an optional module not installed
+    ("npm:kafkajs", "KafkaJSMemberIdRequired"): None,  # as kafka-python's MemberIdRequiredError
 }
 
 # A name whose "not allowed" (or "disallowed", "not permitted") names no principal is a rule on
