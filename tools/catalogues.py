@@ -208,7 +208,9 @@ CATALOGUES: tuple[tuple[str, str, str, str], ...] = (
     (SYSEXITS, "ex noinput", "NOT_FOUND", "cannot open input"),
     (SYSEXITS, "ex nouser", "NOT_FOUND", "addressee unknown"),
     (SYSEXITS, "ex nohost", "NOT_FOUND", "host name unknown"),
-    (SYSEXITS, "ex unavailable", "UPSTREAM_UNAVAILABLE", "service unavailable"),
+    # sysexits(3): "a service is unavailable ... a support program or file does not exist", and a
+    # catch-all for "something you wanted to do doesn't work": no transient signal (fourth review).
+    (SYSEXITS, "ex unavailable", "UPSTREAM_INTERNAL_ERROR", "service unavailable"),
     (SYSEXITS, "ex software", "UPSTREAM_INTERNAL_ERROR", "internal software error"),
     (SYSEXITS, "ex oserr", "SERVER_MISCONFIGURED", "system error (e.g., can't fork)"),
     (SYSEXITS, "ex osfile", "SERVER_MISCONFIGURED", "critical OS file missing"),

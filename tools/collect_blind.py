@@ -481,18 +481,195 @@ def batch_two(work: Path) -> None:
     command("perl", "missing script", ["perl", str(work / "none.pl")])
 
 
+# Blind batch 3: MCP servers from PyPI (uvx) and npm, driven through the real `mcp` client, and
+# Node client libraries (tools/blind_node_errors.mjs). Run with the project's venv (it has `mcp`):
+#     uv run python tools/collect_blind.py --batch 3 --out /tmp/blind3.json
+BATCH3_PYPI = {
+    "excel": "excel-mcp-server==2.2.2",
+    "markitdown": "markitdown-mcp==0.0.1a8",
+    "shell": "mcp-shell-server==1.1.14",
+    "neo4j": "mcp-neo4j-cypher==0.6.0",
+    "elasticsearch": "elasticsearch-mcp-server==2.1.6",
+}
+BATCH3_NPM = ("mongodb-mcp-server@3.0.4", "@modelcontextprotocol/server-gitlab@2025.4.25")
+BATCH3_NODE_LIBRARIES = (
+    "axios", "got", "superagent", "node-fetch", "pg", "mysql2", "mongodb", "ioredis", "redis", "amqplib", "kafkajs",
+    "cassandra-driver", "tedious", "@elastic/elasticsearch", "@aws-sdk/client-s3", "@azure/storage-blob",
+    "@google-cloud/storage", "ssh2", "ldapjs", "nodemailer", "basic-ftp", "@grpc/grpc-js", "dockerode", "ws", "ajv",
+    "js-yaml", "yaml", "zod", "jsonwebtoken", "stripe", "openai", "@anthropic-ai/sdk", "@slack/web-api",
+)  # fmt: skip
+
+
+def npm_install(folder: Path, packages: tuple[str, ...]) -> None:
+    if (folder / "node_modules").exists():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "package.json").write_text('{"private": true}')
+    subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--silent", *packages], cwd=folder, check=True)
+
+
+async def drive_server(source: str, argv: list[str], calls: list[tuple[str, str, dict[str, Any]]],
+                       *, env: dict[str, str] | None = None, cwd: str | None = None) -> None:  # fmt: skip
+    """Start one MCP server over stdio with the real client and keep each failing call's text."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp.shared.exceptions import MCPError
+
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env={**os.environ, **(env or {})}, cwd=cwd)
+    print(f"{source}: {len(calls)} calls", file=sys.stderr, flush=True)
+    with tempfile.TemporaryFile("w+") as errlog:
+        try:
+            with anyio.fail_after(240):
+                async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
+                    await client.list_tools()
+                    for label, tool, arguments in calls:
+                        entry: dict[str, Any] = {"source": source, "label": label, "tool": tool, "arguments": arguments}
+                        try:
+                            with anyio.fail_after(60):
+                                result = await client.call_tool(tool, arguments)
+                            texts = [block.text for block in result.content if getattr(block, "text", None)]
+                            entry.update(text="\n".join(texts)[:2000] or None, isError=bool(result.is_error),
+                                         structured=result.structured_content)  # fmt: skip
+                        except MCPError as error:
+                            entry.update(text=error.message, jsonrpc_code=error.code)
+                        except TimeoutError:
+                            entry.update(text=None, note="no answer within 60 s")
+                        CAPTURES.append(entry)
+        except Exception as error:  # a server that cannot start is reported, with its stderr
+            errlog.seek(0)
+            CAPTURES.append({"source": source, "label": "could not start", "text": None, "note": repr(error)[:300],
+                             "stderr_tail": errlog.read().strip().splitlines()[-5:]})  # fmt: skip
+
+
+def batch_three(work: Path) -> None:
+    """Blind batch 3: seven MCP servers (five from PyPI, two from npm) and Node client libraries."""
+    import anyio
+
+    def pypi(name: str, *command: str) -> tuple[str, list[str]]:
+        spec = BATCH3_PYPI[name]
+        return f"{spec} (MCP server, PyPI via uvx)", ["uvx", "--from", spec, *command]
+
+    books = work / "books"
+    books.mkdir()
+    (books / "notes.xlsx").write_text("this is plain text, not a workbook")
+    (books / "notes.txt").write_text("plain")
+
+    async def servers() -> None:
+        source, argv = pypi("excel", "excel-mcp-server", "stdio")
+        await drive_server(source, argv, [
+            ("create a workbook", "create_workbook", {"path": str(books / "sales.xlsx")}),
+            ("missing workbook", "describe_workbook", {"path": str(books / "missing.xlsx")}),
+            ("not a workbook", "describe_workbook", {"path": str(books / "notes.xlsx")}),
+            ("wrong extension", "describe_workbook", {"path": str(books / "notes.txt")}),
+            ("existing workbook", "create_workbook", {"path": str(books / "sales.xlsx")}),
+            ("missing sheet", "describe_sheet", {"path": str(books / "sales.xlsx"), "sheet": "Nope"}),
+            ("bad range", "read_range", {"path": str(books / "sales.xlsx"), "sheet": "Sheet1", "range": "A0:ZZ"}),
+            ("bad sheet name", "create_sheet", {"path": str(books / "sales.xlsx"), "new_name": "bad/name"}),
+            ("outside the folder", "describe_workbook", {"path": "/etc/passwd.xlsx"}),
+        ], cwd=str(books))  # fmt: skip
+        with http_server(404, b"<h1>Not Found</h1>") as missing, http_server(500, b"boom") as broken:
+            source, argv = pypi("markitdown", "markitdown-mcp")
+            (work / "broken.docx").write_bytes(b"PK\x03\x04 not really a docx")
+            await drive_server(source, argv, [
+                ("missing file", "convert_to_markdown", {"uri": f"file://{work}/missing.pdf"}),
+                ("closed port", "convert_to_markdown", {"uri": f"http://127.0.0.1:{PORT}/report.pdf"}),
+                ("unknown scheme", "convert_to_markdown", {"uri": "gopher://example/x"}),
+                ("HTTP 404", "convert_to_markdown", {"uri": f"{missing}/report.pdf"}),
+                ("HTTP 500", "convert_to_markdown", {"uri": f"{broken}/report.pdf"}),
+                ("corrupt docx", "convert_to_markdown", {"uri": f"file://{work}/broken.docx"}),
+            ])  # fmt: skip
+        source, argv = pypi("shell", "mcp-shell-server")
+        await drive_server(source, argv, [
+            ("command not allowed", "shell_execute", {"command": ["rm", "-rf", str(work / "x")]}),
+            ("missing file", "shell_execute", {"command": ["cat", str(work / "none.txt")]}),
+            ("unknown option", "shell_execute", {"command": ["ls", "--frobnicate"]}),
+            ("empty command", "shell_execute", {"command": []}),
+            ("missing directory", "shell_execute", {"command": ["ls"], "directory": str(work / "nowhere")}),
+            ("timeout", "shell_execute", {"command": ["sleep", "5"], "timeout": 1}),
+        ], env={"ALLOW_COMMANDS": "ls,cat,echo,sleep"})  # fmt: skip
+        source, argv = pypi("neo4j", "mcp-neo4j-cypher", "--db-url", f"bolt://127.0.0.1:{PORT}")
+        await drive_server(source, argv, [
+            ("closed port", "read_neo4j_cypher", {"query": "MATCH (n) RETURN n LIMIT 1"}),
+            ("write in the read tool", "read_neo4j_cypher", {"query": "CREATE (n:Order {id: 1})"}),
+            ("schema, closed port", "get_neo4j_schema", {}),
+        ], env={"NEO4J_USERNAME": "neo4j", "NEO4J_PASSWORD": "x"})  # fmt: skip
+        source, argv = pypi("elasticsearch", "elasticsearch-mcp-server")
+        await drive_server(source, argv, [
+            ("closed port", "list_indices", {}),
+            ("closed port, get", "get_document", {"index": "orders", "id": "1"}),
+        ], env={"ELASTICSEARCH_HOSTS": f"http://127.0.0.1:{PORT}"})  # fmt: skip
+        product = {"X-Elastic-Product": "Elasticsearch"}
+        for status, kind, reason, call in (
+            (401, "security_exception", "missing authentication credentials", ("HTTP 401", "list_indices", {})),
+            (
+                404,
+                "index_not_found_exception",
+                "no such index [orders]",
+                ("HTTP 404", "get_index", {"index": "orders"}),
+            ),
+        ):
+            body = json.dumps({"error": {"type": kind, "reason": reason}, "status": status}).encode()
+            with http_server(status, body, product) as url:
+                await drive_server(source, argv, [call], env={"ELASTICSEARCH_HOSTS": url})
+        with http_server(200, b'{"not": "elasticsearch"}') as url:
+            await drive_server(
+                source, argv, [("not Elasticsearch", "list_indices", {})], env={"ELASTICSEARCH_HOSTS": url}
+            )
+
+        bin_dir = npm_dir / "node_modules" / ".bin"
+        mongo_timeout = "serverSelectionTimeoutMS=1500"
+        mongo = f"{BATCH3_NPM[0]} (MCP server, npm)"
+        await drive_server(mongo, [str(bin_dir / "mongodb-mcp-server")], [
+            ("not connected", "find", {"connectionId": "default", "database": "shop", "collection": "orders"}),
+            ("bad scheme", "connect", {"connectionString": "mongo://127.0.0.1/shop"}),
+            ("closed port", "connect", {"connectionString": f"mongodb://127.0.0.1:{PORT}/shop?{mongo_timeout}"}),
+        ], env={"MDB_MCP_TELEMETRY": "disabled"})  # fmt: skip
+        gitlab = f"{BATCH3_NPM[1]} (MCP server, npm)"
+        file_call = {"project_id": "group/app", "file_path": "README.md", "ref": "main"}
+        gitlab_argv = [str(bin_dir / "mcp-server-gitlab")]
+        token = {"GITLAB_PERSONAL_ACCESS_TOKEN": "x"}
+        closed_api = {**token, "GITLAB_API_URL": f"http://127.0.0.1:{PORT}/api/v4"}
+        await drive_server(gitlab, gitlab_argv, [("closed port", "get_file_contents", file_call)], env=closed_api)
+        for status, body in (
+            (401, {"message": "401 Unauthorized"}),
+            (403, {"message": "403 Forbidden"}),
+            (404, {"message": "404 File Not Found"}),
+            (429, {"message": "Retry later"}),
+            (500, {"message": "500 Internal Server Error"}),
+        ):
+            with http_server(status, json.dumps(body).encode()) as url:
+                api = {**token, "GITLAB_API_URL": f"{url}/api/v4"}
+                await drive_server(gitlab, gitlab_argv, [(f"HTTP {status}", "get_file_contents", file_call)], env=api)
+
+    # BLIND3_NPM / BLIND3_NODE: folders where the packages are installed already (else a fresh npm install).
+    npm_dir = Path(os.environ.get("BLIND3_NPM") or work / "npm")
+    node_dir = Path(os.environ.get("BLIND3_NODE") or work / "node")
+    npm_install(npm_dir, BATCH3_NPM)
+    anyio.run(servers)
+    npm_install(node_dir, BATCH3_NODE_LIBRARIES)
+    script = Path(__file__).resolve().parent / "blind_node_errors.mjs"
+    done = subprocess.run(["node", str(script), str(PORT), str(work)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "NODE_PATH": str(node_dir / "node_modules")}, check=False)  # fmt: skip
+    try:
+        CAPTURES.extend(json.loads(done.stdout))
+    except ValueError:
+        CAPTURES.append({"source": "blind_node_errors.mjs", "label": "part failed", "text": None,
+                         "note": done.stderr[-500:]})  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--batch", type=int, default=1, choices=(1, 2))
+    parser.add_argument("--batch", type=int, default=1, choices=(1, 2, 3))
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="blind-") as temp:
         work = Path(temp)
-        parts = (
-            (lambda: batch_two(work),)
-            if options.batch == 2
-            else (lambda: python_libraries(work), saas_sdks, lambda: commands(work))
-        )
+        parts = {
+            1: (lambda: python_libraries(work), saas_sdks, lambda: commands(work)),
+            2: (lambda: batch_two(work),),
+            3: (lambda: batch_three(work),),
+        }[options.batch]
         for part in parts:
             try:
                 part()

@@ -302,6 +302,18 @@ VOCABULARY: Final[Sequence[tuple[str, int, str]]] = (
      "| script killed | operation was aborted | aborterror | the server had an error"),
     ("UPSTREAM_TIMEOUT", 3, "operation was aborted due to timeout"),
     ("UPSTREAM_INTERNAL_ERROR", 2, "out of memory"),
+    # Taught by blind batch 3 (issue 32: MCP servers and Node client libraries), after its blind score.
+    # "<service> API error: <HTTP reason phrase>" is the status, not an unknown API error.
+    ("NOT_AUTHENTICATED", 3, "api error unauthorized"),
+    ("ACCESS_DENIED", 3, "api error forbidden"),
+    ("NOT_FOUND", 3, "api error not found"),
+    ("UPSTREAM_RATE_LIMITED", 3, "api error too many requests"),
+    ("INVALID_ARGUMENTS", 2, "invalid scheme | unsupported uri scheme | no command provided | bad indentation "
+     "| unbalanced parentheses | as the protocol | could not read private key"),
+    ("NOT_AUTHENTICATED", 2, "invalid signature | missing required authentication credential"),
+    ("ACCESS_DENIED", 3, "not in channel"),
+    ("UPSTREAM_CONNECTION_LOST", 2, "connection is closed"),
+    ("SERVER_MISCONFIGURED", 2, "region is missing"),
 )  # fmt: skip
 
 # Codes that name a kind only as a whole (`judge_code`): gRPC statuses, SQLSTATEs, errno
