@@ -10,7 +10,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ["RULES", "Family", "Finding", "Rule", "Severity"]
+__all__ = ["RULES", "Family", "Finding", "Rule", "RuleId", "Severity"]
 
 
 class Severity(enum.StrEnum):
@@ -245,6 +245,36 @@ _ALL: Final = (
 
 RULES: Final[dict[str, Rule]] = {rule.id: rule for rule in _ALL}
 """Every rule by id, in id order."""
+
+
+class RuleId(enum.StrEnum):
+    """Each rule's id under its name, for code that raises a finding (`RuleId.SCHEMA_UNUSABLE` is `"ME020"`)."""
+
+    VALIDATION_AS_PROTOCOL_ERROR = "ME001"
+    MISSING_ENVELOPE = "ME002"
+    INVALID_ENVELOPE_VALUES = "ME003"
+    INVALID_ARGUMENTS_NOT_VALIDATION = "ME004"
+    INVALID_ARGUMENTS_ACCEPTED = "ME005"
+    GENERIC_DESCRIPTION = "ME006"
+    DESCRIPTION_REPEATS_MESSAGE = "ME007"
+    VALIDATION_DESCRIPTION_UNNAMED_FIELD = "ME008"
+    TEXT_NOT_SELF_SUFFICIENT = "ME009"
+    LEAKS_INTERNALS = "ME010"
+    OUTPUT_SCHEMA_REJECTS_ERROR = "ME011"
+    EMPTY_RESULT_AS_ERROR = "ME012"
+    SILENT_EMPTY_RESULT = "ME013"
+    CALL_TIMEOUT = "ME014"
+    SERVER_UNAVAILABLE = "ME015"
+    SERVER_CRASHED = "ME016"
+    CHECK_INCOMPLETE = "ME017"
+    FAILURE_AS_PROTOCOL_ERROR = "ME018"
+    SUCCESS_BREAKS_OUTPUT_SCHEMA = "ME019"
+    SCHEMA_UNUSABLE = "ME020"
+    STDOUT_NOT_PROTOCOL = "ME021"
+    FAILURE_AS_SUCCESS = "ME022"
+    GENERIC_ERROR_TEXT = "ME023"
+    RAW_ERROR_TEXT = "ME024"
+    NO_RECOVERY_HINT = "ME025"
 
 
 @dataclass(frozen=True, slots=True)
