@@ -45,208 +45,6 @@ class Rule:
     family: Family = Family.ANY_SERVER
 
 
-_SPEC_TOOLS_ERRORS: Final = "MCP spec, Server features > Tools > Error handling"
-_CONTRACT: Final = "mcp-errors wire contract"
-_USABILITY: Final = "usability: what a model can act on"
-_OURS: Final = Family.CONTRACT
-
-_ALL: Final = (
-    Rule(
-        "ME001",
-        "validation-as-protocol-error",
-        Severity.ERROR,
-        "Invalid arguments are answered with an isError tool result, not a JSON-RPC error.",
-        f"SEP-1303; {_SPEC_TOOLS_ERRORS}",
-    ),
-    Rule(
-        "ME002",
-        "missing-envelope",
-        Severity.ERROR,
-        "An error result carries a structuredContent object with errorCategory, isRetryable and description.",
-        _CONTRACT,
-        _OURS,
-    ),
-    Rule(
-        "ME003",
-        "invalid-envelope-values",
-        Severity.ERROR,
-        "The envelope's values are valid: a known category, isRetryable true only with transient, "
-        "a non-empty description, UPPER_SNAKE codes, retryAfterSeconds only when transient.",
-        f"{_CONTRACT} (error-envelope.schema.json)",
-        _OURS,
-    ),
-    Rule(
-        "ME004",
-        "invalid-arguments-not-validation",
-        Severity.ERROR,
-        "Arguments that break the tool's inputSchema are reported with errorCategory validation.",
-        _CONTRACT,
-        _OURS,
-    ),
-    Rule(
-        "ME005",
-        "invalid-arguments-accepted",
-        Severity.WARNING,
-        "Arguments that break the tool's inputSchema are rejected, not run.",
-        "MCP spec, Server features > Tools > Security considerations (servers MUST validate all tool inputs)",
-    ),
-    Rule(
-        "ME006",
-        "generic-description",
-        Severity.ERROR,
-        'The description is actionable, not generic ("Operation failed", "Internal error").',
-        _CONTRACT,
-        _OURS,
-    ),
-    Rule(
-        "ME007",
-        "description-repeats-message",
-        Severity.WARNING,
-        "The description adds what to do next instead of repeating the message.",
-        _CONTRACT,
-        _OURS,
-    ),
-    Rule(
-        "ME008",
-        "validation-description-unnamed-field",
-        Severity.WARNING,
-        "A validation error's description names the argument that is wrong.",
-        _CONTRACT,
-        _OURS,
-    ),
-    Rule(
-        "ME009",
-        "text-not-self-sufficient",
-        Severity.ERROR,
-        "The first content block is text naming the category, the retry verdict and the description, "
-        "for hosts that show the model only that text.",
-        f"{_CONTRACT}; {_SPEC_TOOLS_ERRORS}",
-        _OURS,
-    ),
-    Rule(
-        "ME010",
-        "leaks-internals",
-        Severity.ERROR,
-        "No stack trace, secret, or file path the caller could not know (source files, installed packages, "
-        "home folders) appears in any text of an error result; paths in the server's own domain are information.",
-        "MCP spec, Server features > Tools > Security considerations",
-    ),
-    Rule(
-        "ME011",
-        "output-schema-rejects-error",
-        Severity.ERROR,
-        "The tool's outputSchema admits the structuredContent of its error results.",
-        "MCP spec, Tools > Output schema (strict clients validate every structuredContent)",
-    ),
-    Rule(
-        "ME012",
-        "empty-result-as-error",
-        Severity.ERROR,
-        "A valid query that matched nothing is a success (isError false), not an error.",
-        f"{_USABILITY} (agents retry or give up on errors)",
-    ),
-    Rule(
-        "ME013",
-        "silent-empty-result",
-        Severity.WARNING,
-        "An empty success says in text that the query ran and matched nothing.",
-        f"{_USABILITY} (an empty answer looks like a swallowed failure)",
-    ),
-    Rule(
-        "ME014",
-        "call-timeout",
-        Severity.ERROR,
-        "Every tools/call with small arguments is answered within the per-call timeout.",
-        "MCP spec, Basic protocol > Lifecycle > Timeouts",
-    ),
-    Rule(
-        "ME015",
-        "server-unavailable",
-        Severity.ERROR,
-        "The server starts, completes the handshake and lists its tools within the timeout.",
-        "MCP spec, Basic protocol > Lifecycle",
-    ),
-    Rule(
-        "ME016",
-        "server-crashed",
-        Severity.ERROR,
-        "The server stays up while its tools are called, including with bad arguments.",
-        "MCP spec, Basic protocol > Lifecycle",
-    ),
-    Rule(
-        "ME017",
-        "check-incomplete",
-        Severity.ERROR,
-        "The whole check finishes: within the total timeout, and without an error stopping it part-way.",
-        "mcp-errors check",
-    ),
-    Rule(
-        "ME018",
-        "failure-as-protocol-error",
-        Severity.WARNING,
-        "A tool failure on valid arguments is an isError result the model can see, not a JSON-RPC error.",
-        f"{_SPEC_TOOLS_ERRORS}; SEP-2145 (proposed)",
-    ),
-    Rule(
-        "ME019",
-        "success-breaks-output-schema",
-        Severity.ERROR,
-        "A successful result's structuredContent matches the tool's outputSchema.",
-        "MCP spec, Tools > Output schema (servers MUST provide conforming structured results)",
-    ),
-    Rule(
-        "ME020",
-        "schema-unusable",
-        Severity.ERROR,
-        "The tool's inputSchema and outputSchema are valid JSON Schema whose patterns compile and match in "
-        "bounded time, so the checker (and clients) can build and validate arguments and results.",
-        "MCP spec, Server features > Tools (inputSchema and outputSchema are JSON Schema objects)",
-    ),
-    Rule(
-        "ME021",
-        "stdout-not-protocol",
-        Severity.ERROR,
-        "A stdio server writes nothing but MCP messages to its stdout; logs and prints go to stderr.",
-        "MCP spec, Basic protocol > Transports > stdio (the server MUST NOT write anything else to stdout)",
-    ),
-    Rule(
-        "ME022",
-        "failure-as-success",
-        Severity.ERROR,
-        "A failure is marked isError: true; a result marked a success does not read as an error "
-        '("Error: ...", "Database error: ...", "Cmd(\'git\') failed").',
-        f"{_SPEC_TOOLS_ERRORS} (tool execution errors are reported with isError: true); {_USABILITY}",
-    ),
-    Rule(
-        "ME023",
-        "generic-error-text",
-        Severity.ERROR,
-        'The text of an error says what went wrong: not a stock phrase ("fetch failed", "Internal error") '
-        'nor only a wrapper ("Error executing tool X").',
-        f"SEP-1303 and {_SPEC_TOOLS_ERRORS} (errors are results so the model can correct itself); {_USABILITY}",
-    ),
-    Rule(
-        "ME024",
-        "raw-error-text",
-        Severity.WARNING,
-        "The text of an error is written for the model, not a library's raw dump (a pydantic report with "
-        "input_value and a documentation URL, a subprocess command line).",
-        f"{_USABILITY}; MCP spec, Server features > Tools > Security considerations",
-    ),
-    Rule(
-        "ME025",
-        "no-recovery-hint",
-        Severity.WARNING,
-        "An error tells the agent what kind of failure it is or whether resending can work: in structured "
-        "content, in toolFailure metadata, or at least in its text.",
-        f"{_USABILITY}; SEP-3313 (draft: toolFailure class and retryable)",
-    ),
-)
-
-RULES: Final[dict[str, Rule]] = {rule.id: rule for rule in _ALL}
-"""Every rule by id, in id order."""
-
-
 class RuleId(enum.StrEnum):
     """Each rule's id under its name, for code that raises a finding (`RuleId.SCHEMA_UNUSABLE` is `"ME020"`)."""
 
@@ -275,6 +73,208 @@ class RuleId(enum.StrEnum):
     GENERIC_ERROR_TEXT = "ME023"
     RAW_ERROR_TEXT = "ME024"
     NO_RECOVERY_HINT = "ME025"
+
+
+_SPEC_TOOLS_ERRORS: Final = "MCP spec, Server features > Tools > Error handling"
+_CONTRACT: Final = "mcp-errors wire contract"
+_USABILITY: Final = "usability: what a model can act on"
+_OURS: Final = Family.CONTRACT
+
+_ALL: Final = (
+    Rule(
+        RuleId.VALIDATION_AS_PROTOCOL_ERROR,
+        "validation-as-protocol-error",
+        Severity.ERROR,
+        "Invalid arguments are answered with an isError tool result, not a JSON-RPC error.",
+        f"SEP-1303; {_SPEC_TOOLS_ERRORS}",
+    ),
+    Rule(
+        RuleId.MISSING_ENVELOPE,
+        "missing-envelope",
+        Severity.ERROR,
+        "An error result carries a structuredContent object with errorCategory, isRetryable and description.",
+        _CONTRACT,
+        _OURS,
+    ),
+    Rule(
+        RuleId.INVALID_ENVELOPE_VALUES,
+        "invalid-envelope-values",
+        Severity.ERROR,
+        "The envelope's values are valid: a known category, isRetryable true only with transient, "
+        "a non-empty description, UPPER_SNAKE codes, retryAfterSeconds only when transient.",
+        f"{_CONTRACT} (error-envelope.schema.json)",
+        _OURS,
+    ),
+    Rule(
+        RuleId.INVALID_ARGUMENTS_NOT_VALIDATION,
+        "invalid-arguments-not-validation",
+        Severity.ERROR,
+        "Arguments that break the tool's inputSchema are reported with errorCategory validation.",
+        _CONTRACT,
+        _OURS,
+    ),
+    Rule(
+        RuleId.INVALID_ARGUMENTS_ACCEPTED,
+        "invalid-arguments-accepted",
+        Severity.WARNING,
+        "Arguments that break the tool's inputSchema are rejected, not run.",
+        "MCP spec, Server features > Tools > Security considerations (servers MUST validate all tool inputs)",
+    ),
+    Rule(
+        RuleId.GENERIC_DESCRIPTION,
+        "generic-description",
+        Severity.ERROR,
+        'The description is actionable, not generic ("Operation failed", "Internal error").',
+        _CONTRACT,
+        _OURS,
+    ),
+    Rule(
+        RuleId.DESCRIPTION_REPEATS_MESSAGE,
+        "description-repeats-message",
+        Severity.WARNING,
+        "The description adds what to do next instead of repeating the message.",
+        _CONTRACT,
+        _OURS,
+    ),
+    Rule(
+        RuleId.VALIDATION_DESCRIPTION_UNNAMED_FIELD,
+        "validation-description-unnamed-field",
+        Severity.WARNING,
+        "A validation error's description names the argument that is wrong.",
+        _CONTRACT,
+        _OURS,
+    ),
+    Rule(
+        RuleId.TEXT_NOT_SELF_SUFFICIENT,
+        "text-not-self-sufficient",
+        Severity.ERROR,
+        "The first content block is text naming the category, the retry verdict and the description, "
+        "for hosts that show the model only that text.",
+        f"{_CONTRACT}; {_SPEC_TOOLS_ERRORS}",
+        _OURS,
+    ),
+    Rule(
+        RuleId.LEAKS_INTERNALS,
+        "leaks-internals",
+        Severity.ERROR,
+        "No stack trace, secret, or file path the caller could not know (source files, installed packages, "
+        "home folders) appears in any text of an error result; paths in the server's own domain are information.",
+        "MCP spec, Server features > Tools > Security considerations",
+    ),
+    Rule(
+        RuleId.OUTPUT_SCHEMA_REJECTS_ERROR,
+        "output-schema-rejects-error",
+        Severity.ERROR,
+        "The tool's outputSchema admits the structuredContent of its error results.",
+        "MCP spec, Tools > Output schema (strict clients validate every structuredContent)",
+    ),
+    Rule(
+        RuleId.EMPTY_RESULT_AS_ERROR,
+        "empty-result-as-error",
+        Severity.ERROR,
+        "A valid query that matched nothing is a success (isError false), not an error.",
+        f"{_USABILITY} (agents retry or give up on errors)",
+    ),
+    Rule(
+        RuleId.SILENT_EMPTY_RESULT,
+        "silent-empty-result",
+        Severity.WARNING,
+        "An empty success says in text that the query ran and matched nothing.",
+        f"{_USABILITY} (an empty answer looks like a swallowed failure)",
+    ),
+    Rule(
+        RuleId.CALL_TIMEOUT,
+        "call-timeout",
+        Severity.ERROR,
+        "Every tools/call with small arguments is answered within the per-call timeout.",
+        "MCP spec, Basic protocol > Lifecycle > Timeouts",
+    ),
+    Rule(
+        RuleId.SERVER_UNAVAILABLE,
+        "server-unavailable",
+        Severity.ERROR,
+        "The server starts, completes the handshake and lists its tools within the timeout.",
+        "MCP spec, Basic protocol > Lifecycle",
+    ),
+    Rule(
+        RuleId.SERVER_CRASHED,
+        "server-crashed",
+        Severity.ERROR,
+        "The server stays up while its tools are called, including with bad arguments.",
+        "MCP spec, Basic protocol > Lifecycle",
+    ),
+    Rule(
+        RuleId.CHECK_INCOMPLETE,
+        "check-incomplete",
+        Severity.ERROR,
+        "The whole check finishes: within the total timeout, and without an error stopping it part-way.",
+        "mcp-errors check",
+    ),
+    Rule(
+        RuleId.FAILURE_AS_PROTOCOL_ERROR,
+        "failure-as-protocol-error",
+        Severity.WARNING,
+        "A tool failure on valid arguments is an isError result the model can see, not a JSON-RPC error.",
+        f"{_SPEC_TOOLS_ERRORS}; SEP-2145 (proposed)",
+    ),
+    Rule(
+        RuleId.SUCCESS_BREAKS_OUTPUT_SCHEMA,
+        "success-breaks-output-schema",
+        Severity.ERROR,
+        "A successful result's structuredContent matches the tool's outputSchema.",
+        "MCP spec, Tools > Output schema (servers MUST provide conforming structured results)",
+    ),
+    Rule(
+        RuleId.SCHEMA_UNUSABLE,
+        "schema-unusable",
+        Severity.ERROR,
+        "The tool's inputSchema and outputSchema are valid JSON Schema whose patterns compile and match in "
+        "bounded time, so the checker (and clients) can build and validate arguments and results.",
+        "MCP spec, Server features > Tools (inputSchema and outputSchema are JSON Schema objects)",
+    ),
+    Rule(
+        RuleId.STDOUT_NOT_PROTOCOL,
+        "stdout-not-protocol",
+        Severity.ERROR,
+        "A stdio server writes nothing but MCP messages to its stdout; logs and prints go to stderr.",
+        "MCP spec, Basic protocol > Transports > stdio (the server MUST NOT write anything else to stdout)",
+    ),
+    Rule(
+        RuleId.FAILURE_AS_SUCCESS,
+        "failure-as-success",
+        Severity.ERROR,
+        "A failure is marked isError: true; a result marked a success does not read as an error "
+        '("Error: ...", "Database error: ...", "Cmd(\'git\') failed").',
+        f"{_SPEC_TOOLS_ERRORS} (tool execution errors are reported with isError: true); {_USABILITY}",
+    ),
+    Rule(
+        RuleId.GENERIC_ERROR_TEXT,
+        "generic-error-text",
+        Severity.ERROR,
+        'The text of an error says what went wrong: not a stock phrase ("fetch failed", "Internal error") '
+        'nor only a wrapper ("Error executing tool X").',
+        f"SEP-1303 and {_SPEC_TOOLS_ERRORS} (errors are results so the model can correct itself); {_USABILITY}",
+    ),
+    Rule(
+        RuleId.RAW_ERROR_TEXT,
+        "raw-error-text",
+        Severity.WARNING,
+        "The text of an error is written for the model, not a library's raw dump (a pydantic report with "
+        "input_value and a documentation URL, a subprocess command line).",
+        f"{_USABILITY}; MCP spec, Server features > Tools > Security considerations",
+    ),
+    Rule(
+        RuleId.NO_RECOVERY_HINT,
+        "no-recovery-hint",
+        Severity.WARNING,
+        "An error tells the agent what kind of failure it is or whether resending can work: in structured "
+        "content, in toolFailure metadata, or at least in its text.",
+        f"{_USABILITY}; SEP-3313 (draft: toolFailure class and retryable)",
+    ),
+)
+
+RULES: Final[dict[str, Rule]] = {rule.id: rule for rule in _ALL}
+"""Every rule by id, in id order."""
 
 
 @dataclass(frozen=True, slots=True)
