@@ -72,6 +72,7 @@ from mcp_types import (
 )
 
 from mcp_errors._client.task_polling import read_task_state
+from mcp_errors._shared.advice import RESEND_RULE
 from mcp_errors._shared.contract import (
     CATEGORY_VALUES,
     MAX_RETRY_AFTER_SECONDS,
@@ -86,7 +87,6 @@ from mcp_errors._shared.error_text import read_error_text
 from mcp_errors._shared.failure_words import judge_failure, strip_sdk_wrappers
 from mcp_errors._shared.optional_types import is_httpx
 from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, read_tool_failure
-from mcp_errors._shared.words import RESEND_RULE
 
 __all__ = [
     "TOOL_FAILURE_META",

@@ -59,6 +59,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from mcp_errors._server.errors import ToolError
+from mcp_errors._shared.advice import may_have_applied, resend_after
 from mcp_errors._shared.causes import innermost
 from mcp_errors._shared.contract import MAX_RETRY_AFTER_SECONDS, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._shared.envelope import FailureDetails, as_sentence
@@ -70,7 +71,6 @@ from mcp_errors._shared.sanitize import (
     sanitize_json,
     sanitize_text,
 )
-from mcp_errors._shared.words import may_have_applied, resend_after
 
 __all__ = [
     "classify_failure",

@@ -19,10 +19,10 @@ from typing import Any, Final, Protocol
 
 from mcp_types import CallToolResult, TextContent
 
+from mcp_errors._shared.advice import EMPTY_ANSWER, to_milliseconds
 from mcp_errors._shared.contract import CONTRACT_FIELDS, ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._shared.error_text import ErrorHead, with_error_id, write_error_text
 from mcp_errors._shared.sanitize import encodable
-from mcp_errors._shared.words import EMPTY_ANSWER, to_milliseconds
 
 __all__ = [
     "CATEGORY_INFERRED",

@@ -59,12 +59,12 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolRequestParams,
 from mcp_errors._client.outcome import is_call_failure
 from mcp_errors._server.classify import new_error_id
 from mcp_errors._server.fastmcp import error_tool_result
+from mcp_errors._shared.advice import resend_after
 from mcp_errors._shared.causes import causes
 from mcp_errors._shared.contract import MAX_RETRY_AFTER_SECONDS, ErrorCategory, ExecutionState
 from mcp_errors._shared.envelope import CATEGORY_INFERRED, FailureDetails
 from mcp_errors._shared.failure_words import names_its_caller
 from mcp_errors._shared.telemetry import BreakerScope, ProxyDecision, annotate_tool_result, record_proxy_decision
-from mcp_errors._shared.words import resend_after
 from mcp_errors.proxy._child import UpstreamUnavailableError
 from mcp_errors.proxy._sessions import ToolCallMiddleware, current_front_session, new_slot
 

@@ -39,6 +39,7 @@ from typing import Any, Final
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, REQUEST_TIMEOUT
 
 from mcp_errors._server.arguments import classify_schema_violations, unknown_tool
+from mcp_errors._shared.advice import HEADLINES, advice
 from mcp_errors._shared.contract import (
     ENVELOPE_SCHEMA,
     RETIRED_RESOURCE_NOT_FOUND,
@@ -65,7 +66,6 @@ from mcp_errors._shared.sanitize import (
     sanitize_text,
 )
 from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, read_tool_failure
-from mcp_errors._shared.words import HEADLINES, advice
 from mcp_errors.proxy._rules import MatchedRule, Rules
 
 __all__ = ["MAX_SAID_CHARS", "UpstreamClassifier", "UpstreamFailure"]
