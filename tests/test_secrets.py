@@ -9,7 +9,7 @@ import pytest
 
 from mcp_errors._shared.secrets import REDACTED, has_secret, is_secret_name, redact_secrets
 
-CORPORA = Path(__file__).parent / "corpora"
+CORPORA = Path(__file__).parent / "secret_corpora"
 SECRETS = [json.loads(line) for line in (CORPORA / "secrets.jsonl").read_text().splitlines() if line.strip()]
 ORDINARY = [line for line in (CORPORA / "ordinary_errors.txt").read_text().splitlines() if line.strip()]
 
