@@ -189,15 +189,26 @@ def empty_result(summary: str, structured: Mapping[str, Any] | None = None) -> C
 
     Example:
         ```python
+        from mcp.server.mcpserver import MCPServer
+        from mcp_types import CallToolResult
+        from mcp_errors import empty_result, install
+
+        server = install(MCPServer("crm"))
+        customers: dict[str, list[str]] = {}
+
+
         @server.tool()
-        def lookup_customer(email: str) -> CustomerLookup:
-            rows = db.find(email)
+        def lookup_customer(email: str) -> CallToolResult:
+            rows = customers.get(email, [])
             if not rows:
                 return empty_result(
                     f"No customer matches email {email!r}; the lookup ran and found nothing.",
                     {"resultCount": 0, "customers": []},
                 )
-            ...
+            return CallToolResult(content=[], structured_content={"resultCount": len(rows), "customers": rows})
+
+
+        assert not lookup_customer("ada@example.com").is_error
         ```
     """
     data: dict[str, Any] = dict(structured) if structured is not None else {}

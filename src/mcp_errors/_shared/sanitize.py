@@ -242,7 +242,7 @@ _ROOTS_CHARS: Final = 20_000
 
 
 def roots_announced(tool: str, text: str) -> list[str]:
-    """The places a server announces as its own in the answer of a tool that lists them
+    r"""The places a server announces as its own in the answer of a tool that lists them
     (`ROOTS_TOOL`: server-filesystem's `list_allowed_directories` answers `Allowed
     directories:` and a path a line); empty for any other tool.
 
