@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from mcp_errors.check import RULES, Family, Severity
+from mcp_errors.check._rules import RuleId
 
 RULES_DOC = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
 _HEADING = re.compile(r"^### (ME\d{3}) ([a-z0-9-]+) \((error|warning)[^)]*\)$", re.MULTILINE)
@@ -54,3 +55,9 @@ def test_only_rules_from_the_contract_cite_it_as_their_source() -> None:
 def test_the_input_validation_rules_that_fail_ci_are_errors() -> None:
     assert RULES["ME001"].severity is Severity.ERROR
     assert "SEP-1303" in RULES["ME001"].source
+
+
+def test_every_rule_has_its_id_under_its_name_and_no_name_names_another_rule() -> None:
+    assert {rule_id.value: rule_id.name for rule_id in RuleId} == {
+        rule.id: rule.name.upper().replace("-", "_") for rule in RULES.values()
+    }

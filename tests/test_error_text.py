@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 from mcp_types import CallToolResult
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
+from mcp_errors._shared.advice import seconds_in_words, to_milliseconds
 from mcp_errors._shared.envelope import FailureDetails, error_result
 from mcp_errors._shared.error_text import ErrorHead, read_error_text, write_error_text
-from mcp_errors._shared.words import seconds_in_words, to_milliseconds
 
 texts = st.text(st.characters(exclude_categories=["Cs"]), max_size=200)
 error_ids = st.from_regex(r"[0-9a-f]{12}", fullmatch=True)

@@ -31,8 +31,8 @@ from mcp_errors import (
     install,
 )
 from mcp_errors._client.adapter import index_tools
+from mcp_errors._shared.advice import to_milliseconds
 from mcp_errors._shared.envelope import FailureDetails, error_result
-from mcp_errors._shared.words import to_milliseconds
 from mcp_errors.testing import add_flaky_tool, drop_answers, set_testing
 from servers import SERVERS_DIR
 from servers.changing_tools import build_changing_tools_server

@@ -560,6 +560,39 @@ async def test_a_full_disk_under_the_store_is_a_failure_to_escalate_not_to_resen
     assert effects.writes == []
 
 
+class QuotaError(Exception):
+    """A failure only its own store knows the meaning of."""
+
+
+class QuotaStore(MemoryStore):
+    """A store whose claims fail with `QuotaError`, which it may call "cannot be written"."""
+
+    def __init__(self, *, says_unwritable: bool) -> None:
+        super().__init__()
+        self.says_unwritable = says_unwritable
+
+    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float, token: str | None = None) -> Claim:
+        raise RuntimeError("claim failed") from QuotaError("quota of keys used up")
+
+    def is_unwritable(self, error: BaseException) -> bool:
+        return self.says_unwritable and isinstance(error, QuotaError)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("says_unwritable", "expected"),
+    [(True, ("business", "IDEMPOTENCY_STORE_UNWRITABLE")), (False, ("transient", "IDEMPOTENCY_STORE_UNAVAILABLE"))],
+)
+async def test_replay_asks_the_store_whether_what_it_raised_means_it_cannot_be_written(
+    says_unwritable: bool, expected: tuple[str, str]
+) -> None:
+    server, effects = build("mcpserver", QuotaStore(says_unwritable=says_unwritable))
+    async with connect(("mcpserver", "auto"), server) as session:
+        refused = await session.call("charge", {"amount": 1}, "k")
+    assert envelope(refused) == (*expected, "not_executed")
+    assert effects.writes == []
+
+
 @pytest.mark.anyio
 async def test_a_sqlite_store_locked_by_another_process_answers_within_its_timeout_and_resends_run(
     tmp_path: Path,

@@ -332,10 +332,10 @@ async def test_scanning_hostile_text_does_not_hang(unit: str) -> None:
 
 
 # What the sanitiser must find and what it must leave alone, measured on two corpora of
-# error texts (tests/corpora/): secrets written the ways real errors carry them (recall), and
+# error texts (tests/secret_corpora/): secrets written the ways real errors carry them (recall), and
 # ordinary error texts with ids, versions, routes, plans and prose (precision). The figures
 # are in docs/wire-format.md; the few shapes still missed are listed there.
-CORPORA = Path(__file__).parent / "corpora"
+CORPORA = Path(__file__).parent / "secret_corpora"
 SECRETS = [json.loads(line) for line in (CORPORA / "secrets.jsonl").read_text().splitlines() if line.strip()]
 ORDINARY = [line for line in (CORPORA / "ordinary_errors.txt").read_text().splitlines() if line.strip()]
 

@@ -8,6 +8,7 @@ servers. PostgreSQL and Redis are real servers (see `tests/services.py`).
 
 from __future__ import annotations
 
+import errno
 import itertools
 import sqlite3
 import uuid
@@ -491,3 +492,40 @@ async def test_a_postgres_store_for_a_role_that_does_not_exist_fails_its_ping(po
 
     assert "wrong-password" not in str(refused.value)
     assert "nobody" in str(refused.value)
+
+
+def sqlite_read_only_error(tmp_path: Path) -> sqlite3.Error:
+    """The error SQLite raises for a write to a database opened read-only."""
+    path = tmp_path / "ro.sqlite3"
+    sqlite3.connect(path).close()
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        conn.execute("CREATE TABLE t (x)")
+    except sqlite3.Error as exc:
+        return exc
+    finally:
+        conn.close()
+    raise AssertionError("a read-only database took a write")
+
+
+def test_each_store_says_which_of_its_own_errors_mean_it_cannot_be_written(tmp_path: Path) -> None:
+    psycopg_errors = pytest.importorskip("psycopg.errors")
+    redis_exceptions = pytest.importorskip("redis.exceptions")
+    full_disk = OSError(errno.ENOSPC, "No space left on device")
+    sqlite_store = SQLiteStore(tmp_path / "keys.sqlite3")
+    postgres_store = PostgresStore("postgresql://app@127.0.0.1:1/keys")
+    redis_store = RedisStore("redis://127.0.0.1:1/0")
+    assert sqlite_store.is_unwritable(sqlite_read_only_error(tmp_path))
+    assert not sqlite_store.is_unwritable(sqlite3.OperationalError("database is locked"))
+    assert postgres_store.is_unwritable(psycopg_errors.ReadOnlySqlTransaction("read-only transaction"))
+    assert postgres_store.is_unwritable(psycopg_errors.DiskFull("no space"))
+    assert not postgres_store.is_unwritable(psycopg_errors.UniqueViolation("duplicate key"))
+    assert redis_store.is_unwritable(redis_exceptions.ReadOnlyError("You can't write against a read only replica."))
+    assert redis_store.is_unwritable(
+        redis_exceptions.ResponseError("OOM command not allowed when used memory > 'maxmemory'.")
+    )
+    assert not redis_store.is_unwritable(redis_exceptions.ConnectionError("Connection refused"))
+    # What the operating system says is every store's: a full disk, a read-only file system.
+    for store in (MemoryStore(), sqlite_store, postgres_store, redis_store):
+        assert store.is_unwritable(full_disk)
+        assert not store.is_unwritable(OSError(errno.ECONNREFUSED, "Connection refused"))

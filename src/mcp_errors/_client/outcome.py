@@ -69,6 +69,7 @@ from mcp_types import (
 )
 
 from mcp_errors._client.task_polling import read_task_state
+from mcp_errors._shared.advice import RESEND_RULE
 from mcp_errors._shared.contract import (
     CATEGORY_VALUES,
     TASK_META,
@@ -84,7 +85,6 @@ from mcp_errors._shared.optional_types import is_httpx
 from mcp_errors._shared.signals import JSONRPC_CODES
 from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, read_tool_failure
 from mcp_errors._shared.waits import wait_seconds
-from mcp_errors._shared.words import RESEND_RULE
 
 __all__ = [
     "TOOL_FAILURE_META",

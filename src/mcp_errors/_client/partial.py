@@ -27,11 +27,11 @@ from mcp_types import CallToolResult, TextContent, Tool
 
 from mcp_errors._client.outcome import OutcomeKind, ToolOutcome, read_result, read_retry_after
 from mcp_errors._client.policy import Decision, RecoveryPolicy, RecoveryReport, call_tool_with_recovery
+from mcp_errors._shared.advice import ADVICE, format_seconds
 from mcp_errors._shared.contract import CATEGORY_VALUES, ErrorCategory
 from mcp_errors._shared.envelope import FailureDetails, error_result
 from mcp_errors._shared.telemetry import partial_span, record_partial
 from mcp_errors._shared.text import one_line
-from mcp_errors._shared.words import ADVICE, format_seconds
 
 __all__ = [
     "FailedCall",

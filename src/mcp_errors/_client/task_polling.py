@@ -62,9 +62,9 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcp_errors._shared.advice import may_have_applied
 from mcp_errors._shared.contract import TASK_META, TASKS_EXTENSION, ErrorCategory, ExecutionState
 from mcp_errors._shared.envelope import FailureDetails, error_result
-from mcp_errors._shared.words import may_have_applied
 
 __all__ = [
     "MAX_POLL_SECONDS",

@@ -58,6 +58,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
 from mcp_errors._server.errors import ToolError
+from mcp_errors._shared.advice import advice, may_have_applied, resend_after
 from mcp_errors._shared.causes import innermost
 from mcp_errors._shared.contract import ErrorCategory, ExecutionState, FieldError
 from mcp_errors._shared.envelope import FailureDetails, as_sentence
@@ -72,7 +73,6 @@ from mcp_errors._shared.sanitize import (
 )
 from mcp_errors._shared.signals import HTTP_STATUSES, JSONRPC_CODES
 from mcp_errors._shared.waits import capped_wait, retry_after_header
-from mcp_errors._shared.words import advice, may_have_applied, resend_after
 
 __all__ = [
     "classify_failure",

@@ -73,12 +73,18 @@ class ToolError(_SDKToolError):
 
     Example:
         ```python
-        raise ToolError(
-            "Refund exceeds policy limit",
-            category="business",
-            description="Refunds above 500 need a manager. Escalate to a human with the details.",
-            code="REFUND_LIMIT_EXCEEDED",
-        )
+        from mcp_errors import ToolError, read_result, to_error_result
+
+        try:
+            raise ToolError(
+                "Refund exceeds policy limit",
+                category="business",
+                description="Refunds above 500 need a manager. Escalate to a human with the details.",
+                code="REFUND_LIMIT_EXCEEDED",
+            )
+        except ToolError as exc:
+            outcome = read_result(to_error_result(exc))
+        assert (outcome.category, outcome.code) == ("business", "REFUND_LIMIT_EXCEEDED")
         ```
     """
 

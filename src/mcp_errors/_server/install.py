@@ -181,11 +181,20 @@ def to_error_result(
 
     Example:
         ```python
-        async def on_call_tool(ctx, params):
+        from mcp_types import CallToolResult, TextContent
+        from mcp_errors import to_error_result
+
+
+        def call_tool(name: str, arguments: dict) -> CallToolResult:  # inside `on_call_tool`
             try:
-                return CallToolResult(content=[TextContent(type="text", text=run(params))])
+                text = str(100 / arguments["quantity"])
+                return CallToolResult(content=[TextContent(type="text", text=text)])
             except Exception as exc:
-                return to_error_result(exc, tool_name=params.name)
+                return to_error_result(exc, tool_name=name)
+
+
+        result = call_tool("unit_price", {"quantity": 0})
+        assert result.is_error and result.structured_content["errorCategory"]
         ```
     """
     error_id = new_error_id()

@@ -53,13 +53,11 @@ as a timeout inside the tool, are classified `outcome_unknown`: a tool that rais
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import inspect
 import json
 import logging
 import math
-import sqlite3
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
@@ -70,6 +68,20 @@ import anyio
 from mcp_types import CallToolResult
 
 from mcp_errors._server.classify import log_fields, new_error_id
+from mcp_errors._server.replay_answers import (
+    ABANDONED,
+    KEY_INVALID,
+    KEY_REUSED,
+    MAX_KEY_LENGTH,
+    MAX_TASK_RUNS,
+    STOPPED,
+    STORE_UNAVAILABLE,
+    STORE_UNWRITABLE,
+    TASK_NOT_READABLE,
+    TOO_MANY_RUNS,
+    in_progress,
+    not_kept,
+)
 from mcp_errors._shared.causes import causes
 from mcp_errors._shared.contract import (
     HONOURS_IDEMPOTENCY_META,
@@ -77,7 +89,6 @@ from mcp_errors._shared.contract import (
     REPLAYED_META,
     ErrorCategory,
     ExecutionState,
-    FieldError,
     is_protocol_signal,
 )
 from mcp_errors._shared.envelope import FailureDetails, error_result
@@ -94,9 +105,7 @@ __all__ = [
     "canonical_arguments",
     "covers",
     "fingerprint",
-    "in_progress",
     "is_final_answer",
-    "outcome_unknown",
     "principal",
     "request_key",
     "scope_key",
@@ -113,11 +122,8 @@ its own operations (PostgreSQL, SQLite) answers before this bound, so that a cla
 reaches its caller."""
 _FIRST_POLL: Final = 0.01
 _MAX_POLL: Final = 0.25
-_MAX_KEY_LENGTH: Final = 255
 _MAX_GIVEN_UP: Final = 1024
 """Claims given up on that one process remembers, to release them once the store answers."""
-_MAX_TASK_RUNS: Final = 8
-"""Runs of a task tool under one key: each ended without applying anything before the next began."""
 _UNSET: Final[Any] = object()
 
 
@@ -263,8 +269,8 @@ class Replay(Generic[R]):
         Returns:
             The tool's result, the first call's replayed answer, or a contract error.
         """
-        if not (isinstance(key, str) and 0 < len(key) <= _MAX_KEY_LENGTH):
-            return self._error(_KEY_INVALID, tool)
+        if not (isinstance(key, str) and 0 < len(key) <= MAX_KEY_LENGTH):
+            return self._error(KEY_INVALID, tool)
         store = self.store
         runs = 0
         scope = scope_key(namespace, principal, tool, key)
@@ -273,7 +279,7 @@ class Replay(Generic[R]):
         poll = _FIRST_POLL
         while True:
             if self._given_up and not await self._release_given_up(scope):
-                return self._error(_STORE_UNAVAILABLE, tool)  # still not answering
+                return self._error(STORE_UNAVAILABLE, tool)  # still not answering
             claim = None
             token = new_token() if self._tokens_known else None
             try:
@@ -283,34 +289,35 @@ class Replay(Generic[R]):
                 with anyio.move_on_after(store.timeout_seconds * _STORE_BOUND_FACTOR, shield=True):
                     claim = await self._claim(scope, arguments_hash, token)
             except Exception as exc:
-                if _is_unwritable(exc):  # nothing was written, nor will be
-                    return self._error(_STORE_UNWRITABLE, tool, exc_info=True)
+                # The store says whether it cannot be written at all: nothing was, nor will be.
+                if any(store.is_unwritable(cause) for cause in causes(exc)):
+                    return self._error(STORE_UNWRITABLE, tool, exc_info=True)
                 self._give_up(scope, token)  # a lost connection may have carried the claim
-                return self._error(_STORE_UNAVAILABLE, tool, exc_info=True)
+                return self._error(STORE_UNAVAILABLE, tool, exc_info=True)
             if claim is None:
                 # Told "not run, resend with the same key": the claim, if the store still grants
                 # it, is released before that resend (or any later call here) claims again.
                 self._give_up(scope, token)
-                return self._error(_STORE_UNAVAILABLE, tool)
+                return self._error(STORE_UNAVAILABLE, tool)
             if isinstance(claim, Won):
                 return await self._run_claimed(scope, claim.token, tool, run)
             if isinstance(claim, Finished):
                 task = _task_handle(claim.result)
                 if task is None:
                     return self._replay(tool, _replayed(claim.result))
-                answer = _TASK_NOT_READABLE if resend_task is None else await resend_task(task)
+                answer = TASK_NOT_READABLE if resend_task is None else await resend_task(task)
                 if answer is not None:
                     return self._task_answer(tool, answer)
                 # The task ended without applying anything: the next run under this key.
                 runs += 1
-                if runs >= _MAX_TASK_RUNS:
-                    return self._error(_TOO_MANY_RUNS, tool)
+                if runs >= MAX_TASK_RUNS:
+                    return self._error(TOO_MANY_RUNS, tool)
                 scope = scope_key(namespace, principal, tool, key, runs)
                 continue
             if isinstance(claim, Mismatch):
-                return self._error(_KEY_REUSED, tool)
+                return self._error(KEY_REUSED, tool)
             if isinstance(claim, Abandoned):
-                return self._error(_ABANDONED, tool, replayed=True)
+                return self._error(ABANDONED, tool, replayed=True)
             assert isinstance(claim, InProgress)
             left = deadline - anyio.current_time()
             if left <= 0:
@@ -384,7 +391,7 @@ class Replay(Generic[R]):
         if failure is not None:
             raise failure
         if not outcome:  # stopped after its grace: only reached when nobody waits for it
-            return self._error(_STOPPED, tool, replayed=True)
+            return self._error(STOPPED, tool, replayed=True)
         return outcome[0]
 
     async def _record(self, scope: str, token: str, tool: str, result: R | None) -> None:
@@ -397,7 +404,7 @@ class Replay(Generic[R]):
             if result is not None and (wire is None or not is_final_answer(wire)):
                 await self._release(scope, token, tool)
                 return
-            answer = _encode(wire if wire is not None else error_result(_STOPPED, error_id=new_error_id()))
+            answer = _encode(wire if wire is not None else error_result(STOPPED, error_id=new_error_id()))
             if len(answer) > self.store.max_result_bytes:
                 logger.warning(
                     "tool %r: its answer (%d bytes) is larger than the idempotency store keeps (%d bytes); "
@@ -406,7 +413,7 @@ class Replay(Generic[R]):
                     len(answer),
                     self.store.max_result_bytes,
                 )
-                answer = _encode(error_result(_not_kept(len(answer), self.store.max_result_bytes)))
+                answer = _encode(error_result(not_kept(len(answer), self.store.max_result_bytes)))
             await self.store.finish(scope, token, answer)
         except Exception:
             # The claim stays until its lease ends; then resends learn the outcome is unknown.
@@ -536,158 +543,6 @@ def _replayed(answer: bytes) -> CallToolResult:
     result = CallToolResult.model_validate_json(answer)
     result.meta = {**(result.meta or {}), REPLAYED_META: True}
     return result
-
-
-_KEY_INVALID: Final = FailureDetails(
-    message="Invalid idempotency key",
-    category=ErrorCategory.VALIDATION,
-    description=f"The idempotency key must be a string of 1 to {_MAX_KEY_LENGTH} characters. The call did not run: "
-    "send it again with a valid key (one per operation), or without a key.",
-    code="IDEMPOTENCY_KEY_INVALID",
-    field_errors=(
-        FieldError(
-            field=f"_meta.{IDEMPOTENCY_KEY_META}",
-            problem="not a string of 1 to 255 characters",
-            expected="a string of 1 to 255 characters, e.g. a UUID",
-        ),
-    ),
-    execution_state=ExecutionState.NOT_EXECUTED,
-)
-
-_KEY_REUSED: Final = FailureDetails(
-    message="Idempotency key reused",
-    category=ErrorCategory.VALIDATION,
-    description="This idempotency key was already used for a call with other arguments. "
-    "Send a new key for a new operation, or the original arguments to get the first result again.",
-    code="IDEMPOTENCY_KEY_REUSED",
-    field_errors=(
-        FieldError(
-            field=f"_meta.{IDEMPOTENCY_KEY_META}",
-            problem="already used with different arguments",
-            expected="a new key, or the arguments of the first call",
-        ),
-    ),
-    execution_state=ExecutionState.NOT_EXECUTED,
-)
-
-
-def outcome_unknown(what_happened: str) -> FailureDetails:
-    """The failure a key answers when its first call may have been applied: `what_happened` says why."""
-    return FailureDetails(
-        message="Outcome unknown",
-        category=ErrorCategory.TRANSIENT,
-        description=f"{what_happened}, so whether the call was applied is unknown. It is not run again under this "
-        "key, so resending it gets this answer again: find out with a read-only tool whether it took effect, or ask "
-        "a human; to run it anew, send a new key.",
-        code="OUTCOME_UNKNOWN",
-        execution_state=ExecutionState.OUTCOME_UNKNOWN,
-    )
-
-
-_ABANDONED: Final = outcome_unknown(
-    "The server that ran the first call with this idempotency key stopped before it answered"
-)
-_STOPPED: Final = outcome_unknown(
-    "The first call with this idempotency key ended without an answer (it was stopped after its caller left, the "
-    "server shut down, or it failed unexpectedly)"
-)
-
-_TASK_NOT_READABLE: Final = outcome_unknown(
-    "The first call with this idempotency key started a task that this server cannot look up"
-)
-
-_TOO_MANY_RUNS: Final = FailureDetails(
-    message="Idempotency key used up",
-    category=ErrorCategory.VALIDATION,
-    description=f"This idempotency key already started {_MAX_TASK_RUNS} runs of the task, each of which ended "
-    "without applying anything, so this call was not run. Send it with a new key to run it again.",
-    code="IDEMPOTENCY_KEY_USED_UP",
-    field_errors=(
-        FieldError(
-            field=f"_meta.{IDEMPOTENCY_KEY_META}",
-            problem=f"already started {_MAX_TASK_RUNS} runs",
-            expected="a new key",
-        ),
-    ),
-    execution_state=ExecutionState.NOT_EXECUTED,
-)
-
-_STORE_UNAVAILABLE: Final = FailureDetails(
-    message="Idempotency store unavailable",
-    category=ErrorCategory.TRANSIENT,
-    description="The server could not reach the store that keeps idempotency keys, so it did not run the call. "
-    "Resend it with the same key in a moment.",
-    code="IDEMPOTENCY_STORE_UNAVAILABLE",
-    retry_after_seconds=1.0,
-    execution_state=ExecutionState.NOT_EXECUTED,
-)
-
-
-# A store that cannot be written (a read-only folder or database, a full disk, no permission)
-# is a configuration failure: no resend fixes it, someone must. Its category is `business`,
-# whose recovery is the one that fits (take another path or escalate), not `transient`
-# ("resend in a moment", which would loop) nor `permission` (another principal would not help:
-# it is the server that may not write).
-_STORE_UNWRITABLE: Final = FailureDetails(
-    message="Idempotency store cannot be written",
-    category=ErrorCategory.BUSINESS,
-    description="The server cannot write to the store that keeps idempotency keys (it is read-only, full, or "
-    "not permitted), so it did not run the call. Resending will not help until the server is fixed: escalate "
-    "to a human, quoting the errorId, or take another path.",
-    code="IDEMPOTENCY_STORE_UNWRITABLE",
-    execution_state=ExecutionState.NOT_EXECUTED,
-)
-
-_UNWRITABLE_SQLITE: Final = frozenset(
-    {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_FULL, sqlite3.SQLITE_PERM}
-)
-_UNWRITABLE_ERRNO: Final = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT})
-# PostgreSQL: disk full, insufficient privilege, a read-only transaction (a standby).
-_UNWRITABLE_SQLSTATE: Final = frozenset({"53100", "42501", "25006"})
-
-
-def _is_unwritable(exc: BaseException) -> bool:
-    """Whether a store failed because it cannot be written at all, rather than for a moment."""
-    return any(_cannot_write(cause) for cause in causes(exc))
-
-
-def _cannot_write(exc: BaseException) -> bool:
-    if isinstance(exc, sqlite3.Error):
-        code = getattr(exc, "sqlite_errorcode", None)
-        return code is not None and code & 0xFF in _UNWRITABLE_SQLITE
-    if isinstance(exc, OSError):
-        return exc.errno in _UNWRITABLE_ERRNO
-    # psycopg's errors carry their SQLSTATE; redis-py's are told by name and by Redis's words.
-    return (
-        getattr(exc, "sqlstate", None) in _UNWRITABLE_SQLSTATE
-        or type(exc).__name__ == "ReadOnlyError"
-        or str(exc).startswith("OOM ")
-    )
-
-
-def in_progress(seconds_left: float) -> FailureDetails:
-    """The failure a duplicate gets while the first call with its key runs, `seconds_left` of its lease left."""
-    return FailureDetails(
-        message="Call in progress",
-        category=ErrorCategory.TRANSIENT,
-        description="A call with this idempotency key is still running, so this one was not run. Resend it with "
-        "the same key after the wait to get the first call's answer.",
-        code="IN_PROGRESS",
-        # Soon, but not past the lease: if the first call's server died, the resend learns it then.
-        retry_after_seconds=round(min(max(seconds_left, 0.1), 2.0), 1),
-        execution_state=ExecutionState.NOT_EXECUTED,
-    )
-
-
-def _not_kept(size: int, limit: int) -> FailureDetails:
-    return FailureDetails(
-        message="Answer not kept",
-        category=ErrorCategory.BUSINESS,
-        description=f"The first call with this idempotency key ran to its end, but its answer ({size} bytes) was "
-        f"larger than this server keeps for resends ({limit} bytes), so it cannot be sent again. Do not resend "
-        "it: find out with a read-only tool what it did.",
-        code="ANSWER_NOT_KEPT",
-    )
 
 
 def covers(tool: Any) -> bool:

@@ -54,13 +54,14 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, InputRequiredResult
 
 from mcp_errors._server.classify import classify_failure, log_fields, new_error_id
-from mcp_errors._server.replay import in_progress, is_final_answer, outcome_unknown
+from mcp_errors._server.replay import is_final_answer
+from mcp_errors._server.replay_answers import in_progress, outcome_unknown
+from mcp_errors._shared.advice import may_have_applied
 from mcp_errors._shared.contract import ErrorCategory, ExecutionState, is_protocol_signal
 from mcp_errors._shared.envelope import FailureDetails, error_result
 from mcp_errors._shared.telemetry import annotate_tool_result
 from mcp_errors._shared.telemetry import enabled as telemetry_enabled
 from mcp_errors._shared.tool_failure import with_tool_failure
-from mcp_errors._shared.words import may_have_applied
 
 __all__ = ["TaskBodies", "created_task", "resend_task", "task_state_in_contract"]
 

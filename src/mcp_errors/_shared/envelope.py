@@ -19,10 +19,10 @@ from typing import Any, Final, Protocol
 
 from mcp_types import CallToolResult, TextContent
 
+from mcp_errors._shared.advice import EMPTY_ANSWER, to_milliseconds
 from mcp_errors._shared.contract import CONTRACT_FIELDS, ENVELOPE_SCHEMA, ErrorCategory, ExecutionState, FieldError
 from mcp_errors._shared.error_text import ErrorHead, with_error_id, write_error_text
 from mcp_errors._shared.sanitize import encodable
-from mcp_errors._shared.words import EMPTY_ANSWER, to_milliseconds
 
 __all__ = [
     "CATEGORY_INFERRED",
@@ -189,15 +189,26 @@ def empty_result(summary: str, structured: Mapping[str, Any] | None = None) -> C
 
     Example:
         ```python
+        from mcp.server.mcpserver import MCPServer
+        from mcp_types import CallToolResult
+        from mcp_errors import empty_result, install
+
+        server = install(MCPServer("crm"))
+        customers: dict[str, list[str]] = {}
+
+
         @server.tool()
-        def lookup_customer(email: str) -> CustomerLookup:
-            rows = db.find(email)
+        def lookup_customer(email: str) -> CallToolResult:
+            rows = customers.get(email, [])
             if not rows:
                 return empty_result(
                     f"No customer matches email {email!r}; the lookup ran and found nothing.",
                     {"resultCount": 0, "customers": []},
                 )
-            ...
+            return CallToolResult(content=[], structured_content={"resultCount": len(rows), "customers": rows})
+
+
+        assert not lookup_customer("ada@example.com").is_error
         ```
     """
     data: dict[str, Any] = dict(structured) if structured is not None else {}

@@ -25,8 +25,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from mcp_errors._shared.advice import VERDICT_NOT_RETRYABLE, VERDICT_RETRYABLE, format_seconds
 from mcp_errors._shared.contract import ErrorCategory
-from mcp_errors._shared.words import VERDICT_NOT_RETRYABLE, VERDICT_RETRYABLE, format_seconds
 
 __all__ = [
     "ErrorHead",

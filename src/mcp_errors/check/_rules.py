@@ -10,7 +10,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ["RULES", "Family", "Finding", "Rule", "Severity"]
+__all__ = ["RULES", "Family", "Finding", "Rule", "RuleId", "Severity"]
 
 
 class Severity(enum.StrEnum):
@@ -45,6 +45,36 @@ class Rule:
     family: Family = Family.ANY_SERVER
 
 
+class RuleId(enum.StrEnum):
+    """Each rule's id under its name, for code that raises a finding (`RuleId.SCHEMA_UNUSABLE` is `"ME020"`)."""
+
+    VALIDATION_AS_PROTOCOL_ERROR = "ME001"
+    MISSING_ENVELOPE = "ME002"
+    INVALID_ENVELOPE_VALUES = "ME003"
+    INVALID_ARGUMENTS_NOT_VALIDATION = "ME004"
+    INVALID_ARGUMENTS_ACCEPTED = "ME005"
+    GENERIC_DESCRIPTION = "ME006"
+    DESCRIPTION_REPEATS_MESSAGE = "ME007"
+    VALIDATION_DESCRIPTION_UNNAMED_FIELD = "ME008"
+    TEXT_NOT_SELF_SUFFICIENT = "ME009"
+    LEAKS_INTERNALS = "ME010"
+    OUTPUT_SCHEMA_REJECTS_ERROR = "ME011"
+    EMPTY_RESULT_AS_ERROR = "ME012"
+    SILENT_EMPTY_RESULT = "ME013"
+    CALL_TIMEOUT = "ME014"
+    SERVER_UNAVAILABLE = "ME015"
+    SERVER_CRASHED = "ME016"
+    CHECK_INCOMPLETE = "ME017"
+    FAILURE_AS_PROTOCOL_ERROR = "ME018"
+    SUCCESS_BREAKS_OUTPUT_SCHEMA = "ME019"
+    SCHEMA_UNUSABLE = "ME020"
+    STDOUT_NOT_PROTOCOL = "ME021"
+    FAILURE_AS_SUCCESS = "ME022"
+    GENERIC_ERROR_TEXT = "ME023"
+    RAW_ERROR_TEXT = "ME024"
+    NO_RECOVERY_HINT = "ME025"
+
+
 _SPEC_TOOLS_ERRORS: Final = "MCP spec, Server features > Tools > Error handling"
 _CONTRACT: Final = "mcp-errors wire contract"
 _USABILITY: Final = "usability: what a model can act on"
@@ -52,14 +82,14 @@ _OURS: Final = Family.CONTRACT
 
 _ALL: Final = (
     Rule(
-        "ME001",
+        RuleId.VALIDATION_AS_PROTOCOL_ERROR,
         "validation-as-protocol-error",
         Severity.ERROR,
         "Invalid arguments are answered with an isError tool result, not a JSON-RPC error.",
         f"SEP-1303; {_SPEC_TOOLS_ERRORS}",
     ),
     Rule(
-        "ME002",
+        RuleId.MISSING_ENVELOPE,
         "missing-envelope",
         Severity.ERROR,
         "An error result carries a structuredContent object with errorCategory, isRetryable and description.",
@@ -67,7 +97,7 @@ _ALL: Final = (
         _OURS,
     ),
     Rule(
-        "ME003",
+        RuleId.INVALID_ENVELOPE_VALUES,
         "invalid-envelope-values",
         Severity.ERROR,
         "The envelope's values are valid: a known category, isRetryable true only with transient, "
@@ -76,7 +106,7 @@ _ALL: Final = (
         _OURS,
     ),
     Rule(
-        "ME004",
+        RuleId.INVALID_ARGUMENTS_NOT_VALIDATION,
         "invalid-arguments-not-validation",
         Severity.ERROR,
         "Arguments that break the tool's inputSchema are reported with errorCategory validation.",
@@ -84,14 +114,14 @@ _ALL: Final = (
         _OURS,
     ),
     Rule(
-        "ME005",
+        RuleId.INVALID_ARGUMENTS_ACCEPTED,
         "invalid-arguments-accepted",
         Severity.WARNING,
         "Arguments that break the tool's inputSchema are rejected, not run.",
         "MCP spec, Server features > Tools > Security considerations (servers MUST validate all tool inputs)",
     ),
     Rule(
-        "ME006",
+        RuleId.GENERIC_DESCRIPTION,
         "generic-description",
         Severity.ERROR,
         'The description is actionable, not generic ("Operation failed", "Internal error").',
@@ -99,7 +129,7 @@ _ALL: Final = (
         _OURS,
     ),
     Rule(
-        "ME007",
+        RuleId.DESCRIPTION_REPEATS_MESSAGE,
         "description-repeats-message",
         Severity.WARNING,
         "The description adds what to do next instead of repeating the message.",
@@ -107,7 +137,7 @@ _ALL: Final = (
         _OURS,
     ),
     Rule(
-        "ME008",
+        RuleId.VALIDATION_DESCRIPTION_UNNAMED_FIELD,
         "validation-description-unnamed-field",
         Severity.WARNING,
         "A validation error's description names the argument that is wrong.",
@@ -115,7 +145,7 @@ _ALL: Final = (
         _OURS,
     ),
     Rule(
-        "ME009",
+        RuleId.TEXT_NOT_SELF_SUFFICIENT,
         "text-not-self-sufficient",
         Severity.ERROR,
         "The first content block is text naming the category, the retry verdict and the description, "
@@ -124,7 +154,7 @@ _ALL: Final = (
         _OURS,
     ),
     Rule(
-        "ME010",
+        RuleId.LEAKS_INTERNALS,
         "leaks-internals",
         Severity.ERROR,
         "No stack trace, secret, or file path the caller could not know (source files, installed packages, "
@@ -132,70 +162,70 @@ _ALL: Final = (
         "MCP spec, Server features > Tools > Security considerations",
     ),
     Rule(
-        "ME011",
+        RuleId.OUTPUT_SCHEMA_REJECTS_ERROR,
         "output-schema-rejects-error",
         Severity.ERROR,
         "The tool's outputSchema admits the structuredContent of its error results.",
         "MCP spec, Tools > Output schema (strict clients validate every structuredContent)",
     ),
     Rule(
-        "ME012",
+        RuleId.EMPTY_RESULT_AS_ERROR,
         "empty-result-as-error",
         Severity.ERROR,
         "A valid query that matched nothing is a success (isError false), not an error.",
         f"{_USABILITY} (agents retry or give up on errors)",
     ),
     Rule(
-        "ME013",
+        RuleId.SILENT_EMPTY_RESULT,
         "silent-empty-result",
         Severity.WARNING,
         "An empty success says in text that the query ran and matched nothing.",
         f"{_USABILITY} (an empty answer looks like a swallowed failure)",
     ),
     Rule(
-        "ME014",
+        RuleId.CALL_TIMEOUT,
         "call-timeout",
         Severity.ERROR,
         "Every tools/call with small arguments is answered within the per-call timeout.",
         "MCP spec, Basic protocol > Lifecycle > Timeouts",
     ),
     Rule(
-        "ME015",
+        RuleId.SERVER_UNAVAILABLE,
         "server-unavailable",
         Severity.ERROR,
         "The server starts, completes the handshake and lists its tools within the timeout.",
         "MCP spec, Basic protocol > Lifecycle",
     ),
     Rule(
-        "ME016",
+        RuleId.SERVER_CRASHED,
         "server-crashed",
         Severity.ERROR,
         "The server stays up while its tools are called, including with bad arguments.",
         "MCP spec, Basic protocol > Lifecycle",
     ),
     Rule(
-        "ME017",
+        RuleId.CHECK_INCOMPLETE,
         "check-incomplete",
         Severity.ERROR,
         "The whole check finishes: within the total timeout, and without an error stopping it part-way.",
         "mcp-errors check",
     ),
     Rule(
-        "ME018",
+        RuleId.FAILURE_AS_PROTOCOL_ERROR,
         "failure-as-protocol-error",
         Severity.WARNING,
         "A tool failure on valid arguments is an isError result the model can see, not a JSON-RPC error.",
         f"{_SPEC_TOOLS_ERRORS}; SEP-2145 (proposed)",
     ),
     Rule(
-        "ME019",
+        RuleId.SUCCESS_BREAKS_OUTPUT_SCHEMA,
         "success-breaks-output-schema",
         Severity.ERROR,
         "A successful result's structuredContent matches the tool's outputSchema.",
         "MCP spec, Tools > Output schema (servers MUST provide conforming structured results)",
     ),
     Rule(
-        "ME020",
+        RuleId.SCHEMA_UNUSABLE,
         "schema-unusable",
         Severity.ERROR,
         "The tool's inputSchema and outputSchema are valid JSON Schema whose patterns compile and match in "
@@ -203,14 +233,14 @@ _ALL: Final = (
         "MCP spec, Server features > Tools (inputSchema and outputSchema are JSON Schema objects)",
     ),
     Rule(
-        "ME021",
+        RuleId.STDOUT_NOT_PROTOCOL,
         "stdout-not-protocol",
         Severity.ERROR,
         "A stdio server writes nothing but MCP messages to its stdout; logs and prints go to stderr.",
         "MCP spec, Basic protocol > Transports > stdio (the server MUST NOT write anything else to stdout)",
     ),
     Rule(
-        "ME022",
+        RuleId.FAILURE_AS_SUCCESS,
         "failure-as-success",
         Severity.ERROR,
         "A failure is marked isError: true; a result marked a success does not read as an error "
@@ -218,7 +248,7 @@ _ALL: Final = (
         f"{_SPEC_TOOLS_ERRORS} (tool execution errors are reported with isError: true); {_USABILITY}",
     ),
     Rule(
-        "ME023",
+        RuleId.GENERIC_ERROR_TEXT,
         "generic-error-text",
         Severity.ERROR,
         'The text of an error says what went wrong: not a stock phrase ("fetch failed", "Internal error") '
@@ -226,7 +256,7 @@ _ALL: Final = (
         f"SEP-1303 and {_SPEC_TOOLS_ERRORS} (errors are results so the model can correct itself); {_USABILITY}",
     ),
     Rule(
-        "ME024",
+        RuleId.RAW_ERROR_TEXT,
         "raw-error-text",
         Severity.WARNING,
         "The text of an error is written for the model, not a library's raw dump (a pydantic report with "
@@ -234,7 +264,7 @@ _ALL: Final = (
         f"{_USABILITY}; MCP spec, Server features > Tools > Security considerations",
     ),
     Rule(
-        "ME025",
+        RuleId.NO_RECOVERY_HINT,
         "no-recovery-hint",
         Severity.WARNING,
         "An error tells the agent what kind of failure it is or whether resending can work: in structured "

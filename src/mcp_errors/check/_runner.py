@@ -20,7 +20,7 @@ import shlex
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import IO, Any, Final, Literal
 
@@ -44,7 +44,7 @@ from mcp_errors.check._judge import RAW_DUMP_ADVICE, Verdict, judge_call, raw_du
 from mcp_errors.check._patterns import CutShortError, OutOfTimeError, time_limit
 from mcp_errors.check._probes import Probe, invalid_probes
 from mcp_errors.check._report import CallRecord, CheckReport, capped_names, shown_arguments
-from mcp_errors.check._rules import Family, Finding
+from mcp_errors.check._rules import Family, Finding, RuleId
 from mcp_errors.check._stdout import StdoutNoise, catch_stdout_noise
 from mcp_errors.check._values import ArgumentHints, valid_arguments, waits_seconds
 from mcp_errors.check._wire import Listing, call_tool, list_tools_leniently
@@ -89,18 +89,31 @@ class CheckOptions:
     """Also apply the rules of this project's contract (`False`: only what any server owes)."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Tally:
+    """How often one rule failed for one tool: the first message and call that showed it, and the count."""
+
+    message: str
+    call: str | None
+    count: int = 0
+
+    def plus(self, count: int = 1) -> _Tally:
+        return replace(self, count=self.count + count)
+
+
 @dataclass(slots=True)
 class _Run:
     options: CheckOptions
     deadline: float
-    findings: dict[tuple[str, str | None], tuple[str, int, str | None]] = field(default_factory=dict)
-    dumps: dict[tuple[str, str], dict[str, tuple[str, int, str | None]]] = field(default_factory=dict)
+    tallies: dict[tuple[str, str | None], _Tally] = field(default_factory=dict)
+    dumps: dict[tuple[str, str], dict[str, _Tally]] = field(default_factory=dict)
     """ME024 by (kind of dump, shape of its first line), then by tool: one cause may cover many tools."""
-    checked: list[str] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)
+    # What the run collected under the report's own names goes into the report as it is (`report`).
+    tools_checked: list[str] = field(default_factory=list)
+    tools_skipped: dict[str, str] = field(default_factory=dict)
     calls: int = 0
-    unchecked: list[str] = field(default_factory=list)
-    without_valid_call: list[str] = field(default_factory=list)
+    tools_unchecked: list[str] = field(default_factory=list)
+    tools_without_valid_call: list[str] = field(default_factory=list)
     stopped: bool = False
     server_info: dict[str, str | None] = field(default_factory=dict)
     roots: list[str] = field(default_factory=list)
@@ -113,39 +126,47 @@ class _Run:
 
     def add(self, rule: str, tool: str | None, message: str, call: str | None = None) -> None:
         key = (rule, tool)
-        first, count, first_call = self.findings.get(key, (message, 0, call))
-        self.findings[key] = (first, count + 1, first_call)
+        self.tallies[key] = self.tallies.get(key, _Tally(message, call)).plus()
 
     def add_dump(self, dump: tuple[str, str], tool: str, message: str, call: str) -> None:
         """Record an ME024 verdict under the shape of its text, to group tools that share it."""
         by_tool = self.dumps.setdefault(dump, {})
-        first, count, first_call = by_tool.get(tool, (message, 0, call))
-        by_tool[tool] = (first, count + 1, first_call)
+        by_tool[tool] = by_tool.get(tool, _Tally(message, call)).plus()
 
     def collect_findings(self) -> list[Finding]:
         """The findings, each reported once per tool and rule (with how many more calls hit
         it), and a raw dump that several tools share reported once, for all of them."""
-        found = dict(self.findings)
+        found = dict(self.tallies)
         shared: list[Finding] = []
         for (kind, _), by_tool in self.dumps.items():
             if len(by_tool) < _SHARED_CAUSE_TOOLS:
-                for tool, (message, count, call) in by_tool.items():
-                    first, total, first_call = found.get(("ME024", tool), (message, 0, call))
-                    found[("ME024", tool)] = (first, total + count, first_call)
+                for tool, tally in by_tool.items():
+                    key = (RuleId.RAW_ERROR_TEXT, tool)
+                    found[key] = found.get(key, replace(tally, count=0)).plus(tally.count)
                 continue
             shared.append(_shared_dump(kind, by_tool))
         findings = [
-            Finding(rule, tool, _counted(text, count), call=call) for (rule, tool), (text, count, call) in found.items()
+            Finding(str(rule), tool, _counted(tally.message, tally.count), call=tally.call)
+            for (rule, tool), tally in found.items()
         ]
         return findings + shared
 
+    def report(self, **settled: Any) -> CheckReport:
+        """The report: `settled` fields, and every field of this run that the report has by its name."""
+        collected = {name: getattr(self, name) for name in _REPORT_FIELDS & _RUN_FIELDS}
+        return CheckReport(**collected, **settled)
+
     def mark_unreached(self, tools: Sequence[Tool]) -> None:
         """Record as unchecked every tool the run stopped before judging."""
-        reached = {*self.checked, *self.skipped}
-        self.unchecked = [tool.name for tool in tools if tool.name not in reached]
+        reached = {*self.tools_checked, *self.tools_skipped}
+        self.tools_unchecked = [tool.name for tool in tools if tool.name not in reached]
 
     def remaining(self) -> float:
         return self.deadline - anyio.current_time()
+
+
+_REPORT_FIELDS: Final = frozenset(field.name for field in fields(CheckReport))
+_RUN_FIELDS: Final = frozenset(field.name for field in fields(_Run))
 
 
 async def check_server(target: Target, options: CheckOptions | None = None) -> CheckReport:
@@ -185,27 +206,16 @@ async def check_server(target: Target, options: CheckOptions | None = None) -> C
     with anyio.move_on_after(options.total_timeout + _TEARDOWN_GRACE) as hard_stop:
         await _check(target, run)
     if hard_stop.cancelled_caught or run.stopped:
-        run.add("ME017", None, f"the run stopped at the total timeout of {options.total_timeout:g}s")
+        run.add(RuleId.CHECK_INCOMPLETE, None, f"the run stopped at the total timeout of {options.total_timeout:g}s")
     findings = run.collect_findings()
     if not options.contract:
         findings = [finding for finding in findings if finding.family is Family.ANY_SERVER]
     findings.sort(key=lambda f: (f.tool or "", f.rule))
-    report = CheckReport(
+    report = run.report(
         server={"target": label, **run.server_info},
         findings=findings,
-        tools_checked=run.checked,
-        tools_skipped=run.skipped,
-        tools_unchecked=run.unchecked,
-        tools_without_valid_call=run.without_valid_call,
-        calls=run.calls,
         duration_seconds=round(anyio.current_time() - started, 3),
-        valid_calls=run.valid_calls,
-        empty_calls=run.empty_calls,
-        changes=run.changes,
-        roots=run.roots,
-        unused_arguments=run.unused_arguments,
         contract=options.contract,
-        listing_pages=run.listing_pages,
         listing_complete=not run.listing_cut,
     )
     return capped_names(report)
@@ -225,7 +235,7 @@ async def _check(target: Target, run: _Run) -> None:
         status_file: Path | None = None
         if isinstance(target, StdioServerParameters):
             if not_on_path(target.command, target.env):
-                run.add("ME015", None, f"the server's command {target.command!r} is not on PATH")
+                run.add(RuleId.SERVER_UNAVAILABLE, None, f"the server's command {target.command!r} is not on PATH")
                 return
             # The server runs under `sh`, which leaves its exit status in a file, as the proxy's child does.
             status_file = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mcp-errors-check-"))) / "status"
@@ -267,8 +277,12 @@ async def _check(target: Target, run: _Run) -> None:
                     if client.server_info is not None:
                         run.server_info = {"name": client.server_info.name, "version": client.server_info.version}
                     for name, problem in malformed.items():
-                        run.checked.append(name)
-                        run.add("ME020", name, f"the listing's entry for this tool is not a valid Tool: {problem}")
+                        run.tools_checked.append(name)
+                        run.add(
+                            RuleId.SCHEMA_UNUSABLE,
+                            name,
+                            f"the listing's entry for this tool is not a valid Tool: {problem}",
+                        )
                     _note_listing(run, listing)
                     listed = {tool.name for tool in tools} | set(malformed)
                     run.unused_arguments = [name for name in options.arguments.tools if name not in listed]
@@ -280,22 +294,26 @@ async def _check(target: Target, run: _Run) -> None:
                     finished = True
         except Exception as exc:
             if not connected and isinstance(target, StdioServerParameters) and _closed(exc):
-                run.add("ME015", None, _exited_before_answering(status_file, errlog))
+                run.add(RuleId.SERVER_UNAVAILABLE, None, _exited_before_answering(status_file, errlog))
             elif not connected:
-                run.add("ME015", None, f"could not connect: {_describe(exc)}{_tail(errlog)}")
+                run.add(RuleId.SERVER_UNAVAILABLE, None, f"could not connect: {_describe(exc)}{_tail(errlog)}")
             elif not finished:
                 # Connected is not complete: whatever stopped the loop leaves tools unjudged.
                 run.mark_unreached(tools)
-                run.add("ME017", None, f"the run stopped early: {_describe(exc)}{_tail(errlog)}")
+                run.add(RuleId.CHECK_INCOMPLETE, None, f"the run stopped early: {_describe(exc)}{_tail(errlog)}")
             # After the last tool the findings are complete; an error while closing is not one.
         if scope.cancelled_caught and not connected and stdout_noise is not None and stdout_noise.lost_answer:
-            run.add("ME015", None, f"{stdout_noise.lost_answer}, so the handshake or tools/list never completed")
+            run.add(
+                RuleId.SERVER_UNAVAILABLE,
+                None,
+                f"{stdout_noise.lost_answer}, so the handshake or tools/list never completed",
+            )
         elif scope.cancelled_caught:
             if connected or connect_budget < connect_timeout:
                 run.stopped = True
             else:
                 run.add(
-                    "ME015",
+                    RuleId.SERVER_UNAVAILABLE,
                     None,
                     f"no handshake and tools/list within {connect_timeout:g}s: if the server only starts slowly,"
                     f" raise --connect-timeout{_tail(errlog)}",
@@ -307,7 +325,7 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
     options = run.options
     annotations = tool.annotations
     if annotations is not None and annotations.destructive_hint is True and not options.allow_destructive:
-        run.skipped[tool.name] = "annotated destructiveHint: pass --allow-destructive to call it"
+        run.tools_skipped[tool.name] = "annotated destructiveHint: pass --allow-destructive to call it"
         return True
     if (
         client.protocol_version not in MODERN_PROTOCOL_VERSIONS
@@ -316,7 +334,7 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
     ):
         # Tasks (SEP-2663) exist only on 2026-07-28 connections; the 2025-11-25 form of them
         # (the `task` request field) is not what servers serve now.
-        run.skipped[tool.name] = (
+        run.tools_skipped[tool.name] = (
             "it runs only as a task (execution.taskSupport: required), and tasks need a 2026-07-28 connection:"
             + (
                 " check without --mode legacy"
@@ -326,10 +344,10 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
         )
         return True
     schema: dict[str, Any] = tool.input_schema if isinstance(tool.input_schema, dict) else {}
-    run.checked.append(tool.name)
+    run.tools_checked.append(tool.name)
     unusable = _schema_problem(tool)
     if unusable is not None:
-        run.add("ME020", tool.name, unusable)
+        run.add(RuleId.SCHEMA_UNUSABLE, tool.name, unusable)
         return True
     try:
         with time_limit(min(options.timeout, run.remaining())):
@@ -337,15 +355,21 @@ async def _check_tool(client: Client, tool: Tool, run: _Run, errlog: IO[str] | N
     except OutOfTimeError:
         if run.remaining() <= 0:
             return _cut_off(run, tool)
-        run.add("ME020", tool.name, f"building probes from the inputSchema took over {options.timeout:g}s; not called")
+        run.add(
+            RuleId.SCHEMA_UNUSABLE,
+            tool.name,
+            f"building probes from the inputSchema took over {options.timeout:g}s; not called",
+        )
         return True
     except CutShortError as exc:
-        run.add("ME020", tool.name, f"could not build probes from the inputSchema: {exc}; not called")
+        run.add(RuleId.SCHEMA_UNUSABLE, tool.name, f"could not build probes from the inputSchema: {exc}; not called")
         return True
     except Exception as exc:
         # A schema jsonschema cannot use (a dangling $ref) breaks clients too.
         run.add(
-            "ME020", tool.name, f"could not build probes from the inputSchema: {_describe(exc, _SCHEMA_ERROR_CHARS)}"
+            RuleId.SCHEMA_UNUSABLE,
+            tool.name,
+            f"could not build probes from the inputSchema: {_describe(exc, _SCHEMA_ERROR_CHARS)}",
         )
         return True
     going_on = await _call_probes(client, tool, schema, probes, run, errlog)
@@ -384,7 +408,7 @@ async def _call_probes(
             if not await _still_answers(client, min(options.timeout, max(run.remaining(), 0.01))):
                 if run.remaining() > 0:
                     run.add(
-                        "ME016",
+                        RuleId.SERVER_CRASHED,
                         tool.name,
                         f"{probe.label}: no answer within {options.timeout:g}s, and since then the server answers"
                         f" nothing, not even tools/list: this call hung the server{_tail(errlog)}",
@@ -392,19 +416,26 @@ async def _call_probes(
                     )
                     return False
                 run.stopped = True  # the run's time ran out while asking
-            run.add("ME014", tool.name, f"{probe.label}: no answer within {options.timeout:g}s", probe.label)
+            run.add(
+                RuleId.CALL_TIMEOUT, tool.name, f"{probe.label}: no answer within {options.timeout:g}s", probe.label
+            )
             # One hung call says enough about this tool; keep the budget for the others.
             return not run.stopped
         except MCPError as exc:
             # -32000 is also a common code for a server's own errors: only a server that no
             # longer answers at all has really gone.
             if exc.code == CONNECTION_CLOSED and not await _still_answers(client, options.timeout):
-                run.add("ME016", tool.name, f"connection closed during {probe.label}{_tail(errlog)}", probe.label)
+                run.add(
+                    RuleId.SERVER_CRASHED,
+                    tool.name,
+                    f"connection closed during {probe.label}{_tail(errlog)}",
+                    probe.label,
+                )
                 return False
             _record(run, tool, probe, "JSON-RPC error")
             judge = functools.partial(judge_call, tool, probe, exc, domain=run.roots)
         except Exception as exc:
-            run.add("ME016", tool.name, f"{probe.label}: {_describe(exc)}{_tail(errlog)}", probe.label)
+            run.add(RuleId.SERVER_CRASHED, tool.name, f"{probe.label}: {_describe(exc)}{_tail(errlog)}", probe.label)
             return False
         else:
             if isinstance(outcome, InputRequiredResult):
@@ -424,7 +455,7 @@ async def _call_probes(
         if verdicts is None:
             return True
         for rule, message in verdicts:
-            dump = raw_dump(tool.name, answered) if rule == "ME024" and answered is not None else None
+            dump = raw_dump(tool.name, answered) if rule == RuleId.RAW_ERROR_TEXT and answered is not None else None
             if dump is not None:
                 run.add_dump(dump, tool.name, message, probe.label)
             else:
@@ -447,7 +478,7 @@ def _plan(tool: Tool, schema: dict[str, Any], run: _Run) -> list[Probe]:
         if arguments is not None:
             probes.append(Probe("valid", arguments, detail="valid call"))
         else:
-            run.without_valid_call.append(tool.name)
+            run.tools_without_valid_call.append(tool.name)
             reason = (
                 "the tool declares it changes data (readOnlyHint: false): give its arguments in --args,"
                 " or pass --allow-destructive"
@@ -463,7 +494,7 @@ def _plan(tool: Tool, schema: dict[str, Any], run: _Run) -> list[Probe]:
 def _note_unanswered_valid_call(run: _Run, tool: Tool, probes: Sequence[Probe]) -> None:
     """List a checked tool whose valid call got no answer among the tools without a valid call."""
     valid = next((probe for probe in probes if probe.kind == "valid"), None)
-    if valid is None or tool.name not in run.checked:
+    if valid is None or tool.name not in run.tools_checked:
         return  # no valid call was planned, or the tool is listed as unchecked
     record = run.valid_calls.get(tool.name)
     if record is None:
@@ -471,8 +502,8 @@ def _note_unanswered_valid_call(run: _Run, tool: Tool, probes: Sequence[Probe]) 
             "not made", _source(valid), "not reached: an earlier call to the tool got no answer", _shown(valid)
         )
         run.valid_calls[tool.name] = record
-    if record.outcome in {"not made", "timed out"} and tool.name not in run.without_valid_call:
-        run.without_valid_call.append(tool.name)
+    if record.outcome in {"not made", "timed out"} and tool.name not in run.tools_without_valid_call:
+        run.tools_without_valid_call.append(tool.name)
 
 
 def _record(run: _Run, tool: Tool, probe: Probe, outcome: str, note: str | None = None) -> None:
@@ -562,13 +593,13 @@ def _closed(exc: BaseException) -> bool:
 def _report_stdout_noise(run: _Run, noise: StdoutNoise) -> None:
     said = noise.describe(_STDERR_TAIL)
     if said is not None:
-        run.add("ME021", None, said)
+        run.add(RuleId.STDOUT_NOT_PROTOCOL, None, said)
 
 
 def _cut_off(run: _Run, tool: Tool) -> bool:
     """Stop at the total timeout; the tool being probed was not judged in full."""
     run.stopped = True
-    run.checked.remove(tool.name)
+    run.tools_checked.remove(tool.name)
     return False
 
 
@@ -592,11 +623,11 @@ def _judge(run: _Run, tool: Tool, judge: Callable[[], list[Verdict]]) -> list[Ve
         with time_limit(min(run.options.timeout, max(run.remaining(), 0.0))):
             return judge()
     except CutShortError as exc:
-        run.add("ME020", tool.name, f"could not judge an answer against the tool's schemas: {exc}")
+        run.add(RuleId.SCHEMA_UNUSABLE, tool.name, f"could not judge an answer against the tool's schemas: {exc}")
         return None
     except Exception as exc:
         run.add(
-            "ME020",
+            RuleId.SCHEMA_UNUSABLE,
             tool.name,
             f"could not judge an answer against the tool's schemas: {_describe(exc, _SCHEMA_ERROR_CHARS)}",
         )
@@ -658,7 +689,7 @@ def _note_listing(run: _Run, listing: Listing) -> None:
     run.listing_cut = listing.cut
     if listing.cut:
         run.add(
-            "ME017",
+            RuleId.CHECK_INCOMPLETE,
             None,
             f"the tool listing was cut after {listing.pages} pages ({len(listing.tools)} tools): the server still"
             " offered a next page, so the tools on later pages were neither listed nor checked",
@@ -670,11 +701,11 @@ _SHARED_CAUSE_TOOLS: Final = 2
 _SHOWN_TOOLS: Final = 10
 
 
-def _shared_dump(kind: str, by_tool: Mapping[str, tuple[str, int, str | None]]) -> Finding:
+def _shared_dump(kind: str, by_tool: Mapping[str, _Tally]) -> Finding:
     tools = sorted(by_tool)
-    calls = sum(count for _, count, _ in by_tool.values())
+    calls = sum(tally.count for tally in by_tool.values())
     first_tool = next(iter(by_tool))
-    _, _, call = by_tool[first_tool]
+    call = by_tool[first_tool].call
     shown = ", ".join(tools[:_SHOWN_TOOLS]) + (
         f" and {len(tools) - _SHOWN_TOOLS} more" if len(tools) > _SHOWN_TOOLS else ""
     )
@@ -682,7 +713,7 @@ def _shared_dump(kind: str, by_tool: Mapping[str, tuple[str, int, str | None]]) 
         f"{len(tools)} tools answer with {kind} of one shape ({calls} calls; first: {call} of {first_tool}):"
         f" one cause, in the server's or its framework's error handling: {RAW_DUMP_ADVICE}. Tools: {shown}"
     )
-    return Finding("ME024", None, message, tools=tuple(tools), call=call)
+    return Finding(str(RuleId.RAW_ERROR_TEXT), None, message, tools=tuple(tools), call=call)
 
 
 def _counted(message: str, count: int) -> str:

@@ -14,8 +14,8 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
+from mcp_errors._shared.advice import ADVICE
 from mcp_errors._shared.contract import ErrorCategory
-from mcp_errors._shared.words import ADVICE
 from mcp_errors.demo._metrics import CategoryFigures, metrics_of_run
 from mcp_errors.demo._simulator import (
     AGENTS,

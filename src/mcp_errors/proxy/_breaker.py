@@ -59,6 +59,7 @@ from mcp_types import CallToolRequestParams, TextContent
 from mcp_errors._client.outcome import is_call_failure
 from mcp_errors._server.classify import new_error_id
 from mcp_errors._server.fastmcp import error_tool_result
+from mcp_errors._shared.advice import resend_after
 from mcp_errors._shared.causes import causes
 from mcp_errors._shared.contract import ErrorCategory, ExecutionState
 from mcp_errors._shared.envelope import CATEGORY_INFERRED, FailureDetails
@@ -66,7 +67,6 @@ from mcp_errors._shared.failure_words import names_its_caller
 from mcp_errors._shared.signals import JSONRPC_CODES
 from mcp_errors._shared.telemetry import BreakerScope, ProxyDecision, annotate_tool_result, record_proxy_decision
 from mcp_errors._shared.waits import capped_wait
-from mcp_errors._shared.words import resend_after
 from mcp_errors.proxy._child import UpstreamUnavailableError
 from mcp_errors.proxy._sessions import ToolCallMiddleware, current_front_session, new_slot
 

@@ -41,6 +41,7 @@ from typing import Any, Final
 from mcp_types import METHOD_NOT_FOUND
 
 from mcp_errors._server.arguments import classify_schema_violations, unknown_tool
+from mcp_errors._shared.advice import HEADLINES, advice
 from mcp_errors._shared.contract import (
     ENVELOPE_SCHEMA,
     RETIRED_RESOURCE_NOT_FOUND,
@@ -69,7 +70,6 @@ from mcp_errors._shared.sanitize import (
 from mcp_errors._shared.signals import JSONRPC_CODES
 from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, read_tool_failure
 from mcp_errors._shared.waits import wait_seconds
-from mcp_errors._shared.words import HEADLINES, advice
 from mcp_errors.proxy._rules import MatchedRule, Rules
 
 __all__ = ["MAX_SAID_CHARS", "UpstreamClassifier", "UpstreamFailure"]

@@ -41,10 +41,10 @@ from mcp_errors._client.outcome import read_result
 from mcp_errors._server.classify import new_error_id
 from mcp_errors._server.fastmcp import error_tool_result
 from mcp_errors._server.replay import fingerprint
+from mcp_errors._shared.advice import seconds_in_words
 from mcp_errors._shared.contract import CONTRACT_FIELDS, ExecutionState, is_error_envelope
 from mcp_errors._shared.envelope import CATEGORY_INFERRED, FailureDetails
 from mcp_errors._shared.telemetry import annotate_tool_result, record_proxy_decision
-from mcp_errors._shared.words import seconds_in_words
 from mcp_errors.proxy._sessions import ToolCallMiddleware, current_front_session, new_slot
 
 __all__ = ["REPEAT_OF_META", "RepeatGuardMiddleware"]

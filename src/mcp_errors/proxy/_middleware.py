@@ -45,6 +45,7 @@ from mcp_errors._client.outcome import is_call_failure, read_result
 from mcp_errors._server.arguments import unknown_tool
 from mcp_errors._server.classify import classify_failure, classify_known, log_fields, new_error_id
 from mcp_errors._server.fastmcp import error_tool_result, forget_raw_text, sanitized_contract_result, widen_tools
+from mcp_errors._shared.advice import RESEND_RULE, resend_after
 from mcp_errors._shared.causes import causes
 from mcp_errors._shared.contract import (
     PROTOCOL_SIGNAL_CODES,
@@ -57,7 +58,6 @@ from mcp_errors._shared.envelope import FailureDetails, WideningCache, empty_res
 from mcp_errors._shared.sanitize import MAX_DESCRIPTION_CHARS, ROOTS_TOOL, roots_announced, sanitize_text
 from mcp_errors._shared.telemetry import annotate_tool_result
 from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, with_tool_failure
-from mcp_errors._shared.words import RESEND_RULE, resend_after
 from mcp_errors.proxy._child import ChildProcess, UpstreamUnavailableError
 from mcp_errors.proxy._classify import UpstreamClassifier, UpstreamFailure
 from mcp_errors.proxy._guard import REPEAT_OF_META

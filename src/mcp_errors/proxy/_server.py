@@ -40,8 +40,8 @@ from fastmcp.tools import Tool
 from mcp_errors._client.budget import RetryBudget
 from mcp_errors._server.fastmcp import ReplayMiddleware, replay_middleware
 from mcp_errors._server.replay import as_store
+from mcp_errors._shared.advice import seconds_in_words
 from mcp_errors._shared.sanitize import ROOTS_TOOL, redact_url, redact_urls
-from mcp_errors._shared.words import seconds_in_words
 from mcp_errors.proxy._breaker import AnswerProbe, BreakerMiddleware, BreakerSettings
 from mcp_errors.proxy._child import ChildProcess
 from mcp_errors.proxy._classify import UpstreamClassifier

@@ -39,6 +39,9 @@ logger = logging.getLogger("mcp_errors")
 
 _CLEANUP_BATCH: Final = 1000
 
+# disk full, insufficient privilege, a read-only transaction (a standby)
+_UNWRITABLE_SQLSTATE: Final = frozenset({"53100", "42501", "25006"})
+
 
 class PostgresStore(IdempotencyStore):
     """Keys in a PostgreSQL table, for replicas on any number of hosts.
@@ -178,6 +181,11 @@ class PostgresStore(IdempotencyStore):
                     await conn.close()
         except Exception as exc:  # any failure to reach the database is the one answer
             raise unreachable(self.url, exc) from None
+
+    def is_unwritable(self, error: BaseException) -> bool:
+        """PostgreSQL's disk full, insufficient privilege and read-only transaction (a standby), by SQLSTATE."""
+        # psycopg's errors carry their SQLSTATE.
+        return getattr(error, "sqlstate", None) in _UNWRITABLE_SQLSTATE or super().is_unwritable(error)
 
     async def aclose(self) -> None:
         async with self._opening:

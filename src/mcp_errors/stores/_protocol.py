@@ -12,6 +12,7 @@ check-then-act would let two replicas both win.
 from __future__ import annotations
 
 import abc
+import errno
 import math
 import os
 import re
@@ -77,6 +78,7 @@ _DEFAULT_WAIT: Final = 10.0
 _DEFAULT_GRACE: Final = 60.0
 _DEFAULT_MAX_RESULT_BYTES: Final = 256 * 1024
 _DEFAULT_TIMEOUT: Final = 5.0
+_UNWRITABLE_ERRNO: Final = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT})
 
 
 def new_token() -> str:
@@ -204,6 +206,24 @@ class IdempotencyStore(abc.ABC):
             ConnectionError: One line naming the store (its URL without a password) and why it
                 cannot be opened.
         """
+
+    def is_unwritable(self, error: BaseException) -> bool:
+        """Whether `error`, raised by this store, says it cannot be written at all (rather than for a moment).
+
+        A store that cannot be written (a read-only folder or database, a full disk, no
+        permission) is a configuration failure: replay answers its calls
+        `IDEMPOTENCY_STORE_UNWRITABLE` (escalate) instead of "resend in a moment". Replay asks
+        about the error and each exception it wraps. This default knows the operating system's
+        errors (a read-only file system, no permission, no space); a store whose database
+        says so in its own words adds them.
+
+        Args:
+            error: An exception a store operation raised, or one it wraps.
+
+        Returns:
+            True when no resend can succeed until someone fixes the store.
+        """
+        return isinstance(error, OSError) and error.errno in _UNWRITABLE_ERRNO
 
     async def aclose(self) -> None:  # noqa: B027  # optional: stores without connections need nothing
         """Close connections (the store reconnects on next use)."""

@@ -166,6 +166,11 @@ class RedisStore(IdempotencyStore):
         except Exception as exc:  # any failure to reach Redis is the one answer
             raise unreachable(self.url, exc) from None
 
+    def is_unwritable(self, error: BaseException) -> bool:
+        """A read-only replica (redis-py's `ReadOnlyError`) or a full memory (`OOM command not allowed`)."""
+        # Told by name and by Redis's words: redis-py need not be imported to judge.
+        return type(error).__name__ == "ReadOnlyError" or str(error).startswith("OOM ") or super().is_unwritable(error)
+
     async def aclose(self) -> None:
         await self._redis.aclose()
 

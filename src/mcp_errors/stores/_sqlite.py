@@ -39,6 +39,11 @@ def check_table_name(table: str) -> str:
     return table
 
 
+_UNWRITABLE_CODES: Final = frozenset(
+    {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_FULL, sqlite3.SQLITE_PERM}
+)
+
+
 class SQLiteStore(IdempotencyStore):
     """Keys in a SQLite file (WAL mode): survives restarts, shared by processes on one host.
 
@@ -130,6 +135,13 @@ class SQLiteStore(IdempotencyStore):
             await self._run(select_one)
         except (sqlite3.Error, OSError, TimeoutError) as exc:
             raise unreachable(f"sqlite:///{self.path}", exc) from None
+
+    def is_unwritable(self, error: BaseException) -> bool:
+        """SQLite's read-only, cannot-open, full and permission codes, and the system's errors."""
+        if isinstance(error, sqlite3.Error):
+            code = getattr(error, "sqlite_errorcode", None)
+            return code is not None and code & 0xFF in _UNWRITABLE_CODES
+        return super().is_unwritable(error)
 
     async def aclose(self) -> None:
         def close() -> None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_errors import ErrorCategory
-from mcp_errors._shared.error_text import ErrorHead, read_error_text, write_error_text
-from mcp_errors._shared.words import (
+from mcp_errors._shared.advice import (
     ADVICE,
     HEADLINES,
     RESEND_RULE,
@@ -16,6 +15,7 @@ from mcp_errors._shared.words import (
     resend_after,
     seconds_in_words,
 )
+from mcp_errors._shared.error_text import ErrorHead, read_error_text, write_error_text
 
 
 def test_every_category_has_a_headline_and_an_advice() -> None:
