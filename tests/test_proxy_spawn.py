@@ -61,6 +61,26 @@ async def test_an_early_started_server_that_exits_at_once_is_reported_with_its_s
     assert "NO_TOKEN: set API_TOKEN" in str(raised.value)
 
 
+@pytest.mark.anyio
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
+async def test_an_early_started_server_that_hangs_at_start_up_is_stopped_with_its_group_when_it_times_out() -> None:
+    line = ["sh", "-c", "sleep 60 & sleep 60"]  # never answers the handshake
+    early = EarlyStart(line[0], line[1:], env=dict(os.environ))
+    child = ChildProcess(line[0], line[1:], early=early)
+    group = early._process.pid if early._process is not None else 0
+    proxy = build_proxy(child)
+    try:
+        with anyio.fail_after(60), pytest.raises(StartupError, match="did not answer the MCP handshake"):
+            await check_upstream(proxy, child, seconds=1)
+        with anyio.fail_after(30):
+            await child.disconnect()  # type: ignore[no-untyped-call]  # what the gateway does with one that did not start
+        left = running_in_group(group)  # the SDK's stop waits until the group is gone
+    finally:
+        await close_upstream(proxy, child)
+    assert group != 0
+    assert left == []
+
+
 def running_in_group(group: int) -> list[int]:
     """The processes of process group `group` that still run (zombies left to their reaper do not)."""
     found = []
