@@ -12,7 +12,10 @@ what a wrapper in front of someone else's server needs:
   exiting: while the backoff lasts, requests fail at once with `UpstreamUnavailableError` (the
   proxy answers a transient, not-executed error with the wait) instead of piling up;
 - each restart is counted and logged with how the child ended, for the restart notice
-  (`_restarts.py`).
+  (`_restarts.py`);
+- a child started before the proxy's imports (`_spawn.EarlyStart`, the gateway's) is adopted
+  by the first connection: the SDK's stdio client drives its pipes as if it had started it
+  (its one start function is wrapped to hand the process over; it starts every other child).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 `mcp-errors proxy --config FILE` builds one proxy per server with `build_proxy` (each with
 its own rules, circuit breaker, restart notice, repeat guard and key namespace
 `proxy/<server>`) and mounts them on one fastmcp server, which names their tools
-`<server>_<tool>` as fastmcp's multi-server configurations do.
+`<server>_<tool>` as fastmcp's multi-server configurations do. The command starts the stdio
+servers before it imports fastmcp (`_gateway_config`, `_spawn`); their transports adopt them.
 
 One server never takes the others down. Each is started and listed on its own, within the
 start-up time; one that does not start (it exits, hangs, or is not found) is left out, the
@@ -78,9 +79,7 @@ class GatewayServer:
     """What an HTTP upstream gets on every request (the entry's `headers`), whoever calls."""
 
 
-def read_gateway_config(
-    path: Path, *, packs: bool = True, early: Mapping[str, EarlyStart] | None = None
-) -> list[GatewayServer]:
+def read_gateway_config(path: Path, *, packs: bool = True) -> list[GatewayServer]:
     """The servers of a host's configuration file, ready to start (disabled ones left out).
 
     An entry already wrapped by `mcp-errors wrap` runs the server it wraps (with its `--rules`).
@@ -90,17 +89,17 @@ def read_gateway_config(
     Args:
         path: The file.
         packs: Give recognised servers their shipped rule packs.
-        early: Stdio servers already started (`start_early`), by name, for their transports to adopt.
 
     Raises:
         HostConfigError: If the file is not a host's configuration, or an entry cannot be run.
         RulesError: If a server's rules file cannot be read.
     """
-    return servers_of(read_server_entries(path, packs=packs), early or {})
+    return servers_of(read_server_entries(path, packs=packs), {})
 
 
 def servers_of(entries: Sequence[ServerEntry], early: Mapping[str, EarlyStart]) -> list[GatewayServer]:
-    """The servers to front for `entries`, their rules loaded, adopting what `early` started."""
+    """The servers to front for `entries`, their rules loaded; a stdio server in `early` (by name),
+    already started (`_spawn.EarlyStart`), is adopted by its transport instead of started again."""
     servers = []
     for entry in entries:
         rules = load_rules(entry.rules) if entry.rules is not None else None
@@ -328,7 +327,7 @@ def run_gateway(
 ) -> None:
     """`mcp-errors proxy --config FILE`: serve the gateway of `entries` until stopped, exit as the proxy does.
 
-    `early` holds the stdio servers the command started before its imports (`start_early`).
+    `early` holds the stdio servers the command started before its imports (`_spawn.EarlyStart`).
     """
     import functools
     import sys
