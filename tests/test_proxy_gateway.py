@@ -11,13 +11,13 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
 from anyio.streams.text import TextReceiveStream
 from mcp import Client, StdioServerParameters
-from mcp_types import ToolListChangedNotification
+from mcp_types import RequestParamsMeta, ToolListChangedNotification
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
 from mcp_errors._server.fastmcp import ReplayMiddleware
@@ -321,7 +321,7 @@ FRANK = {"Authorization": "Bearer frank"}  # no card of his own
 async def test_over_http_each_caller_s_headers_keys_and_guard_stay_its_own_per_server_and_a_failure_stays_in_its_server(
     tmp_path: Path,
 ) -> None:
-    key = {IDEMPOTENCY_KEY_META: "order-laptop"}  # the same key from every caller, to every server
+    key = cast(RequestParamsMeta, {IDEMPOTENCY_KEY_META: "order-laptop"})  # one key from every caller, to every server
     async with http_upstream(script=TENANT_UPSTREAM) as (url, _):
         path = config_file(
             tmp_path, {"api": {"url": url}, "local": [sys.executable, UPSTREAM], "broken": EXITS_AT_START}

@@ -73,7 +73,7 @@ async def test_an_early_started_server_that_hangs_at_start_up_is_stopped_with_it
         with anyio.fail_after(60), pytest.raises(StartupError, match="did not answer the MCP handshake"):
             await check_upstream(proxy, child, seconds=1)
         with anyio.fail_after(30):
-            await child.disconnect()  # type: ignore[no-untyped-call]  # what the gateway does with one that did not start
+            await child.disconnect()  # what the gateway does with one that did not start
         left = running_in_group(group)  # the SDK's stop waits until the group is gone
     finally:
         await close_upstream(proxy, child)

@@ -21,6 +21,7 @@ what a wrapper in front of someone else's server needs:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import os
@@ -214,12 +215,17 @@ class ChildProcess(StdioTransport):
         """How the last child ended, for messages: `exited with status 3`."""
         return describe_exit(self.exit_status())
 
+    async def disconnect(self) -> None:
+        """Stop the child, also one started early that no connection adopted yet."""
+        early, self._early = self._early, None
+        if early is not None:
+            early.discard()
+        await super().disconnect()  # type: ignore[no-untyped-call]  # fastmcp leaves it unannotated
+
     async def close(self) -> None:
         """Stop the child and release the stderr pipe."""
         try:
-            if self._early is not None:
-                self._early.discard()
-            await self.disconnect()  # type: ignore[no-untyped-call]  # fastmcp leaves it unannotated
+            await self.disconnect()
         finally:
             self.tail.close()
             self._status_dir.cleanup()
@@ -356,7 +362,8 @@ def _hand_early_starts_to_the_sdk() -> bool:
         try:
             return await _AdoptedProcess.adopt(process)
         except BaseException:
-            process.kill()
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, signal.SIGKILL)  # its whole group, as the SDK stops one
             raise
 
     start_or_adopt.adopts_early_starts = True  # type: ignore[attr-defined]  # marks the wrapper

@@ -203,7 +203,7 @@ class Gateway:
             upstream = member.server.upstream
             if isinstance(upstream, ChildProcess):
                 with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                    await upstream.disconnect()  # type: ignore[no-untyped-call]  # fastmcp leaves it unannotated
+                    await upstream.disconnect()
             return False
         self.server.mount(member.proxy, namespace=name)
         member.up, member.reason, member.tools = True, "is up", frozenset(tools)
