@@ -129,6 +129,7 @@ COVERED_BY: dict[str, str] = {
     "demo._metrics": "test_demo_simulator.py",
     "demo._report": "test_demo_simulator.py",
     "proxy._cli": "test_cli.py",
+    "proxy._gateway_config": "test_proxy_gateway.py",
     "proxy._middleware": "test_proxy.py",
     "proxy._recovery": "test_proxy.py",
     "proxy._server": "test_proxy.py",

@@ -11,21 +11,24 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
 from anyio.streams.text import TextReceiveStream
 from mcp import Client, StdioServerParameters
-from mcp_types import ToolListChangedNotification
+from mcp_types import RequestParamsMeta, ToolListChangedNotification
 
+from mcp_errors import ErrorCategory, ExecutionState, read_result
 from mcp_errors._server.fastmcp import ReplayMiddleware
+from mcp_errors._shared.contract import IDEMPOTENCY_KEY_META, REPLAYED_META
 from mcp_errors.proxy._gateway import Gateway, read_gateway_config
+from mcp_errors.proxy._guard import REPEAT_OF_META
 from mcp_errors.proxy._hosts import HostConfigError
 from mcp_errors.proxy._server import ProxySettings, StartupError
 from mcp_errors.proxy._wrap import wrap_text
 from mcp_errors.stores import open_store
-from proxying import PROXY, UPSTREAM, http_upstream
+from proxying import PROXY, STARTUP_SECONDS, TENANT_UPSTREAM, UPSTREAM, http_caller, http_front, http_upstream
 from services import free_port
 
 HOSTS = Path(__file__).parent / "hosts"
@@ -307,3 +310,117 @@ async def test_gateway_replicas_sharing_a_store_run_a_keyed_write_of_an_http_ser
     assert one.structured_content == two.structured_content == {"result": "ran 1 time(s)"}
     assert (two.meta or {}).get("mcp-errors/replayed") is True
     assert ran.structured_content == {"result": 1}
+
+
+ALICE = {"Authorization": "Bearer alice", "X-Api-Key": "key-alice"}
+BOB = {"Authorization": "Bearer bob", "X-Api-Key": "key-bob"}
+FRANK = {"Authorization": "Bearer frank"}  # no card of his own
+
+
+@pytest.mark.anyio
+async def test_over_http_each_caller_s_headers_keys_and_guard_stay_its_own_per_server_and_a_failure_stays_in_its_server(
+    tmp_path: Path,
+) -> None:
+    key = cast(RequestParamsMeta, {IDEMPOTENCY_KEY_META: "order-laptop"})  # one key from every caller, to every server
+    async with http_upstream(script=TENANT_UPSTREAM) as (url, _):
+        path = config_file(
+            tmp_path, {"api": {"url": url}, "local": [sys.executable, UPSTREAM], "broken": EXITS_AT_START}
+        )
+        options = ["--idempotency-keys", "--repeat-guard", "60", "--breaker-failures", "2"]
+        async with http_front("--config", str(path), *options) as gateway:
+            with anyio.fail_after(STARTUP_SECONDS * 2):
+                async with http_caller(gateway, ALICE) as alice, http_caller(gateway, BOB) as bob:
+                    seen_alice = (await alice.call_tool("api_whoami", {})).structured_content or {}
+                    seen_bob = (await bob.call_tool("api_whoami", {})).structured_content or {}
+                    hers = await alice.call_tool("api_charge", {"order": "laptop"}, meta=key)
+                    his = await bob.call_tool("api_charge", {"order": "laptop"}, meta=key)
+                    resent = await alice.call_tool("api_charge", {"order": "laptop"}, meta=key)
+                    # The same key to another server is that server's own: it runs there.
+                    local = await alice.call_tool("local_count_write", {"key": "order-laptop"}, meta=key)
+                    local_his = await bob.call_tool("local_count_write", {"key": "order-laptop"}, meta=key)
+                    # One server failing, another down: each answered in the contract for itself.
+                    failing = [
+                        await alice.call_tool("local_flaky_read", {"key": "k", "failures": 10}) for _ in range(3)
+                    ]
+                    down = await bob.call_tool("broken_x", {})
+                    still = await bob.call_tool("api_whoami", {})
+                async with http_caller(gateway, FRANK) as frank:
+                    refused = await frank.call_tool("api_charge", {"order": "book"})
+                    repeated = await frank.call_tool("api_charge", {"order": "book"})
+                async with http_caller(gateway, ALICE) as alice:
+                    book = await alice.call_tool("api_charge", {"order": "book"})
+                    written = (await alice.call_tool("api_written", {})).structured_content
+    assert (seen_alice["authorization"], seen_alice["x-api-key"]) == ("Bearer alice", "key-alice")
+    assert (seen_bob["authorization"], seen_bob["x-api-key"]) == ("Bearer bob", "key-bob")
+    assert hers.content[0].text == "laptop charged to the card of key-alice"  # type: ignore[union-attr]
+    assert his.content[0].text == "laptop charged to the card of key-bob"  # type: ignore[union-attr]
+    assert REPLAYED_META not in (his.meta or {})
+    assert (resent.meta or {}).get(REPLAYED_META) is True
+    assert local.structured_content == {"result": "ran 1 time(s)"}
+    assert REPLAYED_META not in (local.meta or {})
+    assert local_his.structured_content == {"result": "ran 2 time(s)"}  # Bob's key is his own there too
+    assert [read_result(each).category for each in failing] == [ErrorCategory.TRANSIENT] * 3
+    assert read_result(failing[-1]).execution_state is ExecutionState.NOT_EXECUTED  # local's circuit opened
+    assert down.structured_content is not None
+    assert down.structured_content["code"] == "UPSTREAM_UNAVAILABLE"
+    assert "broken" in down.structured_content["description"]
+    assert not still.is_error  # neither local's open circuit nor broken's absence reached the api server
+    assert read_result(refused).category is ErrorCategory.BUSINESS
+    assert REPEAT_OF_META in (repeated.meta or {})  # Frank's failure is guarded for Frank
+    assert not book.is_error  # not for Alice
+    assert written == {"laptop for key-alice": 1, "laptop for key-bob": 1, "book for key-alice": 1}
+
+
+@pytest.mark.anyio
+async def test_an_http_server_s_configured_headers_reach_it_with_env_references_resolved_under_each_caller_s_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHOP_TOKEN", "s3cret-shop-token")
+    async with http_upstream(script=TENANT_UPSTREAM) as (url, _):
+        headers = {"Authorization": "Bearer ${env:SHOP_TOKEN}", "X-Tenant": "${SHOP_TENANT:-acme}"}
+        path = config_file(tmp_path, {"api": {"url": url, "headers": headers}})
+        async with http_front("--config", str(path)) as gateway:
+            with anyio.fail_after(STARTUP_SECONDS):
+                async with http_caller(gateway, ALICE) as alice, http_caller(gateway, BOB) as bob:
+                    seen_alice = (await alice.call_tool("api_whoami", {})).structured_content or {}
+                    seen_bob = (await bob.call_tool("api_whoami", {})).structured_content or {}
+                    charged = await bob.call_tool("api_charge", {"order": "pen"})
+        # Over stdio, as a host runs it: the same headers, no caller's.
+        async with gateway_client(path) as (_, host):
+            seen_host = (await host.call_tool("api_whoami", {})).structured_content or {}
+    configured = ("Bearer s3cret-shop-token", "acme")
+    assert (seen_alice["authorization"], seen_alice["x-tenant"]) == configured  # not the caller's own bearer
+    assert (seen_bob["authorization"], seen_bob["x-tenant"]) == configured
+    assert (seen_alice["x-api-key"], seen_bob["x-api-key"]) == ("key-alice", "key-bob")  # each caller's own
+    assert charged.content[0].text == "pen charged to the card of key-bob"  # type: ignore[union-attr]
+    assert (seen_host["authorization"], seen_host["x-tenant"], seen_host["x-api-key"]) == (*configured, None)
+
+
+@pytest.mark.parametrize(
+    ("header", "said"),
+    [
+        ("Bearer ${env:MISSING_SHOP_TOKEN}", "MISSING_SHOP_TOKEN is not set"),
+        ("${input:shop-token}", "${input:shop-token}"),
+        ("${workspaceFolder}", "${workspaceFolder}"),
+    ],
+)
+def test_a_header_that_names_what_the_gateway_cannot_resolve_is_refused_in_one_line_without_the_secret(
+    tmp_path: Path, header: str, said: str
+) -> None:
+    headers = {"X-Key": "${env:SHOP_KEY}", "Authorization": header}
+    path = config_file(tmp_path, {"api": {"url": "http://127.0.0.1:9/mcp", "headers": headers}})
+    env = {key: value for key, value in os.environ.items() if key != "MISSING_SHOP_TOKEN"}
+    done = subprocess.run(
+        [*PROXY, "--config", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**env, "SHOP_KEY": "s3cret-shop-key"},
+    )
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert said in lines[0]
+    assert "'Authorization'" in lines[0]
+    assert "s3cret" not in done.stderr

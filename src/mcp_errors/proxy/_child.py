@@ -12,30 +12,39 @@ what a wrapper in front of someone else's server needs:
   exiting: while the backoff lasts, requests fail at once with `UpstreamUnavailableError` (the
   proxy answers a transient, not-executed error with the wait) instead of piling up;
 - each restart is counted and logged with how the child ended, for the restart notice
-  (`_restarts.py`).
+  (`_restarts.py`);
+- a child started before the proxy's imports (`_spawn.EarlyStart`, the gateway's) is adopted
+  by the first connection: the SDK's stdio client drives its pipes as if it had started it
+  (its one start function is wrapped to hand the process over; it starts every other child).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import contextvars
 import logging
 import os
-import select
 import shlex
+import signal
+import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Final, TextIO
+from typing import Any, Final, TextIO
 
+import anyio
+import anyio.abc
+import mcp.client.stdio as sdk_stdio
 from fastmcp.client.transports import StdioTransport
 from mcp import ClientSession
 
 from mcp_errors._exit_status import describe_exit, find_command, read_exit_status, with_exit_status
 from mcp_errors._shared.telemetry import record_proxy_decision
+from mcp_errors.proxy._spawn import EarlyStart, StderrTail
 
 __all__ = ["ChildProcess", "RestartBackoff", "StderrTail", "UpstreamUnavailableError", "find_command"]
 
@@ -85,74 +94,6 @@ class RestartBackoff:
         self.not_before = now + wait
 
 
-class StderrTail:
-    """A pipe for a child's stderr: passed through to `out`, the last bytes kept.
-
-    The child needs a real file descriptor for its stderr, so this is an OS pipe read by a
-    daemon thread (a few lines of code: no library tees a subprocess's stream and keeps a tail).
-    """
-
-    def __init__(self, out: TextIO | None = None, *, keep_bytes: int = 8192) -> None:
-        self._out = out if out is not None else sys.stderr
-        self._keep = keep_bytes
-        self._tail = bytearray()
-        self._lock = threading.Lock()
-        self._read_fd, write_fd = os.pipe()
-        self.sink: TextIO = os.fdopen(write_fd, "w")
-        """What the child writes to: give it as its stderr."""
-        self._thread = threading.Thread(target=self._pump, name="mcp-errors-proxy-stderr", daemon=True)
-        self._thread.start()
-
-    def last_lines(self, count: int = 12) -> list[str]:
-        """The last `count` non-empty lines the child wrote, after what is in the pipe is read."""
-        self._settle()
-        with self._lock:
-            text = self._tail.decode("utf-8", errors="replace")
-        return [line.rstrip() for line in text.splitlines() if line.strip()][-count:]
-
-    def close(self) -> None:
-        """Stop passing through once every child has closed its end too."""
-        with contextlib.suppress(OSError):
-            self.sink.close()
-
-    def _pump(self) -> None:
-        out: BinaryIO | None = getattr(self._out, "buffer", None)
-        while True:
-            try:
-                chunk = os.read(self._read_fd, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            with self._lock:
-                self._tail += chunk
-                del self._tail[: max(0, len(self._tail) - self._keep)]
-            with contextlib.suppress(OSError, ValueError):
-                if out is not None:
-                    out.write(chunk)
-                    out.flush()
-                else:
-                    self._out.write(chunk.decode("utf-8", errors="replace"))
-                    self._out.flush()
-        os.close(self._read_fd)
-
-    def _settle(self) -> None:
-        # Wait (briefly) until the pump has read what is already in the pipe: a child that
-        # just exited wrote its last words before it did.
-        deadline = time.monotonic() + _SETTLE_SECONDS
-        while time.monotonic() < deadline and self._thread.is_alive():
-            try:
-                readable, _, _ = select.select([self._read_fd], [], [], 0)
-            except (OSError, ValueError):
-                return
-            if not readable:
-                return
-            time.sleep(0.005)
-
-
-_SETTLE_SECONDS: Final = 0.5
-
-
 class ChildProcess(StdioTransport):
     """fastmcp's stdio transport for a wrapped server, with the caller's environment.
 
@@ -163,6 +104,8 @@ class ChildProcess(StdioTransport):
         cwd: Its working directory; the caller's when omitted.
         backoff: When to start it again after exits.
         stderr: Where its stderr goes through to (ours by default).
+        early: The same server, already started (`EarlyStart`, with the same command, `env`
+            and `cwd`): the first connection adopts it instead of starting another.
     """
 
     def __init__(
@@ -174,12 +117,19 @@ class ChildProcess(StdioTransport):
         cwd: str | None = None,
         backoff: RestartBackoff | None = None,
         stderr: TextIO | None = None,
+        early: EarlyStart | None = None,
     ) -> None:
         self.server_command = [command, *args]
-        self.tail = StderrTail(stderr)
         self.backoff = backoff or RestartBackoff()
-        self._status_dir = tempfile.TemporaryDirectory(prefix="mcp-errors-proxy-")
-        self._status_file = Path(self._status_dir.name) / "exit-status"
+        if early is not None and not _ADOPTS:
+            early.discard()  # an SDK this proxy cannot hand a process to: started anew
+        self._early = early
+        if early is not None:
+            self.tail, self._status_dir, self._status_file = early.tail, early.status_dir, early.status_file
+        else:
+            self.tail = StderrTail(stderr)
+            self._status_dir = tempfile.TemporaryDirectory(prefix="mcp-errors-proxy-")
+            self._status_file = Path(self._status_dir.name) / "exit-status"
         command, args = with_exit_status(command, args, self._status_file)
         super().__init__(
             command,
@@ -218,7 +168,10 @@ class ChildProcess(StdioTransport):
                 )
             if task is not None and self._exited is None:
                 self._exited = self.describe_exit()  # before the next start overwrites the status
-            self._status_file.unlink(missing_ok=True)
+            if self._early is None:
+                self._status_file.unlink(missing_ok=True)
+        early, self._early = self._early, None
+        token = _adopting.set(early)  # read in the SDK's connection task, which copies this context
         try:
             session = await super().connect(**kwargs)
         except Exception as exc:
@@ -229,6 +182,10 @@ class ChildProcess(StdioTransport):
                 f"The server could not be started: it {self.describe_exit()}.",
                 retry_after=self.backoff.wait_left(now) or None,
             ) from exc
+        finally:
+            _adopting.reset(token)
+            if early is not None:
+                early.discard()  # not adopted (a connection was already there): not left running
         if self._connect_task is not task:
             self._started_at = time.monotonic()
             if self._exited is not None:
@@ -258,10 +215,160 @@ class ChildProcess(StdioTransport):
         """How the last child ended, for messages: `exited with status 3`."""
         return describe_exit(self.exit_status())
 
+    async def disconnect(self) -> None:
+        """Stop the child, also one started early that no connection adopted yet."""
+        early, self._early = self._early, None
+        if early is not None:
+            early.discard()
+        await super().disconnect()  # type: ignore[no-untyped-call]  # fastmcp leaves it unannotated
+
     async def close(self) -> None:
         """Stop the child and release the stderr pipe."""
         try:
-            await self.disconnect()  # type: ignore[no-untyped-call]  # fastmcp leaves it unannotated
+            await self.disconnect()
         finally:
             self.tail.close()
             self._status_dir.cleanup()
+
+
+# --- a process started early, handed to the SDK's stdio client ------------------------------------
+
+_adopting: contextvars.ContextVar[EarlyStart | None] = contextvars.ContextVar("mcp_errors_proxy_adopting", default=None)
+"""The early start the current connection adopts (`ChildProcess.connect` sets it around the SDK's start)."""
+
+
+class _PipeReceive(anyio.abc.ByteReceiveStream):
+    """The read end of a child's stdout pipe, as the SDK's stdio client reads a process's stdout."""
+
+    def __init__(self, reader: asyncio.StreamReader, transport: asyncio.BaseTransport) -> None:
+        self._reader, self._transport = reader, transport
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        if self._transport.is_closing():
+            raise anyio.ClosedResourceError
+        data = await self._reader.read(max_bytes)
+        if not data:
+            raise anyio.EndOfStream
+        return data
+
+    async def aclose(self) -> None:
+        self._transport.close()
+
+
+class _PipeSend(anyio.abc.ByteSendStream):
+    """The write end of a child's stdin pipe."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def send(self, item: bytes) -> None:
+        if self._writer.is_closing():
+            raise anyio.ClosedResourceError
+        try:
+            self._writer.write(item)
+            await self._writer.drain()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise anyio.BrokenResourceError from exc
+
+    async def aclose(self) -> None:
+        self._writer.close()
+
+
+class _AdoptedProcess(anyio.abc.Process):
+    """A process started early (`subprocess.Popen`), as the anyio process the SDK's stdio client drives.
+
+    Its exit is read by polling, as the SDK itself reads `returncode` (which reaps it).
+    """
+
+    def __init__(self, process: subprocess.Popen[bytes], stdin: _PipeSend, stdout: _PipeReceive) -> None:
+        self._popen, self._stdin, self._stdout = process, stdin, stdout
+
+    @classmethod
+    async def adopt(cls, process: subprocess.Popen[bytes]) -> _AdoptedProcess:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        read_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), process.stdout)
+        write_transport, protocol = await loop.connect_write_pipe(
+            lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), process.stdin
+        )
+        writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
+        return cls(process, _PipeSend(writer), _PipeReceive(reader, read_transport))
+
+    async def aclose(self) -> None:
+        await self._stdin.aclose()
+        await self._stdout.aclose()
+        await self.wait()
+
+    async def wait(self) -> int:
+        while (status := self._popen.poll()) is None:  # noqa: ASYNC110  (no event tells a Popen's exit)
+            await anyio.sleep(_POLL_SECONDS)
+        return status
+
+    def terminate(self) -> None:
+        self._popen.terminate()
+
+    def kill(self) -> None:
+        self._popen.kill()
+
+    def send_signal(self, signal: signal.Signals) -> None:
+        self._popen.send_signal(signal)
+
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.poll()
+
+    @property
+    def stdin(self) -> anyio.abc.ByteSendStream:
+        return self._stdin
+
+    @property
+    def stdout(self) -> anyio.abc.ByteReceiveStream:
+        return self._stdout
+
+    @property
+    def stderr(self) -> None:
+        return None  # the early start gave it the transport's stderr tail
+
+
+_POLL_SECONDS: Final = 0.01
+
+
+def _hand_early_starts_to_the_sdk() -> bool:
+    """Let the SDK's stdio client adopt an early-started process where `_adopting` names one.
+
+    The SDK starts a server in one function of its stdio client, which has no parameter for a
+    process that already runs: that function is wrapped, and starts one as before whenever no
+    early start is being adopted. An SDK without it: early starts are not used (`False`).
+    """
+    start = getattr(sdk_stdio, "_create_platform_compatible_process", None)
+    if start is None or not asyncio.iscoroutinefunction(start):
+        return False
+    if getattr(start, "adopts_early_starts", False):
+        return True
+
+    async def start_or_adopt(
+        command: str, args: list[str], env: dict[str, str] | None = None, errlog: TextIO = sys.stderr, cwd: Any = None
+    ) -> Any:
+        early = _adopting.get()
+        process = early.take() if early is not None else None
+        if process is None:
+            return await start(command=command, args=args, env=env, errlog=errlog, cwd=cwd)
+        try:
+            return await _AdoptedProcess.adopt(process)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, signal.SIGKILL)  # its whole group, as the SDK stops one
+            raise
+
+    start_or_adopt.adopts_early_starts = True  # type: ignore[attr-defined]  # marks the wrapper
+    sdk_stdio._create_platform_compatible_process = start_or_adopt
+    return True
+
+
+_ADOPTS: Final = _hand_early_starts_to_the_sdk()

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from mcp_errors._cli_params import HTTP_METAVAR, open_store_or_exit, parse_http_address
+
+if TYPE_CHECKING:
+    from mcp_errors.proxy._gateway_config import ServerEntry
+    from mcp_errors.proxy._spawn import EarlyStart
 
 __all__ = ["proxy"]
 
@@ -195,6 +199,12 @@ def proxy(
         _fail("--store is where --idempotency-keys keeps its keys: add --idempotency-keys.", status=2)
     if tenant_header is not None and http is None:
         _fail("--tenant-header names the callers of the --http front: add --http.", status=2)
+    if (config is None) == (not target):
+        _fail("give the server to front (`-- <command>` or a URL), or --config FILE for many, not both.", status=2)
+    if config is not None and rules is not None:
+        _fail('--rules is per server with --config: give an entry a "rules" key.', status=2)
+    if config is not None:
+        entries, early = _start_gateway_servers(config, packs=not no_packs)
     try:
         import fastmcp  # noqa: F401  (only to say clearly that it is missing)
     except ImportError:
@@ -210,8 +220,6 @@ def proxy(
         except RulesError as exc:
             _fail(str(exc), status=2)
     front = parse_http_address(http) if http is not None else None
-    if (config is None) == (not target):
-        _fail("give the server to front (`-- <command>` or a URL), or --config FILE for many, not both.", status=2)
     target = target or []
     upstream: Upstream | None = None
     if config is None:
@@ -243,12 +251,16 @@ def proxy(
         tenant_header=tenant_header,
     )
     if config is not None:
-        if rules is not None:
-            _fail('--rules is per server with --config: give an entry a "rules" key.', status=2)
         from mcp_errors.proxy._gateway import run_gateway
 
         run_gateway(
-            config, settings, http=front, startup_seconds=startup_timeout, require_all=require_all, packs=not no_packs
+            config,
+            settings,
+            entries=entries,
+            early=early,
+            http=front,
+            startup_seconds=startup_timeout,
+            require_all=require_all,
         )
         return
     assert upstream is not None
@@ -259,6 +271,32 @@ def proxy(
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
+
+
+def _start_gateway_servers(config: Path, *, packs: bool) -> tuple[list[ServerEntry], dict[str, EarlyStart]]:
+    """Read the gateway's file and start its stdio servers now: the proxy's slow imports run while they start.
+
+    Each is adopted by its transport when the gateway connects to it; one that is not (the
+    command exits before) is stopped when this process exits.
+    """
+    import atexit
+
+    from mcp_errors.proxy._gateway_config import read_server_entries
+    from mcp_errors.proxy._hosts import HostConfigError
+    from mcp_errors.proxy._spawn import EarlyStart
+
+    try:
+        entries = read_server_entries(config, packs=packs)
+    except (HostConfigError, OSError, UnicodeDecodeError) as exc:
+        _fail(f"{config}: {exc}", status=2)
+    early = {
+        entry.name: EarlyStart(entry.command[0], entry.command[1:], env=entry.env or {}, cwd=entry.cwd)
+        for entry in entries
+        if entry.command is not None
+    }
+    for each in early.values():
+        atexit.register(each.discard)
+    return entries, early
 
 
 def _quiet_fastmcp() -> None:

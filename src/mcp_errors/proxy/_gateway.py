@@ -3,7 +3,8 @@
 `mcp-errors proxy --config FILE` builds one proxy per server with `build_proxy` (each with
 its own rules, circuit breaker, restart notice, repeat guard and key namespace
 `proxy/<server>`) and mounts them on one fastmcp server, which names their tools
-`<server>_<tool>` as fastmcp's multi-server configurations do.
+`<server>_<tool>` as fastmcp's multi-server configurations do. The command starts the stdio
+servers before it imports fastmcp (`_gateway_config`, `_spawn`); their transports adopt them.
 
 One server never takes the others down. Each is started and listed on its own, within the
 start-up time; one that does not start (it exits, hangs, or is not found) is left out, the
@@ -19,10 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
-import re
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -40,14 +39,8 @@ from mcp_errors._server.classify import new_error_id
 from mcp_errors._server.fastmcp import error_tool_result
 from mcp_errors._shared.envelope import FailureDetails
 from mcp_errors.proxy._child import ChildProcess
-from mcp_errors.proxy._hosts import (
-    HostConfigError,
-    HostEntry,
-    pack_path,
-    read_host_config,
-    recognised_pack,
-    wrapped_target,
-)
+from mcp_errors.proxy._gateway_config import ServerEntry, read_server_entries
+from mcp_errors.proxy._hosts import HostConfigError
 from mcp_errors.proxy._middleware import _unavailable as unavailable_failure
 from mcp_errors.proxy._rules import Rules, RulesError, load_rules
 from mcp_errors.proxy._server import (
@@ -58,12 +51,19 @@ from mcp_errors.proxy._server import (
     check_upstream,
     close_upstream,
 )
+from mcp_errors.proxy._spawn import EarlyStart
 
-__all__ = ["Gateway", "GatewayServer", "load_gateway", "read_gateway_config", "run_gateway", "serve_gateway"]
+__all__ = [
+    "Gateway",
+    "GatewayServer",
+    "read_gateway_config",
+    "run_gateway",
+    "serve_gateway",
+    "servers_of",
+]
 
 logger = logging.getLogger("mcp_errors.proxy")
 
-_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 FIRST_RETRY_WAIT: Final = 1.0
 MAX_RETRY_WAIT: Final = 30.0
 
@@ -75,6 +75,8 @@ class GatewayServer:
     name: str
     upstream: Upstream
     rules: Rules | None = None
+    headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """What an HTTP upstream gets on every request (the entry's `headers`), whoever calls."""
 
 
 def read_gateway_config(path: Path, *, packs: bool = True) -> list[GatewayServer]:
@@ -84,60 +86,31 @@ def read_gateway_config(path: Path, *, packs: bool = True) -> list[GatewayServer
     Each entry may name a rules file (`"rules": "git.toml"`, relative to the file); a server
     without one gets the shipped rule pack it is recognised by, unless `packs` is off.
 
+    Args:
+        path: The file.
+        packs: Give recognised servers their shipped rule packs.
+
     Raises:
         HostConfigError: If the file is not a host's configuration, or an entry cannot be run.
+        RulesError: If a server's rules file cannot be read.
     """
-    config = read_host_config(path.read_text(encoding="utf-8"))
+    return servers_of(read_server_entries(path, packs=packs), {})
+
+
+def servers_of(entries: Sequence[ServerEntry], early: Mapping[str, EarlyStart]) -> list[GatewayServer]:
+    """The servers to front for `entries`, their rules loaded; a stdio server in `early` (by name),
+    already started (`_spawn.EarlyStart`), is adopted by its transport instead of started again."""
     servers = []
-    for entry in config.entries:
-        if entry.is_object and entry.node.value.get("disabled") is True:
+    for entry in entries:
+        rules = load_rules(entry.rules) if entry.rules is not None else None
+        if entry.command is None:
+            assert entry.url is not None
+            servers.append(GatewayServer(entry.name, entry.url, rules, headers=entry.headers))
             continue
-        servers.append(_server_of(entry, path.parent, packs=packs))
-    if not servers:
-        raise HostConfigError("it names no server to start")
+        command, *args = entry.command
+        child = ChildProcess(command, args, env=entry.env, cwd=entry.cwd, early=early.get(entry.name))
+        servers.append(GatewayServer(entry.name, child, rules))
     return servers
-
-
-def _server_of(entry: HostEntry, base: Path, *, packs: bool) -> GatewayServer:
-    where = f'server "{entry.name}"'
-    if not _NAME.fullmatch(entry.name):
-        raise HostConfigError(f"{where}: a name of letters, digits, '-' and '_' is needed (it prefixes its tools)")
-    if not entry.is_object:
-        raise HostConfigError(f"{where} is not an object")
-    value: dict[str, Any] = entry.node.value
-    line = entry.command_line
-    url = entry.text("url")
-    rules_file: str | None = value.get("rules") if isinstance(value.get("rules"), str) else None
-    wrapped = wrapped_target(line) if line is not None else None
-    if wrapped is not None:
-        if not wrapped.target:
-            raise HostConfigError(f"{where} runs mcp-errors proxy without a server after `--`")
-        line, url = (None, wrapped.url) if wrapped.url is not None else (wrapped.target, None)
-        rules_file = rules_file or wrapped.rules
-    if line is None and url is None:
-        raise HostConfigError(f"{where} has neither a command (with a list of string args) nor a url")
-    if rules_file is None and packs:
-        pack = recognised_pack(line if line is not None else [])
-        found = pack_path(pack) if pack is not None else None
-        rules_file = str(found) if found is not None else None
-    rules = None
-    if rules_file is not None:
-        rules = load_rules((base / os.path.expanduser(rules_file)).resolve())
-    if line is None:
-        assert url is not None
-        if value.get("headers"):
-            raise HostConfigError(f"{where} sends headers, which the gateway cannot pass on")
-        return GatewayServer(entry.name, url, rules)
-    env = value.get("env")
-    child_env = dict(os.environ)
-    if isinstance(env, dict):
-        child_env.update({str(key): str(each) for key, each in env.items() if isinstance(each, str | int | float)})
-    cwd = value.get("cwd")
-    return GatewayServer(
-        entry.name,
-        ChildProcess(line[0], line[1:], env=child_env, cwd=str(base / cwd) if isinstance(cwd, str) else None),
-        rules,
-    )
 
 
 @dataclass
@@ -182,7 +155,7 @@ class Gateway:
             own = dataclasses.replace(
                 settings, rules=each.rules, name=each.name, store_namespace=f"{prefix}/{each.name}"
             )
-            self.members[each.name] = _Member(each, build_proxy(each.upstream, own))
+            self.members[each.name] = _Member(each, build_proxy(each.upstream, own, headers=each.headers))
         # The SDK makes a session object per request, over one connection per front session:
         # the latest of each connection's is kept, to tell it of new tools.
         self._sessions: weakref.WeakKeyDictionary[Any, ServerSession] = weakref.WeakKeyDictionary()
@@ -230,7 +203,7 @@ class Gateway:
             upstream = member.server.upstream
             if isinstance(upstream, ChildProcess):
                 with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                    await upstream.disconnect()  # type: ignore[no-untyped-call]  # fastmcp leaves it unannotated
+                    await upstream.disconnect()
             return False
         self.server.mount(member.proxy, namespace=name)
         member.up, member.reason, member.tools = True, "is up", frozenset(tools)
@@ -342,28 +315,29 @@ async def serve_gateway(
         await gateway.aclose()
 
 
-def load_gateway(path: Path, settings: ProxySettings, *, packs: bool = True, **options: Any) -> Gateway:
-    """A `Gateway` for the servers of the configuration file at `path`."""
-    return Gateway(read_gateway_config(path, packs=packs), settings, **options)
-
-
 def run_gateway(
     path: Path,
     settings: ProxySettings,
     *,
+    entries: Sequence[ServerEntry],
+    early: Mapping[str, EarlyStart],
     http: tuple[str, int] | None,
     startup_seconds: float,
     require_all: bool,
-    packs: bool,
 ) -> None:
-    """`mcp-errors proxy --config FILE`: read the file, serve the gateway until stopped, exit as the proxy does."""
+    """`mcp-errors proxy --config FILE`: serve the gateway of `entries` until stopped, exit as the proxy does.
+
+    `early` holds the stdio servers the command started before its imports (`_spawn.EarlyStart`).
+    """
     import functools
     import sys
 
     import typer
 
     try:
-        gateway = load_gateway(path, settings, packs=packs, startup_seconds=startup_seconds, require_all=require_all)
+        gateway = Gateway(
+            servers_of(entries, early), settings, startup_seconds=startup_seconds, require_all=require_all
+        )
     except (HostConfigError, RulesError, OSError, UnicodeDecodeError, ValueError) as exc:
         print(f"mcp-errors proxy: {path}: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None

@@ -28,7 +28,7 @@ from __future__ import annotations
 import inspect
 import logging
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -147,12 +147,17 @@ class StartupError(Exception):
     """The upstream could not be started or reached; the message says why, for a person."""
 
 
-def build_proxy(upstream: Upstream, settings: ProxySettings | None = None) -> FastMCP[Any]:
+def build_proxy(
+    upstream: Upstream, settings: ProxySettings | None = None, *, headers: Mapping[str, str] | None = None
+) -> FastMCP[Any]:
     """A fastmcp server that proxies `upstream` with the error contract in front of it.
 
     Args:
         upstream: A `ChildProcess` (a stdio server) or a streamable HTTP URL.
         settings: The opt-in behaviours; none by default.
+        headers: Sent to an HTTP upstream with every request, whoever calls (a host
+            configuration's `headers`: its credentials); a caller's header of the same name
+            does not replace one. Each caller's own headers still reach it as its own.
 
     Returns:
         The proxy server, not yet running. Start it with `serve`, or connect a client to it.
@@ -171,7 +176,7 @@ def build_proxy(upstream: Upstream, settings: ProxySettings | None = None) -> Fa
     """
     settings = settings or ProxySettings()
     base = UpstreamClient(
-        upstream if isinstance(upstream, ChildProcess) else http_transport(upstream), mode=_BACKEND_ERA
+        upstream if isinstance(upstream, ChildProcess) else http_transport(upstream, headers), mode=_BACKEND_ERA
     )
     restarts: Restarts
     sessions: KeptSessions | None = None

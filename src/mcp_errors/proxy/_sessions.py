@@ -380,9 +380,13 @@ _opening: contextvars.ContextVar[UpstreamClient | None] = contextvars.ContextVar
 """The client whose session is being opened: its HTTP connections are made in that context."""
 
 
-def http_transport(url: str) -> StreamableHttpTransport:
-    """fastmcp's streamable HTTP transport to `url`, whose connections tell a refused request apart."""
-    return StreamableHttpTransport(url, httpx_client_factory=_http_client)
+def http_transport(url: str, headers: Mapping[str, str] | None = None) -> StreamableHttpTransport:
+    """fastmcp's streamable HTTP transport to `url`, whose connections tell a refused request apart.
+
+    `headers` go with every request, whoever calls (a host configuration's `headers`); a
+    caller's own header of the same name does not replace them.
+    """
+    return StreamableHttpTransport(url, headers=dict(headers or {}), httpx_client_factory=_http_client)
 
 
 def _http_client(
