@@ -202,3 +202,20 @@ def test_only_the_start_of_any_text_is_read(noise: str) -> None:
 )
 def test_a_limit_names_its_caller_only_when_it_says_whose_it_is(text: str, expected: bool) -> None:
     assert names_its_caller(text) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Unsupported output format: .docx", "INVALID_ARGUMENTS"),
+        ("Image encoding not supported: webp", "INVALID_ARGUMENTS"),
+        ("Extra properties are not allowed in the payload", "INVALID_ARGUMENTS"),
+        ("This feature is not supported on your plan", "POLICY_REFUSED"),
+        ("Saving to the archive is not supported for this workspace", "POLICY_REFUSED"),
+        ("Scraping this page is not allowed", "ACCESS_DENIED"),
+    ],
+)
+def test_a_refusal_of_a_form_of_the_input_is_validation_and_of_anything_else_is_not(text: str, expected: str) -> None:
+    judged = judge_failure(text)
+    assert judged is not None
+    assert judged.code == expected

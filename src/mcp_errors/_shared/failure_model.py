@@ -25,6 +25,7 @@ from typing import Any, Final
 from mcp_errors._shared.contract import ErrorCategory
 
 __all__ = [
+    "SIGNAL_FEATURE",
     "TRANSIENT_SIGNALS",
     "TRANSIENT_SIGNAL_PAIRS",
     "Inference",
@@ -33,33 +34,66 @@ __all__ = [
     "has_transient_signal",
     "infer",
     "load_model",
+    "transient_signal",
 ]
 
 TRANSIENT_SIGNALS: Final = frozenset(
-    {"timeout", "timeouts", "unavailable", "overloaded", "throttled", "throttling", "unreachable", "temporarily"}
-)
+    {"timeout", "timeouts", "unavailable", "overloaded", "throttled", "throttling", "unreachable", "temporarily",
+     "deadlock", "deadlocked"}
+)  # fmt: skip
 """Words that say plainly a wait can help. Without one of them or of `TRANSIENT_SIGNAL_PAIRS`, the model never
 says `transient`. Not "busy", "retryable" or "timed" alone: a text that only claims it ("[transient error,
 retryable] Busy.") or repeats a word ("timed timed ...") is no signal."""
 
 TRANSIENT_SIGNAL_PAIRS: Final = frozenset(
     {
-        ("timed", "out"), ("try", "again"), ("retry", "later"), ("please", "retry"), ("retry", "your"),
-        ("retry", "the"), ("retry", "after"), ("retry", "in"), ("is", "busy"), ("server", "busy"),
-        ("too", "busy"), ("please", "wait"), ("wait", "for"), ("wait", "and"),
+        # a wait, or a retry asked for
+        ("timed", "out"), ("time", "out"), ("took", "too"), ("took", "longer"), ("took", "more"),
+        ("try", "again"), ("retry", "later"), ("please", "retry"), ("retry", "your"), ("retry", "after"),
+        ("retry", "in"), ("retry", "the"), ("please", "wait"), ("wait", "for"), ("wait", "and"),
+        # a service busy, starting, stopping, recovering or loading: any server's state, not one server's words
+        # (MySQL, MongoDB, Elasticsearch, a model host's "model is currently loading" say the same)
+        ("is", "busy"), ("server", "busy"), ("too", "busy"), ("currently", "busy"), ("starting", "up"),
+        ("shutting", "down"), ("is", "restarting"), ("in", "recovery"), ("is", "recovering"), ("is", "loading"),
+        ("still", "loading"), ("currently", "loading"),
+        # contention between callers that ends: a lock held, a transaction to run again, connections all taken
+        ("obtain", "lock"), ("acquire", "lock"), ("lock", "timeout"), ("serialize", "access"),
+        ("serialization", "failure"), ("restart", "transaction"), ("restarting", "transaction"),
+        ("many", "connections"), ("many", "clients"), ("connection", "slots"),
         # an unreachable service or a connection cut: unavailable, as plainly as "unavailable"
         ("is", "down"), ("network", "down"), ("no", "route"), ("gone", "away"), ("hang", "up"),
         ("connection", "lost"), ("lost", "connection"), ("connection", "reset"), ("connection", "closed"),
-        ("side", "closed"), ("broken", "pipe"), ("connection", "refused"), ("connection", "aborted"),
+        ("closed", "connection"), ("side", "closed"), ("broken", "pipe"), ("connection", "refused"),
+        ("connection", "aborted"), ("connection", "abort"), ("connection", "terminated"),
+        ("terminating", "connection"), ("connection", "issue"),
     }
 )  # fmt: skip
+"""Word pairs that say plainly a wait can help (read with "the", "a" and "an" left out: "closed the connection")."""
+
+SIGNAL_FEATURE: Final = "<transient signal>"
+"""The feature a text with a transient signal has besides its words: its weights are learnt from every source's
+signalled texts, so that a server's own wording for a busy or restarting state counts for what it says."""
+
+_ARTICLES: Final = frozenset({"the", "a", "an"})
+
+
+def transient_signal(words: Sequence[str]) -> str | None:
+    """The words that say plainly that a wait can help (a timeout, a retry, a busy or cut-off service), or `None`."""
+    for word in words:
+        if word in TRANSIENT_SIGNALS:
+            return word
+    previous: str | None = None
+    for word in words:
+        if previous is not None and (previous, word) in TRANSIENT_SIGNAL_PAIRS:
+            return f"{previous} {word}"
+        if word not in _ARTICLES or previous is None:
+            previous = word
+    return None
 
 
 def has_transient_signal(words: Sequence[str]) -> bool:
     """Whether the words say plainly that a wait can help (a timeout, a retry, an unavailable or busy service)."""
-    if TRANSIENT_SIGNALS.intersection(words):
-        return True
-    return any(pair in TRANSIENT_SIGNAL_PAIRS for pair in itertools.pairwise(words))
+    return transient_signal(words) is not None
 
 
 _CATEGORIES: Final = (
@@ -73,7 +107,8 @@ _CATEGORIES: Final = (
 def features(words: Sequence[str]) -> list[str]:
     """The words and word pairs the model reads: no lone numbers but three-digit ones (ports and ids say nothing)."""
     kept = [word for word in words if len(word) >= 2 and (not word[0].isdigit() or len(word) == 3)]
-    return kept + [f"{first} {second}" for first, second in itertools.pairwise(kept)]
+    signal = [SIGNAL_FEATURE] if has_transient_signal(words) else []
+    return kept + [f"{first} {second}" for first, second in itertools.pairwise(kept)] + signal
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,13 +162,18 @@ class WordModel:
                         seen.add(name)
                         known.append((name, pair))
             previous = word
+        signal = transient_signal(words)
+        if signal is not None:
+            found = weights_of.get(SIGNAL_FEATURE)
+            if found is not None:
+                known.append((f"{signal} (a wait helps)", found))  # the evidence names the signal's words
         for _, found in known:
             for index, weight in enumerate(found):
                 scores[index] += weight
         if len(known) < self.minimum_known:
             return None
         allowed = range(len(_CATEGORIES))
-        if not has_transient_signal(words):
+        if signal is None:
             allowed = range(1, len(_CATEGORIES))  # transient is index 0: never without a signal
         ranked = sorted(allowed, key=lambda index: -scores[index])
         best, second = ranked[0], ranked[1]

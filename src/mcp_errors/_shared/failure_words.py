@@ -147,6 +147,8 @@ def _inferred(words: Sequence[str], *, read_only: bool, confident: float = 0.0) 
         code = (
             "UPSTREAM_TIMEOUT"
             if present & _TIMEOUT_WORDS
+            else "DATABASE_BUSY"
+            if present & _LOCK_WORDS
             else "UPSTREAM_SAYS_TRY_AGAIN"
             if present & _RETRY_WORDS
             else "UPSTREAM_UNAVAILABLE"
@@ -174,6 +176,7 @@ _SECRET_WORDS: Final = frozenset({"credentials", "credential", "password", "pass
 # Not "token" alone: a parser's token ("cannot start any token") is no secret.
 _SECRET_PAIRS: Final = frozenset({("api", "key"), ("access", "token"), ("auth", "token"), ("bearer", "token")})
 _TIMEOUT_WORDS: Final = frozenset({"timeout", "timeouts", "timed"})
+_LOCK_WORDS: Final = frozenset({"lock", "locks", "deadlock", "deadlocked", "serialize", "serialization"})
 _RETRY_WORDS: Final = frozenset({"retry", "retrying", "again", "later", "wait"})
 _CREDENTIAL_WORDS: Final = frozenset(
     {"login", "logged", "credential", "credentials", "password", "authenticate", "authentication", "authenticated",
@@ -377,6 +380,10 @@ def _qualified(
     if kind.code == "UPSTREAM_RATE_LIMITED" and "quota" in evidence.split() and not present & _SHORT_PERIOD:
         # "ServiceQuotaExceededException", "Disk quota exceeded": a quota with no period a wait runs out.
         return KINDS["POLICY_REFUSED"], f"{evidence} (no period)"
+    if evidence in _REFUSAL_WORDS and _INPUT_FORMS.intersection(_around(words, found, before=2, after=3)):
+        # "Unsupported URL scheme", "format not supported", "Additional properties are not allowed":
+        # what is refused is a form of the call's own input, which the caller can change.
+        return KINDS["INVALID_ARGUMENTS"], f"{evidence} ({', '.join(sorted(_INPUT_FORMS.intersection(words)))})"
     if kind.code == "NOT_FOUND" and _SCHEMA_OBJECTS.intersection(words[max(0, found[3] - 4) : found[3]]):
         # 'relation "users" does not exist', 'column "x" does not exist': the query names them.
         return KINDS["INVALID_QUERY"], f"{words[max(0, found[3] - 4)]} ... {evidence}"
@@ -384,6 +391,22 @@ def _qualified(
         return KINDS["SERVER_MISCONFIGURED"], f"{evidence} (of a path the call did not name)"
     return kind, evidence
 
+
+def _around(words: Sequence[str], found: Match, *, before: int, after: int) -> Sequence[str]:
+    """The words just before and just after a match (not the match's own)."""
+    end = found[3] + len(found[1].split())
+    return [*words[max(0, found[3] - before) : found[3]], *words[end : end + after]]
+
+
+# A refusal ("not supported", "not allowed") of one of these is a refusal of what the call sent, not of who sent it
+# or of what the service offers: general words for the parts of an input, in no one source's wording.
+_REFUSAL_WORDS: Final = frozenset({"unsupported", "not supported", "not allowed"})
+_INPUT_FORMS: Final = frozenset(
+    {"format", "formats", "url", "uri", "scheme", "schemes", "protocol", "operation", "operator", "option",
+     "options", "encoding", "media", "extension", "compression", "algorithm", "value", "values",
+     "argument", "arguments", "parameter", "parameters", "property", "properties", "field", "fields", "character",
+     "characters", "query", "queries", "statement", "statements", "syntax", "charset"}
+)  # fmt: skip
 
 _SCHEMA_OBJECTS: Final = frozenset(
     {"relation", "column", "table", "function", "view", "schema", "index", "sequence", "operator"}
