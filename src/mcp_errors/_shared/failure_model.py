@@ -78,16 +78,16 @@ _ARTICLES: Final = frozenset({"the", "a", "an"})
 
 
 def transient_signal(words: Sequence[str]) -> str | None:
-    """The words that say plainly that a wait can help (a timeout, a retry, a busy or cut-off service), or `None`."""
-    for word in words:
-        if word in TRANSIENT_SIGNALS:
-            return word
-    previous: str | None = None
-    for word in words:
-        if previous is not None and (previous, word) in TRANSIENT_SIGNAL_PAIRS:
-            return f"{previous} {word}"
-        if word not in _ARTICLES or previous is None:
-            previous = word
+    """The words that say plainly that a wait can help (a timeout, a retry, a busy or cut-off service), or `None`.
+
+    A pair counts as the words have it, or with "the", "a" and "an" left out ("closed the connection").
+    """
+    # Set operations first: most texts have no signal, and these run at C speed.
+    if not TRANSIENT_SIGNALS.isdisjoint(words):
+        return next(word for word in words if word in TRANSIENT_SIGNALS)
+    for sequence in (words, [word for word in words if word not in _ARTICLES]):
+        if not TRANSIENT_SIGNAL_PAIRS.isdisjoint(itertools.pairwise(sequence)):
+            return " ".join(next(pair for pair in itertools.pairwise(sequence) if pair in TRANSIENT_SIGNAL_PAIRS))
     return None
 
 
@@ -139,39 +139,33 @@ class WordModel:
         return self._by_first
 
     def infer(self, words: Sequence[str]) -> Inference | None:
-        # One pass, two dictionary look-ups a word (the word, the pair it ends): no strings built.
+        # One pass, two dictionary look-ups a word (the word, the pair it ends): no strings built. A feature
+        # counts once however often it recurs (a dict keeps the first place it was seen, for the evidence).
         pairs = self._pairs()
         weights_of = self.weights
-        scores = [0.0] * len(_CATEGORIES)
-        known: list[tuple[str, Sequence[float]]] = []
-        seen: set[str] = set()
-        previous: str | None = None
+        known: dict[str | tuple[str, str], Sequence[float]] = {}
+        previous = ""
+        following: dict[str, Sequence[float]] | None = None  # the pairs that start with `previous`
         for word in words:
             if len(word) < 2 or (word[0].isdigit() and len(word) != 3):
                 continue
             found = weights_of.get(word)
-            if found is not None and word not in seen:
-                seen.add(word)
-                known.append((word, found))
-            if previous is not None:
-                following = pairs.get(previous)
-                pair = following.get(word) if following is not None else None
+            if found is not None:
+                known[word] = found
+            if following is not None:
+                pair = following.get(word)
                 if pair is not None:
-                    name = f"{previous} {word}"
-                    if name not in seen:
-                        seen.add(name)
-                        known.append((name, pair))
+                    known[previous, word] = pair
             previous = word
+            following = pairs.get(word)
         signal = transient_signal(words)
         if signal is not None:
             found = weights_of.get(SIGNAL_FEATURE)
             if found is not None:
-                known.append((f"{signal} (a wait helps)", found))  # the evidence names the signal's words
-        for _, found in known:
-            for index, weight in enumerate(found):
-                scores[index] += weight
+                known[f"{signal} (a wait helps)"] = found  # the evidence names the signal's words
         if len(known) < self.minimum_known:
             return None
+        scores = [sum(column) for column in zip(*known.values(), strict=True)]
         allowed = range(len(_CATEGORIES))
         if signal is None:
             allowed = range(1, len(_CATEGORIES))  # transient is index 0: never without a signal
@@ -180,8 +174,9 @@ class WordModel:
         margin = scores[best] - scores[second]
         if margin < self.margin:
             return None
-        deciding = sorted(known, key=lambda item: -(item[1][best] - item[1][second]))[:3]
-        return Inference(_CATEGORIES[best], tuple(feature for feature, _ in deciding), round(margin, 2))
+        deciding = sorted(known.items(), key=lambda item: -(item[1][best] - item[1][second]))[:3]
+        names = tuple(" ".join(feature) if isinstance(feature, tuple) else feature for feature, _ in deciding)
+        return Inference(_CATEGORIES[best], names, round(margin, 2))
 
 
 def load_model(data: Mapping[str, Any]) -> WordModel:

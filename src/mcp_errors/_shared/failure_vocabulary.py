@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -31,7 +32,11 @@ __all__ = [
     "PHRASES_BY_FIRST_WORD",
     "STATUS_KINDS",
     "FailureKind",
+    "MinedEntry",
+    "PhraseTable",
     "build_phrases",
+    "mined_entries",
+    "phrases_by_first_word",
     "words_of",
 ]
 
@@ -346,7 +351,13 @@ EXACT_CODES: Final[Mapping[str, FailureKind]] = {
 }
 
 
-def _mined() -> tuple[tuple[tuple[str, ...], FailureKind, str], ...]:
+MinedEntry = tuple[tuple[str, ...], FailureKind, str]
+"""A mined entry: its words, its kind, and where it came from (library, version, class; or catalogue)."""
+PhraseTable = dict[str, list[tuple[tuple[str, ...], FailureKind, int]]]
+"""Phrases by their first word, longest first: `(words, kind, strength)`."""
+
+
+def _read_mined() -> tuple[MinedEntry, ...]:
     """`mined_vocabulary.json`: exception class names mined from client libraries, and code catalogues.
 
     Written by tools/mine_exceptions.py (which says how each was labelled), each with where it
@@ -360,29 +371,74 @@ def _mined() -> tuple[tuple[tuple[str, ...], FailureKind, str], ...]:
     return tuple((tuple(words_of(phrase)), KINDS[code], provenance) for phrase, code, provenance in entries)
 
 
-MINED: Final = _mined()
+# The mined data (200 KB of JSON) is read on first use, not at import: importing the proxy, the
+# client or the checker costs no parse; the first failure judged from words pays it once.
+_LOADING: Final = threading.Lock()
+_MINED: tuple[MinedEntry, ...] | None = None
+_PHRASES: PhraseTable | None = None
+
+
+def mined_entries() -> tuple[MinedEntry, ...]:
+    """The mined entries, `(words, kind, provenance)`, read from `mined_vocabulary.json` on first use."""
+    global _MINED
+    found = _MINED
+    if found is None:
+        with _LOADING:
+            found = _MINED
+            if found is None:
+                found = _MINED = _read_mined()
+    return found
+
+
+def phrases_by_first_word() -> PhraseTable:
+    """The shipped phrase table (`build_phrases()`), built on first use."""
+    global _PHRASES
+    found = _PHRASES
+    if found is None:
+        entries = mined_entries()  # before the lock: it takes it
+        with _LOADING:
+            found = _PHRASES
+            if found is None:
+                found = _PHRASES = build_phrases(mined=entries)
+    return found
+
+
+MINED: tuple[MinedEntry, ...]
 """The mined entries, `(words, kind, provenance)`: read as exact names (strength 3) where the
-hand-written vocabulary does not already have the same words."""
+hand-written vocabulary does not already have the same words. Read on first use (`mined_entries()`)."""
+
+PHRASES_BY_FIRST_WORD: PhraseTable
+"""The typed vocabulary and the mined entries it lacks, by first word. Built on first use
+(`phrases_by_first_word()`)."""
+
+
+def __getattr__(name: str) -> object:
+    # `MINED` and `PHRASES_BY_FIRST_WORD` are built when first asked for (PEP 562), not at import.
+    if name == "MINED":
+        return mined_entries()
+    if name == "PHRASES_BY_FIRST_WORD":
+        return phrases_by_first_word()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def build_phrases(
     *,
     leave_out: Container[tuple[str, ...]] = (),
-    mined: Iterable[tuple[tuple[str, ...], FailureKind, str]] = MINED,
-) -> dict[str, list[tuple[tuple[str, ...], FailureKind, int]]]:
+    mined: Iterable[MinedEntry] | None = None,
+) -> PhraseTable:
     """The phrases by their first word, longest first: the typed vocabulary, then the mined entries it lacks.
 
     `leave_out` and `mined` are for measuring (tools/evaluate_failure_words.py judges each
     source by a vocabulary without what came from it); the shipped table is built with neither.
     """
-    by_first: dict[str, list[tuple[tuple[str, ...], FailureKind, int]]] = {}
+    by_first: PhraseTable = {}
     for code, strength, phrases in VOCABULARY:
         for phrase in phrases.split("|"):
             words = tuple(words_of(phrase))
             if words and words not in leave_out:
                 by_first.setdefault(words[0], []).append((words, KINDS[code], strength))
     typed = {words for entries in by_first.values() for words, _, _ in entries}
-    for words, kind, _provenance in mined:
+    for words, kind, _provenance in mined_entries() if mined is None else mined:
         if words and words not in typed:
             typed.add(words)
             by_first.setdefault(words[0], []).append((words, kind, 3))
@@ -391,8 +447,6 @@ def build_phrases(
         entries.sort(key=lambda entry: (-len(entry[0]), -entry[2]))
     return by_first
 
-
-PHRASES_BY_FIRST_WORD: Final = build_phrases()
 
 STATUS_KINDS: Final[Mapping[int, FailureKind]] = {
     **dict.fromkeys((400, 411, 413, 414, 415, 416, 422), KINDS["INVALID_ARGUMENTS"]),

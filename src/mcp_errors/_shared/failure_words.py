@@ -45,9 +45,10 @@ from mcp_errors._shared.failure_vocabulary import (
     EXACT_CODES,
     KINDS,
     LIMIT_PHRASES,
-    PHRASES_BY_FIRST_WORD,
     STATUS_KINDS,
     FailureKind,
+    PhraseTable,
+    phrases_by_first_word,
     words_of,
 )
 
@@ -111,11 +112,11 @@ def judge_failure(
     """
     judged = _ECHOED_INPUT.sub("", text[:MAX_JUDGED_CHARS])
     # A path or URL is a name, not prose: `/srv/no-such-repository` says nothing of a failure.
-    unpathed = _PATH.sub(" ", judged)
+    unpathed = _PATH.sub(" ", judged) if "/" in judged or "\\" in judged else judged
     words = _words(unpathed)
     found = _best_match(words)
     # Names written together say their words apart: "AccessDeniedException", "userRateLimitExceeded".
-    if found is None and _CAMEL_CASE.search(unpathed) is not None:
+    if found is None and _HAS_CAMEL_CASE.search(unpathed) is not None:
         words = _words(_CAMEL_CASE.sub(" ", unpathed))
         found = _best_match(words)
     if found is None:
@@ -156,7 +157,7 @@ def _inferred(words: Sequence[str], *, read_only: bool, confident: float = 0.0) 
     elif category is ErrorCategory.PERMISSION:
         code = "NOT_AUTHENTICATED" if present & _CREDENTIAL_WORDS else "ACCESS_DENIED"
     elif category is ErrorCategory.VALIDATION and (
-        present & _SECRET_WORDS or any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words))
+        present & _SECRET_WORDS or not _SECRET_PAIRS.isdisjoint(itertools.pairwise(words))
     ):
         # "Invalid Credentials", "API key not valid": the input that is wrong is who calls, not what.
         code = "NOT_AUTHENTICATED"
@@ -287,10 +288,33 @@ _MAX_CODE_CHARS: Final = 200
 
 # Where a name written in camel case starts a word: "accessDenied", "HTTPError" (fixed-width look-arounds: linear).
 _CAMEL_CASE: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+# Whether there is one: the same places without look-behinds, which a scan of a long text pays at every character.
+_HAS_CAMEL_CASE: Final = re.compile(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]")
 
 
 def _words(text: str) -> list[str]:
     return words_of(text)
+
+
+PHRASES_BY_FIRST_WORD: PhraseTable
+"""The phrase table the words are read against: the shipped one (`failure_vocabulary.phrases_by_first_word`),
+bound here on first use, not at import (its mined half is 200 KB of JSON). A measuring tool may bind another
+(tools/evaluate_failure_words.py judges each source without what came from it)."""
+
+
+def _phrases() -> PhraseTable:
+    try:
+        return PHRASES_BY_FIRST_WORD
+    except NameError:
+        table = globals()["PHRASES_BY_FIRST_WORD"] = phrases_by_first_word()
+        return table
+
+
+def __getattr__(name: str) -> object:
+    # `PHRASES_BY_FIRST_WORD` read from outside before any text was judged: bound now (PEP 562).
+    if name == "PHRASES_BY_FIRST_WORD":
+        return _phrases()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 Match = tuple[FailureKind, str, int, int]
@@ -309,15 +333,16 @@ def _best_match(words: Sequence[str], *, minimum_strength: int = 1) -> Match | N
     if 2 <= len(words) <= 3 and minimum_strength <= 3:
         # A code written apart is the name written together: "DEADLINE_EXCEEDED" is `DeadlineExceeded`.
         joined = "".join(words)
-        for phrase, kind, strength in PHRASES_BY_FIRST_WORD.get(joined, ()):
+        for phrase, kind, strength in _phrases().get(joined, ()):
             if len(phrase) == 1 and strength == 3:
                 return (kind, " ".join(words), 3, 0)
+    phrases = _phrases()
     best: Match | None = None
     start = 0
     while start < len(words):
         # Most words start no phrase and are no status: two look-ups decide, before any call.
         word = words[start]
-        found = _longest_phrase_at(words, start) if word in PHRASES_BY_FIRST_WORD else None
+        found = _longest_phrase_at(phrases, words, start) if word in phrases else None
         if found is None and len(word) == 3 and word.isdigit():
             found = _http_status(words, start)
         if found is None:
@@ -329,9 +354,9 @@ def _best_match(words: Sequence[str], *, minimum_strength: int = 1) -> Match | N
     return best
 
 
-def _longest_phrase_at(words: Sequence[str], start: int) -> Match | None:
+def _longest_phrase_at(phrases: PhraseTable, words: Sequence[str], start: int) -> Match | None:
     following = words[start + 1] if start + 1 < len(words) else None
-    for phrase, kind, strength in PHRASES_BY_FIRST_WORD.get(words[start], ()):
+    for phrase, kind, strength in phrases.get(words[start], ()):
         # Most phrases that share a first word differ at the second: compare it before slicing.
         if len(phrase) > 1 and phrase[1] != following:
             continue
