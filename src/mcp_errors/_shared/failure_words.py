@@ -337,32 +337,60 @@ def _best_match(words: Sequence[str], *, minimum_strength: int = 1) -> Match | N
             if len(phrase) == 1 and strength == 3:
                 return (kind, " ".join(words), 3, 0)
     phrases = _phrases()
+    by_second = _by_second_word(phrases)
     best: Match | None = None
-    start = 0
-    while start < len(words):
-        # Most words start no phrase and are no status: two look-ups decide, before any call.
-        word = words[start]
-        found = _longest_phrase_at(phrases, words, start) if word in phrases else None
-        if found is None and len(word) == 3 and word.isdigit():
+    resume = 0
+    # Most words start no phrase and are no status: one pass at C speed keeps the places that may.
+    for start in [at for at, word in enumerate(words) if word in phrases or (len(word) == 3 and word.isdigit())]:
+        if start < resume:
+            continue  # inside the phrase matched before
+        found = _longest_phrase_at(by_second, words, start)
+        if found is None and len(words[start]) == 3 and words[start].isdigit():
             found = _http_status(words, start)
         if found is None:
-            start += 1
             continue
         if found[2] >= minimum_strength and (best is None or _beats(found, best)):
             best = found
-        start += max(1, len(found[1].split()) if found[1] else 1)
+        resume = start + max(1, len(found[1].split()) if found[1] else 1)
     return best
 
 
-def _longest_phrase_at(phrases: PhraseTable, words: Sequence[str], start: int) -> Match | None:
+PhrasesBySecondWord = dict[str, tuple[dict[str, list[tuple[tuple[str, ...], FailureKind, int]]], Match | None]]
+"""A phrase table by first word, then by second word (longest first), with the one-word phrase of that first word."""
+
+_INDEXED: list[tuple[PhraseTable, PhrasesBySecondWord]] = []
+
+
+def _by_second_word(phrases: PhraseTable) -> PhrasesBySecondWord:
+    """The table indexed by its phrases' second words too, built once per table (a measuring tool binds others)."""
+    if _INDEXED and _INDEXED[0][0] is phrases:
+        return _INDEXED[0][1]
+    index: PhrasesBySecondWord = {}
+    for first, entries in phrases.items():
+        longer: dict[str, list[tuple[tuple[str, ...], FailureKind, int]]] = {}
+        single: Match | None = None
+        for entry in entries:  # longest first
+            if len(entry[0]) > 1:
+                longer.setdefault(entry[0][1], []).append(entry)
+            elif single is None:
+                single = (entry[1], first, entry[2], 0)
+        index[first] = (longer, single)
+    _INDEXED[:] = [(phrases, index)]
+    return index
+
+
+def _longest_phrase_at(by_second: PhrasesBySecondWord, words: Sequence[str], start: int) -> Match | None:
+    found = by_second.get(words[start])
+    if found is None:
+        return None
+    longer, single = found
     following = words[start + 1] if start + 1 < len(words) else None
-    for phrase, kind, strength in phrases.get(words[start], ()):
-        # Most phrases that share a first word differ at the second: compare it before slicing.
-        if len(phrase) > 1 and phrase[1] != following:
-            continue
+    for phrase, kind, strength in longer.get(following, ()) if following is not None else ():
         if tuple(words[start : start + len(phrase)]) == phrase:
             return (kind, " ".join(phrase), strength, start)  # sorted longest first
-    return None
+    if single is None:
+        return None
+    return (single[0], single[1], single[2], start)
 
 
 def _beats(candidate: Match, best: Match) -> bool:
