@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_errors import ErrorCategory, ExecutionState
-from mcp_errors._shared.failure_vocabulary import KINDS
+from mcp_errors._shared import failure_words
+from mcp_errors._shared.failure_vocabulary import KINDS, phrases_by_first_word
 from mcp_errors._shared.failure_words import (
     MAX_JUDGED_CHARS,
     judge_code,
@@ -219,3 +220,28 @@ def test_a_refusal_of_a_form_of_the_input_is_validation_and_of_anything_else_is_
     judged = judge_failure(text)
     assert judged is not None
     assert judged.code == expected
+
+
+_PHRASES = sorted({phrase for entries in phrases_by_first_word().values() for phrase, _, _ in entries})
+_SOME_WORDS = sorted({word for phrase in _PHRASES[::7] for word in phrase})
+
+
+def _match_walking_every_phrase(words: list[str]) -> tuple[str, int] | None:
+    """The phrase read at the first word as before the second-word index: every phrase of that word, longest first."""
+    for phrase, _kind, strength in phrases_by_first_word().get(words[0], ()):
+        if tuple(words[: len(phrase)]) == phrase:
+            return " ".join(phrase), strength
+    return None
+
+
+@given(
+    st.sampled_from(_PHRASES),
+    st.integers(min_value=1, max_value=8),
+    st.lists(st.sampled_from([*_SOME_WORDS, "zzz", "503"]), max_size=4),
+)
+def test_the_phrase_index_finds_the_phrase_walking_every_phrase_finds(
+    phrase: tuple[str, ...], kept: int, more: list[str]
+) -> None:
+    words = [*phrase[:kept], *more]  # a phrase, cut short or not, and words after it
+    found = failure_words._longest_phrase_at(failure_words._by_second_word(phrases_by_first_word()), words, 0)
+    assert (None if found is None else (found[1], found[2])) == _match_walking_every_phrase(words)
