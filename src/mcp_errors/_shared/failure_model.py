@@ -127,36 +127,30 @@ class WordModel:
     weights: Mapping[str, Sequence[float]]
     margin: float
     minimum_known: int = 2
-    _by_first: dict[str, dict[str, Sequence[float]]] = field(default_factory=dict, compare=False, repr=False)
+    _pair_weights: dict[tuple[str, str], Sequence[float]] = field(default_factory=dict, compare=False, repr=False)
 
-    def _pairs(self) -> dict[str, dict[str, Sequence[float]]]:
-        """The word pairs' weights by their first word, built once (the weights' keys are "first second")."""
-        if not self._by_first:
+    def _pairs(self) -> dict[tuple[str, str], Sequence[float]]:
+        """The word pairs' weights by the pair, built once (the weights' keys are "first second")."""
+        if not self._pair_weights:
             for name, values in self.weights.items():
                 first, _, second = name.partition(" ")
-                if second:
-                    self._by_first.setdefault(first, {})[second] = values
-        return self._by_first
+                if second and not first.startswith("<"):  # not `SIGNAL_FEATURE`, which is no pair of words
+                    self._pair_weights[first, second] = values
+        return self._pair_weights
 
     def infer(self, words: Sequence[str]) -> Inference | None:
-        # One pass, two dictionary look-ups a word (the word, the pair it ends): no strings built. A feature
-        # counts once however often it recurs (a dict keeps the first place it was seen, for the evidence).
-        pairs = self._pairs()
+        # A feature counts once however often it recurs, so each distinct word and pair is looked up once
+        # (in the order first seen, for the evidence): dict.fromkeys drops repeats at C speed.
         weights_of = self.weights
-        known: dict[str | tuple[str, str], Sequence[float]] = {}
-        previous = ""
-        following: dict[str, Sequence[float]] | None = None  # the pairs that start with `previous`
-        # No lone numbers but three-digit ones, as `features` (one list comprehension: cheaper than a test a turn).
-        for word in [word for word in words if len(word) > 1 and (len(word) == 3 or not word[0].isdigit())]:
-            found = weights_of.get(word)
-            if found is not None:
-                known[word] = found
-            if following is not None:
-                pair = following.get(word)
-                if pair is not None:
-                    known[previous, word] = pair
-            previous = word
-            following = pairs.get(word)
+        pair_weights = self._pairs()
+        # No lone numbers but three-digit ones, as `features`.
+        kept = [word for word in words if len(word) > 1 and (len(word) == 3 or not word[0].isdigit())]
+        known: dict[str | tuple[str, str], Sequence[float]] = {
+            word: weights_of[word] for word in dict.fromkeys(kept) if word in weights_of
+        }
+        known.update(
+            (pair, pair_weights[pair]) for pair in dict.fromkeys(itertools.pairwise(kept)) if pair in pair_weights
+        )
         signal = transient_signal(words)
         if signal is not None:
             found = weights_of.get(SIGNAL_FEATURE)
