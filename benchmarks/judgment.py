@@ -9,9 +9,11 @@ not seen (a request id in front, so that no cache answers):
 - `reader`: `read_result` of an `isError` result with that text (what a client without the
   proxy does).
 
-Texts of 1 KB, 10 KB, 100 KB and 1 MB, of six kinds: `ordinary` (a real failure text padded
+Texts of 1 KB, 10 KB, 100 KB and 1 MB, of seven kinds: `ordinary` (a real failure text padded
 with prose), `word model` (a failure text no name, code or phrase matches, padded with the same
-prose, so that the word model reads the whole window) and four hostile ones: long whitespace
+prose, so that the word model reads the whole window), `model words` (the same text padded with
+words that do not repeat, every one known to the word model and none starting a phrase: the
+model looks each up, its worst case) and four hostile ones: long whitespace
 runs, "retry in " repeated, "error: " repeated, and pydantic's report echoing a huge input.
 Each figure is the median CPU time per call over `--runs` interleaved runs, with its spread
 (p25-p75 over runs); `x10` is the median of the per-run ratios to the size ten times smaller. A
@@ -34,12 +36,15 @@ import argparse
 import contextlib
 import functools
 import itertools
+import json
 import logging
 import os
+import random
 import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
+from importlib import resources
 from typing import Any
 
 import anyio
@@ -48,6 +53,7 @@ from mcp.client.stdio import stdio_client
 from mcp_types import CallToolResult, TextContent
 
 from mcp_errors import read_result
+from mcp_errors._shared import failure_vocabulary
 from mcp_errors.proxy._classify import UpstreamClassifier, UpstreamFailure
 
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
@@ -61,15 +67,35 @@ PROSE = (
 )
 
 
+def _words_no_phrase_names(count: int) -> str:
+    """`count` words the word model knows and no name, code or phrase starts with, drawn at random (seeded).
+
+    Nothing in them repeats as the padding prose does, so the word model looks up every one: its worst case.
+    """
+    model = json.loads(resources.files("mcp_errors._shared").joinpath("failure_model.json").read_text("utf-8"))
+    phrases = failure_vocabulary.PHRASES_BY_FIRST_WORD
+    known = sorted(
+        feature
+        for feature in model["weights"]
+        if feature.isalpha() and feature not in phrases and feature not in failure_vocabulary.EXACT_CODES
+    )
+    chosen = random.Random(32).choices(known, k=count)
+    return " ".join(chosen) + " "
+
+
 def _filled(head: str, unit: str, size: int, tail: str = "") -> str:
     body = unit * ((size - len(head) - len(tail)) // len(unit) + 1)
     return (head + body)[: size - len(tail)] + tail
 
 
+_MODEL_WORDS = functools.cache(lambda: _words_no_phrase_names(2_000))
+
 KINDS: dict[str, Callable[[int], str]] = {
     "ordinary": lambda size: _filled(FAILURE + "\n", PROSE, size),
     # No name, code or phrase matches: the word model reads the whole window (issue 32).
     "word model": lambda size: _filled(UNNAMED + "\n", PROSE, size),
+    # The same, padded with words that do not repeat, all known to the model: each is looked up.
+    "model words": lambda size: _filled(UNNAMED + "\n", _MODEL_WORDS(), size),
     "whitespace": lambda size: _filled("rate limit exceeded, retry in", " " * 4095 + "\t", size, " 30 seconds"),
     "'retry in '": lambda size: _filled("Too many requests. ", "retry in ", size, "x"),
     "'error: '": lambda size: _filled("", "error: ", size, "!"),

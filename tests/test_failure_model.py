@@ -15,7 +15,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent
 
 from mcp_errors import ErrorCategory, read_result
-from mcp_errors._shared.failure_model import WordModel, features, has_transient_signal, infer, load_model
+from mcp_errors._shared.failure_model import (
+    SIGNAL_FEATURE,
+    WordModel,
+    features,
+    has_transient_signal,
+    infer,
+    load_model,
+    transient_signal,
+)
 from mcp_errors._shared.failure_vocabulary import words_of
 from mcp_errors._shared.failure_words import judge_failure
 from mcp_errors.proxy._classify import UpstreamClassifier, UpstreamFailure
@@ -119,3 +127,55 @@ async def test_through_the_sdk_a_third_party_failure_no_phrase_names_reaches_the
     assert outcome.category is ErrorCategory.VALIDATION
     assert outcome.category_inferred
     assert not outcome.is_retryable
+
+
+def test_a_transient_signal_counts_as_evidence_with_the_weight_learnt_for_it() -> None:
+    # Words that lean business, and a signal whose learnt weight leans transient: the signal decides.
+    model = WordModel(
+        weights={
+            "gizmo": (0.0, 0.0, 0.6, 0.0),
+            "widget": (0.0, 0.0, 0.6, 0.0),
+            SIGNAL_FEATURE: (3.0, -1.0, -1.0, -1.0),
+        },
+        margin=0.5,
+    )
+    assert model.infer(["gizmo", "widget"]) is not None
+    signalled = model.infer(["gizmo", "widget", "is", "starting", "up"])
+    assert signalled is not None
+    assert signalled.category is ErrorCategory.TRANSIENT
+    assert "starting up (a wait helps)" in signalled.words
+    assert SIGNAL_FEATURE in features(words_of("the gizmo is starting up"))
+    assert SIGNAL_FEATURE not in features(words_of("the gizmo is started"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The search node is recovering from a failover",
+        "The inference model is currently loading",
+        "Cluster coordinator shutting down, requests are being drained",
+        "Worker pool is busy processing other jobs",
+        "Could not acquire lock on document 42",
+        "Closed the connection while reading the reply",
+    ],
+)
+def test_a_busy_restarting_or_contended_service_in_words_no_phrase_knows_reads_as_transient(text: str) -> None:
+    judged = judge_failure(text)
+    assert judged is not None
+    assert judged.evidence.startswith("word model:")
+    assert judged.category is ErrorCategory.TRANSIENT
+    assert judged.retryable
+
+
+@pytest.mark.parametrize(
+    "text", ["The user account is locked", "Your subscription is not ready", "Account locked by the administrator"]
+)
+def test_a_locked_account_or_a_state_that_no_wait_changes_is_not_called_transient(text: str) -> None:
+    judged = judge_failure(text)
+    assert judged is None or not judged.retryable
+
+
+def test_the_signals_are_read_with_articles_left_out() -> None:
+    assert transient_signal(words_of("Server closed the connection unexpectedly")) == "closed connection"
+    assert transient_signal(words_of("Kindly retry the request")) == "retry the"
+    assert transient_signal(words_of("The door is closed; no connection needed")) is None

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from mcp_errors import ErrorCategory
+from mcp_errors._shared import failure_vocabulary as vocabulary
 from mcp_errors._shared.failure_vocabulary import (
     EXACT_CODES,
     KINDS,
@@ -114,3 +118,67 @@ def test_a_typed_phrase_wins_over_a_mined_entry_with_the_same_words() -> None:
             assert [entry for entry in shipped[words[0]] if entry[0] == words] == [
                 entry for entry in typed[words[0]] if entry[0] == words
             ]
+
+
+_IMPORT_THEN_JUDGE = """
+import sys
+
+opened = []
+
+
+def hook(event, args):
+    if event == "open" and str(args[0]).endswith("mined_vocabulary.json"):
+        opened.append(args[0])
+
+
+sys.addaudithook(hook)
+import mcp_errors
+import mcp_errors._shared.failure_vocabulary
+import mcp_errors.check._judge
+import mcp_errors.proxy._classify
+from mcp_errors._shared.failure_words import judge_failure
+
+print(len(opened))
+judge_failure("connect ECONNREFUSED 10.0.0.7:5432")
+judge_failure("could not serialize access due to concurrent update")
+print(len(opened))
+"""
+
+
+def test_importing_the_vocabulary_reads_no_mined_data_until_a_text_is_judged_and_then_once() -> None:
+    # A fresh interpreter: this one imported the vocabulary long ago. The audit hook sees every file opened.
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORT_THEN_JUDGE], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.split() == ["0", "1"]
+
+
+def test_threads_that_judge_at_once_read_the_mined_data_once_and_share_one_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reads: list[int] = []
+    real_read = vocabulary._read_mined
+
+    def counted_read() -> tuple[vocabulary.MinedEntry, ...]:
+        reads.append(1)
+        return real_read()
+
+    monkeypatch.setattr(vocabulary, "_MINED", None)
+    monkeypatch.setattr(vocabulary, "_PHRASES", None)
+    monkeypatch.setattr(vocabulary, "_read_mined", counted_read)
+    start = threading.Barrier(8)
+    tables: list[vocabulary.PhraseTable] = []
+
+    def first_use() -> None:
+        start.wait(timeout=30)
+        tables.append(vocabulary.phrases_by_first_word())
+
+    threads = [threading.Thread(target=first_use) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(reads) == 1
+    assert len(tables) == 8
+    assert all(table is tables[0] for table in tables)
+    assert tables[0] == build_phrases()

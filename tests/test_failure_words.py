@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_errors import ErrorCategory, ExecutionState
-from mcp_errors._shared.failure_vocabulary import KINDS
+from mcp_errors._shared import failure_words
+from mcp_errors._shared.failure_vocabulary import KINDS, phrases_by_first_word
 from mcp_errors._shared.failure_words import (
     MAX_JUDGED_CHARS,
     judge_code,
@@ -202,3 +203,61 @@ def test_only_the_start_of_any_text_is_read(noise: str) -> None:
 )
 def test_a_limit_names_its_caller_only_when_it_says_whose_it_is(text: str, expected: bool) -> None:
     assert names_its_caller(text) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Unsupported output format: .docx", "INVALID_ARGUMENTS"),
+        ("Image encoding not supported: webp", "INVALID_ARGUMENTS"),
+        ("Extra properties are not allowed in the payload", "INVALID_ARGUMENTS"),
+        ("This feature is not supported on your plan", "POLICY_REFUSED"),
+        ("Saving to the archive is not supported for this workspace", "POLICY_REFUSED"),
+        ("Scraping this page is not allowed", "ACCESS_DENIED"),
+    ],
+)
+def test_a_refusal_of_a_form_of_the_input_is_validation_and_of_anything_else_is_not(text: str, expected: str) -> None:
+    judged = judge_failure(text)
+    assert judged is not None
+    assert judged.code == expected
+
+
+_PHRASES = sorted({phrase for entries in phrases_by_first_word().values() for phrase, _, _ in entries})
+_SOME_WORDS = sorted({word for phrase in _PHRASES[::7] for word in phrase})
+
+
+def _match_walking_every_phrase(words: list[str]) -> tuple[str, int] | None:
+    """The phrase read at the first word as before the second-word index: every phrase of that word, longest first."""
+    for phrase, _kind, strength in phrases_by_first_word().get(words[0], ()):
+        if tuple(words[: len(phrase)]) == phrase:
+            return " ".join(phrase), strength
+    return None
+
+
+@given(
+    st.sampled_from(_PHRASES),
+    st.integers(min_value=1, max_value=8),
+    st.lists(st.sampled_from([*_SOME_WORDS, "zzz", "503"]), max_size=4),
+)
+def test_the_phrase_index_finds_the_phrase_walking_every_phrase_finds(
+    phrase: tuple[str, ...], kept: int, more: list[str]
+) -> None:
+    words = [*phrase[:kept], *more]  # a phrase, cut short or not, and words after it
+    found = failure_words._longest_phrase_at(failure_words._by_second_word(phrases_by_first_word()), words, 0)
+    assert (None if found is None else (found[1], found[2])) == _match_walking_every_phrase(words)
+
+
+@pytest.mark.parametrize("text", ["The request failed.", "An error occurred.", "Operation failed: error"])
+def test_words_every_failure_says_name_no_kind(text: str) -> None:
+    # "failed" and "error" tell a failure from a success, not one category from another: the
+    # word model must not guess a category from them (issue 32).
+    assert judge_failure(text) is None
+
+
+def test_a_status_no_table_knows_is_not_guessed_from_the_clients_template() -> None:
+    # httpx writes every status alike ("Client error '403 Forbidden' for url ..."): the words
+    # around an unknown status are the template's, so they say nothing of the failure.
+    assert judge_failure("Client error '418 I'm a teapot' for url 'http://orders.invalid/'") is None
+    judged = judge_failure("Client error '403 Forbidden' for url 'http://orders.invalid/'")
+    assert judged is not None
+    assert judged.kind.category is ErrorCategory.PERMISSION

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import sys
 import tomllib
@@ -99,7 +100,8 @@ def source_of(entry: Mapping[str, Any]) -> str:
     for prefix, family in _FAMILIES:
         if source.startswith(prefix):
             return family
-    return source.rsplit("@", 1)[0] if source.startswith("@") else source.split(" ")[0]
+    # A package's version is not a family of its own: "axios@1.21.1" is axios.
+    return source.rsplit("@", 1)[0] if source.startswith("@") else source.split(" ")[0].split("@")[0]
 
 
 def arguments_of(entry: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -199,12 +201,36 @@ def phrase_sources(entries: list[dict[str, Any]]) -> dict[tuple[str, ...], set[s
     return found
 
 
+def signal_sources(entries: list[dict[str, Any]]) -> dict[tuple[str, ...], set[str]]:
+    """For every transient signal of the word model (a word or a pair), the sources whose texts contain it."""
+    found: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    for entry in entries:
+        words = _text_words(entry)
+        plain = [word for word in words if word not in ("the", "a", "an")]
+        for word in failure_model.TRANSIENT_SIGNALS.intersection(words):
+            found[(word,)].add(source_of(entry))
+        for pair in failure_model.TRANSIENT_SIGNAL_PAIRS.intersection(
+            [*itertools.pairwise(words), *itertools.pairwise(plain)]
+        ):
+            found[pair].add(source_of(entry))
+    return found
+
+
+STRICT_SIGNALS: list[bool] = []
+"""`--strict-signals`: a transient signal only one source's texts contain goes out with it too (its wording may
+have been chosen from that source, although each is general wording)."""
+
+
 def learnt_from(entries: list[dict[str, Any]]) -> dict[str, set[tuple[str, ...]]]:
     """The phrases (and `=code`s) each source alone shows: what the vocabulary may have learnt from it."""
     by_source: dict[str, set[tuple[str, ...]]] = defaultdict(set)
     for phrase, sources in phrase_sources(entries).items():
         if len(sources) == 1:
             by_source[next(iter(sources))].add(phrase)
+    if STRICT_SIGNALS:
+        for signal, sources in signal_sources(entries).items():
+            if len(sources) == 1:
+                by_source[next(iter(sources))].add(("~", *signal))
     return by_source
 
 
@@ -227,11 +253,37 @@ MINED_FROM = {
     "Anthropic": ("anthropic",),
     "GitHub": ("PyGithub",),
 }
+# The same families' Node packages (`tools/_walk_node_errors.py`); a Node source goes out with
+# its own package too (`libraries_of`).
+NPM_MINED_FROM = {
+    "AWS": ("npm:@aws-sdk/client-s3", "npm:@aws-sdk/client-dynamodb", "npm:@aws-sdk/client-sqs"),
+    "Google": ("npm:@google-cloud/storage", "npm:google-gax"),
+    "Azure": ("npm:@azure/core-rest-pipeline", "npm:@azure/storage-blob"),
+    "PostgreSQL": ("npm:pg", "npm:pg-protocol"),
+    "Redis": ("npm:redis", "npm:@redis/client", "npm:ioredis"),
+    "gRPC": ("npm:@grpc/grpc-js",),
+    "Stripe": ("npm:stripe",),
+    "OpenAI": ("npm:openai",),
+    "Anthropic": ("npm:@anthropic-ai/sdk",),
+    "GitHub": ("npm:@octokit/request-error",),
+    "@elastic/elasticsearch": ("npm:@elastic/transport",),
+    "elasticsearch": ("npm:@elastic/elasticsearch", "npm:@elastic/transport"),
+    "dockerode": ("npm:docker-modem",),
+    "docker": ("npm:dockerode", "npm:docker-modem"),
+    "kubernetes": ("npm:@kubernetes/client-node",),
+}
+
+
+def libraries_of(source: str | None) -> tuple[str, ...]:
+    """The libraries whose mined entries go out while `source` is held out."""
+    if not source:
+        return ()
+    return MINED_FROM.get(source, ()) + NPM_MINED_FROM.get(source, ()) + (f"npm:{source}",)
 
 
 def mined_without(source: str | None) -> list[tuple[tuple[str, ...], Any, str]]:
     """The mined entries, less those only the libraries `source` is gave (provenance: "library version class; ...")."""
-    libraries = MINED_FROM.get(source or "", ())
+    libraries = libraries_of(source)
     kept = []
     for entry in failure_vocabulary.MINED:
         origins = [part.strip().split(" ")[0] for part in entry[2].split(";")]
@@ -270,7 +322,7 @@ class _Folds:
         return found
 
     def model_without(self, source: str) -> failure_model.WordModel:
-        kept = set(mined_documents(self.messages, leave_out_libraries=MINED_FROM.get(source, ())))
+        kept = set(mined_documents(self.messages, leave_out_libraries=libraries_of(source)))
         held_out = [document for document in self.mined if document not in kept]
         held_out += corpus_documents(entry for entry in self.entries if source_of(entry) == source)
         self._move(held_out, -1)
@@ -300,12 +352,17 @@ def without(
     saved_model = failure_model._MODEL
     if model is not None:
         failure_model._MODEL = model
+    saved_signals = failure_model.TRANSIENT_SIGNALS, failure_model.TRANSIENT_SIGNAL_PAIRS
+    signals = {phrase[1:] for phrase in phrases if phrase[:1] == ("~",)}
+    failure_model.TRANSIENT_SIGNALS = frozenset(word for word in saved_signals[0] if (word,) not in signals)  # type: ignore[misc]
+    failure_model.TRANSIENT_SIGNAL_PAIRS = saved_signals[1] - signals  # type: ignore[misc]
     try:
         yield
     finally:
         failure_words.PHRASES_BY_FIRST_WORD = saved_phrases
         failure_words.EXACT_CODES = saved_codes
         failure_model._MODEL = saved_model
+        failure_model.TRANSIENT_SIGNALS, failure_model.TRANSIENT_SIGNAL_PAIRS = saved_signals  # type: ignore[misc]
 
 
 def in_sample(entries: list[dict[str, Any]]) -> Figures:
@@ -359,7 +416,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-source", action="store_true", help="a row per held-out source")
     parser.add_argument("--blind", type=Path, help="score a new batch (a failures.toml-shaped file) as shipped")
     parser.add_argument("--margin", type=float, help="the word model's margin, to compare (held-out folds only)")
+    parser.add_argument(
+        "--strict-signals", action="store_true", help="a transient signal only one source shows goes out with it too"
+    )
     options = parser.parse_args(argv)
+    if options.strict_signals:
+        STRICT_SIGNALS.append(True)
     if options.margin is not None:
         MARGIN_OVERRIDE.append(options.margin)
     if options.blind is not None:

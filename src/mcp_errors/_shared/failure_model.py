@@ -25,6 +25,7 @@ from typing import Any, Final
 from mcp_errors._shared.contract import ErrorCategory
 
 __all__ = [
+    "SIGNAL_FEATURE",
     "TRANSIENT_SIGNALS",
     "TRANSIENT_SIGNAL_PAIRS",
     "Inference",
@@ -33,33 +34,66 @@ __all__ = [
     "has_transient_signal",
     "infer",
     "load_model",
+    "transient_signal",
 ]
 
 TRANSIENT_SIGNALS: Final = frozenset(
-    {"timeout", "timeouts", "unavailable", "overloaded", "throttled", "throttling", "unreachable", "temporarily"}
-)
+    {"timeout", "timeouts", "unavailable", "overloaded", "throttled", "throttling", "unreachable", "temporarily",
+     "deadlock", "deadlocked"}
+)  # fmt: skip
 """Words that say plainly a wait can help. Without one of them or of `TRANSIENT_SIGNAL_PAIRS`, the model never
 says `transient`. Not "busy", "retryable" or "timed" alone: a text that only claims it ("[transient error,
 retryable] Busy.") or repeats a word ("timed timed ...") is no signal."""
 
 TRANSIENT_SIGNAL_PAIRS: Final = frozenset(
     {
-        ("timed", "out"), ("try", "again"), ("retry", "later"), ("please", "retry"), ("retry", "your"),
-        ("retry", "the"), ("retry", "after"), ("retry", "in"), ("is", "busy"), ("server", "busy"),
-        ("too", "busy"), ("please", "wait"), ("wait", "for"), ("wait", "and"),
+        # a wait, or a retry asked for
+        ("timed", "out"), ("time", "out"), ("took", "too"), ("took", "longer"), ("took", "more"),
+        ("try", "again"), ("retry", "later"), ("please", "retry"), ("retry", "your"), ("retry", "after"),
+        ("retry", "in"), ("retry", "the"), ("please", "wait"), ("wait", "for"), ("wait", "and"),
+        # a service busy, starting, stopping, recovering or loading: any server's state, not one server's words
+        # (MySQL, MongoDB, Elasticsearch, a model host's "model is currently loading" say the same)
+        ("is", "busy"), ("server", "busy"), ("too", "busy"), ("currently", "busy"), ("starting", "up"),
+        ("shutting", "down"), ("is", "restarting"), ("in", "recovery"), ("is", "recovering"), ("is", "loading"),
+        ("still", "loading"), ("currently", "loading"),
+        # contention between callers that ends: a lock held, a transaction to run again, connections all taken
+        ("obtain", "lock"), ("acquire", "lock"), ("lock", "timeout"), ("serialize", "access"),
+        ("serialization", "failure"), ("restart", "transaction"), ("restarting", "transaction"),
+        ("many", "connections"), ("many", "clients"), ("connection", "slots"),
         # an unreachable service or a connection cut: unavailable, as plainly as "unavailable"
         ("is", "down"), ("network", "down"), ("no", "route"), ("gone", "away"), ("hang", "up"),
         ("connection", "lost"), ("lost", "connection"), ("connection", "reset"), ("connection", "closed"),
-        ("side", "closed"), ("broken", "pipe"), ("connection", "refused"), ("connection", "aborted"),
+        ("closed", "connection"), ("side", "closed"), ("broken", "pipe"), ("connection", "refused"),
+        ("connection", "aborted"), ("connection", "abort"), ("connection", "terminated"),
+        ("terminating", "connection"), ("connection", "issue"),
     }
 )  # fmt: skip
+"""Word pairs that say plainly a wait can help (read with "the", "a" and "an" left out: "closed the connection")."""
+
+SIGNAL_FEATURE: Final = "<transient signal>"
+"""The feature a text with a transient signal has besides its words: its weights are learnt from every source's
+signalled texts, so that a server's own wording for a busy or restarting state counts for what it says."""
+
+_ARTICLES: Final = frozenset({"the", "a", "an"})
+
+
+def transient_signal(words: Sequence[str]) -> str | None:
+    """The words that say plainly that a wait can help (a timeout, a retry, a busy or cut-off service), or `None`.
+
+    A pair counts as the words have it, or with "the", "a" and "an" left out ("closed the connection").
+    """
+    # Set operations first: most texts have no signal, and these run at C speed.
+    if not TRANSIENT_SIGNALS.isdisjoint(words):
+        return next(word for word in words if word in TRANSIENT_SIGNALS)
+    for sequence in (words, [word for word in words if word not in _ARTICLES]):
+        if not TRANSIENT_SIGNAL_PAIRS.isdisjoint(itertools.pairwise(sequence)):
+            return " ".join(next(pair for pair in itertools.pairwise(sequence) if pair in TRANSIENT_SIGNAL_PAIRS))
+    return None
 
 
 def has_transient_signal(words: Sequence[str]) -> bool:
     """Whether the words say plainly that a wait can help (a timeout, a retry, an unavailable or busy service)."""
-    if TRANSIENT_SIGNALS.intersection(words):
-        return True
-    return any(pair in TRANSIENT_SIGNAL_PAIRS for pair in itertools.pairwise(words))
+    return transient_signal(words) is not None
 
 
 _CATEGORIES: Final = (
@@ -70,10 +104,20 @@ _CATEGORIES: Final = (
 )
 
 
+# Words every kind of failure says ("the request failed", "an error occurred"): they tell a
+# failure from a success, not one category from another, so the model never reads them.
+_SAID_BY_EVERY_FAILURE: Final = frozenset({"error", "errors", "failed", "failure", "fails", "fail", "occurred"})
+
+
 def features(words: Sequence[str]) -> list[str]:
     """The words and word pairs the model reads: no lone numbers but three-digit ones (ports and ids say nothing)."""
-    kept = [word for word in words if len(word) >= 2 and (not word[0].isdigit() or len(word) == 3)]
-    return kept + [f"{first} {second}" for first, second in itertools.pairwise(kept)]
+    kept = [
+        word
+        for word in words
+        if len(word) >= 2 and (not word[0].isdigit() or len(word) == 3) and word not in _SAID_BY_EVERY_FAILURE
+    ]
+    signal = [SIGNAL_FEATURE] if has_transient_signal(words) else []
+    return kept + [f"{first} {second}" for first, second in itertools.pairwise(kept)] + signal
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,56 +136,49 @@ class WordModel:
     weights: Mapping[str, Sequence[float]]
     margin: float
     minimum_known: int = 2
-    _by_first: dict[str, dict[str, Sequence[float]]] = field(default_factory=dict, compare=False, repr=False)
+    _pair_weights: dict[tuple[str, str], Sequence[float]] = field(default_factory=dict, compare=False, repr=False)
 
-    def _pairs(self) -> dict[str, dict[str, Sequence[float]]]:
-        """The word pairs' weights by their first word, built once (the weights' keys are "first second")."""
-        if not self._by_first:
+    def _pairs(self) -> dict[tuple[str, str], Sequence[float]]:
+        """The word pairs' weights by the pair, built once (the weights' keys are "first second")."""
+        if not self._pair_weights:
             for name, values in self.weights.items():
                 first, _, second = name.partition(" ")
-                if second:
-                    self._by_first.setdefault(first, {})[second] = values
-        return self._by_first
+                if second and not first.startswith("<"):  # not `SIGNAL_FEATURE`, which is no pair of words
+                    self._pair_weights[first, second] = values
+        return self._pair_weights
 
     def infer(self, words: Sequence[str]) -> Inference | None:
-        # One pass, two dictionary look-ups a word (the word, the pair it ends): no strings built.
-        pairs = self._pairs()
+        # A feature counts once however often it recurs, so each distinct word and pair is looked up once
+        # (in the order first seen, for the evidence): dict.fromkeys drops repeats at C speed.
         weights_of = self.weights
-        scores = [0.0] * len(_CATEGORIES)
-        known: list[tuple[str, Sequence[float]]] = []
-        seen: set[str] = set()
-        previous: str | None = None
-        for word in words:
-            if len(word) < 2 or (word[0].isdigit() and len(word) != 3):
-                continue
-            found = weights_of.get(word)
-            if found is not None and word not in seen:
-                seen.add(word)
-                known.append((word, found))
-            if previous is not None:
-                following = pairs.get(previous)
-                pair = following.get(word) if following is not None else None
-                if pair is not None:
-                    name = f"{previous} {word}"
-                    if name not in seen:
-                        seen.add(name)
-                        known.append((name, pair))
-            previous = word
-        for _, found in known:
-            for index, weight in enumerate(found):
-                scores[index] += weight
+        pair_weights = self._pairs()
+        # No lone numbers but three-digit ones, as `features`.
+        kept = [word for word in words if len(word) > 1 and (len(word) == 3 or not word[0].isdigit())]
+        known: dict[str | tuple[str, str], Sequence[float]] = {
+            word: weights_of[word] for word in dict.fromkeys(kept) if word in weights_of
+        }
+        known.update(
+            (pair, pair_weights[pair]) for pair in dict.fromkeys(itertools.pairwise(kept)) if pair in pair_weights
+        )
+        signal = transient_signal(words)
+        if signal is not None:
+            found = weights_of.get(SIGNAL_FEATURE)
+            if found is not None:
+                known[f"{signal} (a wait helps)"] = found  # the evidence names the signal's words
         if len(known) < self.minimum_known:
             return None
+        scores = [sum(column) for column in zip(*known.values(), strict=True)]
         allowed = range(len(_CATEGORIES))
-        if not has_transient_signal(words):
+        if signal is None:
             allowed = range(1, len(_CATEGORIES))  # transient is index 0: never without a signal
         ranked = sorted(allowed, key=lambda index: -scores[index])
         best, second = ranked[0], ranked[1]
         margin = scores[best] - scores[second]
         if margin < self.margin:
             return None
-        deciding = sorted(known, key=lambda item: -(item[1][best] - item[1][second]))[:3]
-        return Inference(_CATEGORIES[best], tuple(feature for feature, _ in deciding), round(margin, 2))
+        deciding = sorted(known.items(), key=lambda item: -(item[1][best] - item[1][second]))[:3]
+        names = tuple(" ".join(feature) if isinstance(feature, tuple) else feature for feature, _ in deciding)
+        return Inference(_CATEGORIES[best], names, round(margin, 2))
 
 
 def load_model(data: Mapping[str, Any]) -> WordModel:

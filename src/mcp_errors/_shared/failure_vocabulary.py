@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -30,7 +31,11 @@ __all__ = [
     "MINED",
     "PHRASES_BY_FIRST_WORD",
     "FailureKind",
+    "MinedEntry",
+    "PhraseTable",
     "build_phrases",
+    "mined_entries",
+    "phrases_by_first_word",
     "words_of",
 ]
 
@@ -295,13 +300,16 @@ VOCABULARY: Final[Sequence[tuple[str, int, str]]] = (
      "| command not found | executable not found | not installed | database file | cannot open database "
      "| no configuration found | must specify a region"),
     ("UPSTREAM_INTERNAL_ERROR", 3, "internalservererror | internalerror | internalfailure | internal server error "
-     "| internal error | api error | apierror | servererror | unhandled exception | unexpected error "
+     "| internal error | servererror | unhandled exception | unexpected error "
      "| an unexpected error occurred | something went wrong | returned non zero exit status "
      "| maximum recursion depth exceeded | memoryerror | is not valid json | unexpected end of json input "
      "| in json at position | jsondecodeerror | expecting value | web server is returning an unknown error "
      "| script killed | operation was aborted | aborterror | the server had an error"),
     ("UPSTREAM_TIMEOUT", 3, "operation was aborted due to timeout"),
     ("UPSTREAM_INTERNAL_ERROR", 2, "out of memory"),
+    # "API error" says only that an API answered with a failure; the words after it say which
+    # ("GitLab API error: Forbidden"), so on its own it only hints.
+    ("UPSTREAM_INTERNAL_ERROR", 1, "api error | apierror"),
     # Taught by blind batch 3 (issue 32: MCP servers and Node client libraries), after its blind score.
     # "<service> API error: <HTTP reason phrase>" is the status, not an unknown API error.
     ("NOT_AUTHENTICATED", 3, "api error unauthorized"),
@@ -357,7 +365,13 @@ EXACT_CODES: Final[Mapping[str, FailureKind]] = {
 }
 
 
-def _mined() -> tuple[tuple[tuple[str, ...], FailureKind, str], ...]:
+MinedEntry = tuple[tuple[str, ...], FailureKind, str]
+"""A mined entry: its words, its kind, and where it came from (library, version, class; or catalogue)."""
+PhraseTable = dict[str, list[tuple[tuple[str, ...], FailureKind, int]]]
+"""Phrases by their first word, longest first: `(words, kind, strength)`."""
+
+
+def _read_mined() -> tuple[MinedEntry, ...]:
     """`mined_vocabulary.json`: exception class names mined from client libraries, and code catalogues.
 
     Written by tools/mine_exceptions.py (which says how each was labelled), each with where it
@@ -371,29 +385,74 @@ def _mined() -> tuple[tuple[tuple[str, ...], FailureKind, str], ...]:
     return tuple((tuple(words_of(phrase)), KINDS[code], provenance) for phrase, code, provenance in entries)
 
 
-MINED: Final = _mined()
+# The mined data (200 KB of JSON) is read on first use, not at import: importing the proxy, the
+# client or the checker costs no parse; the first failure judged from words pays it once.
+_LOADING: Final = threading.Lock()
+_MINED: tuple[MinedEntry, ...] | None = None
+_PHRASES: PhraseTable | None = None
+
+
+def mined_entries() -> tuple[MinedEntry, ...]:
+    """The mined entries, `(words, kind, provenance)`, read from `mined_vocabulary.json` on first use."""
+    global _MINED
+    found = _MINED
+    if found is None:
+        with _LOADING:
+            found = _MINED
+            if found is None:
+                found = _MINED = _read_mined()
+    return found
+
+
+def phrases_by_first_word() -> PhraseTable:
+    """The shipped phrase table (`build_phrases()`), built on first use."""
+    global _PHRASES
+    found = _PHRASES
+    if found is None:
+        entries = mined_entries()  # before the lock: it takes it
+        with _LOADING:
+            found = _PHRASES
+            if found is None:
+                found = _PHRASES = build_phrases(mined=entries)
+    return found
+
+
+MINED: tuple[MinedEntry, ...]
 """The mined entries, `(words, kind, provenance)`: read as exact names (strength 3) where the
-hand-written vocabulary does not already have the same words."""
+hand-written vocabulary does not already have the same words. Read on first use (`mined_entries()`)."""
+
+PHRASES_BY_FIRST_WORD: PhraseTable
+"""The typed vocabulary and the mined entries it lacks, by first word. Built on first use
+(`phrases_by_first_word()`)."""
+
+
+def __getattr__(name: str) -> object:
+    # `MINED` and `PHRASES_BY_FIRST_WORD` are built when first asked for (PEP 562), not at import.
+    if name == "MINED":
+        return mined_entries()
+    if name == "PHRASES_BY_FIRST_WORD":
+        return phrases_by_first_word()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def build_phrases(
     *,
     leave_out: Container[tuple[str, ...]] = (),
-    mined: Iterable[tuple[tuple[str, ...], FailureKind, str]] = MINED,
-) -> dict[str, list[tuple[tuple[str, ...], FailureKind, int]]]:
+    mined: Iterable[MinedEntry] | None = None,
+) -> PhraseTable:
     """The phrases by their first word, longest first: the typed vocabulary, then the mined entries it lacks.
 
     `leave_out` and `mined` are for measuring (tools/evaluate_failure_words.py judges each
     source by a vocabulary without what came from it); the shipped table is built with neither.
     """
-    by_first: dict[str, list[tuple[tuple[str, ...], FailureKind, int]]] = {}
+    by_first: PhraseTable = {}
     for code, strength, phrases in VOCABULARY:
         for phrase in phrases.split("|"):
             words = tuple(words_of(phrase))
             if words and words not in leave_out:
                 by_first.setdefault(words[0], []).append((words, KINDS[code], strength))
     typed = {words for entries in by_first.values() for words, _, _ in entries}
-    for words, kind, _provenance in mined:
+    for words, kind, _provenance in mined_entries() if mined is None else mined:
         if words and words not in typed:
             typed.add(words)
             by_first.setdefault(words[0], []).append((words, kind, 3))
@@ -401,9 +460,6 @@ def build_phrases(
     for entries in by_first.values():
         entries.sort(key=lambda entry: (-len(entry[0]), -entry[2]))
     return by_first
-
-
-PHRASES_BY_FIRST_WORD: Final = build_phrases()
 
 
 # --- limits that are the caller's own ---------------------------------------------------------

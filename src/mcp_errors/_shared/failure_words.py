@@ -45,8 +45,9 @@ from mcp_errors._shared.failure_vocabulary import (
     EXACT_CODES,
     KINDS,
     LIMIT_PHRASES,
-    PHRASES_BY_FIRST_WORD,
     FailureKind,
+    PhraseTable,
+    phrases_by_first_word,
     words_of,
 )
 from mcp_errors._shared.signals import HTTP_STATUSES
@@ -112,15 +113,18 @@ def judge_failure(
     """
     judged = _ECHOED_INPUT.sub("", text[:MAX_JUDGED_CHARS])
     # A path or URL is a name, not prose: `/srv/no-such-repository` says nothing of a failure.
-    unpathed = _PATH.sub(" ", judged)
+    unpathed = _PATH.sub(" ", judged) if "/" in judged or "\\" in judged else judged
     words = _words(unpathed)
     found = _best_match(words)
     # Names written together say their words apart: "AccessDeniedException", "userRateLimitExceeded".
-    if found is None and _CAMEL_CASE.search(unpathed) is not None:
+    if found is None and _HAS_CAMEL_CASE.search(unpathed) is not None:
         words = _words(_CAMEL_CASE.sub(" ", unpathed))
         found = _best_match(words)
     if found is None:
-        return _inferred(words, read_only=read_only)
+        # A status no table knows ("HTTP 418") says what the failure is in a way nobody here can
+        # read: the words around it are the client's template ("Client error ... for url"),
+        # which every status shares, so the word model would only guess.
+        return None if _names_unknown_status(words) else _inferred(words, read_only=read_only)
     if found[2] == 1:
         # A lone word only hints ("invalid", "timeout"): where the word model reads the whole text
         # plainly as another category, it decides ("Invalid Credentials" is who calls, not what).
@@ -148,6 +152,8 @@ def _inferred(words: Sequence[str], *, read_only: bool, confident: float = 0.0) 
         code = (
             "UPSTREAM_TIMEOUT"
             if present & _TIMEOUT_WORDS
+            else "DATABASE_BUSY"
+            if present & _LOCK_WORDS
             else "UPSTREAM_SAYS_TRY_AGAIN"
             if present & _RETRY_WORDS
             else "UPSTREAM_UNAVAILABLE"
@@ -155,7 +161,7 @@ def _inferred(words: Sequence[str], *, read_only: bool, confident: float = 0.0) 
     elif category is ErrorCategory.PERMISSION:
         code = "NOT_AUTHENTICATED" if present & _CREDENTIAL_WORDS else "ACCESS_DENIED"
     elif category is ErrorCategory.VALIDATION and (
-        present & _SECRET_WORDS or any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words))
+        present & _SECRET_WORDS or not _SECRET_PAIRS.isdisjoint(itertools.pairwise(words))
     ):
         # "Invalid Credentials", "API key not valid": the input that is wrong is who calls, not what.
         code = "NOT_AUTHENTICATED"
@@ -175,6 +181,7 @@ _SECRET_WORDS: Final = frozenset({"credentials", "credential", "password", "pass
 # Not "token" alone: a parser's token ("cannot start any token") is no secret.
 _SECRET_PAIRS: Final = frozenset({("api", "key"), ("access", "token"), ("auth", "token"), ("bearer", "token")})
 _TIMEOUT_WORDS: Final = frozenset({"timeout", "timeouts", "timed"})
+_LOCK_WORDS: Final = frozenset({"lock", "locks", "deadlock", "deadlocked", "serialize", "serialization"})
 _RETRY_WORDS: Final = frozenset({"retry", "retrying", "again", "later", "wait"})
 _CREDENTIAL_WORDS: Final = frozenset(
     {"login", "logged", "credential", "credentials", "password", "authenticate", "authentication", "authenticated",
@@ -285,10 +292,33 @@ _MAX_CODE_CHARS: Final = 200
 
 # Where a name written in camel case starts a word: "accessDenied", "HTTPError" (fixed-width look-arounds: linear).
 _CAMEL_CASE: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+# Whether there is one: the same places without look-behinds, which a scan of a long text pays at every character.
+_HAS_CAMEL_CASE: Final = re.compile(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]")
 
 
 def _words(text: str) -> list[str]:
     return words_of(text)
+
+
+PHRASES_BY_FIRST_WORD: PhraseTable
+"""The phrase table the words are read against: the shipped one (`failure_vocabulary.phrases_by_first_word`),
+bound here on first use, not at import (its mined half is 200 KB of JSON). A measuring tool may bind another
+(tools/evaluate_failure_words.py judges each source without what came from it)."""
+
+
+def _phrases() -> PhraseTable:
+    try:
+        return PHRASES_BY_FIRST_WORD
+    except NameError:
+        table = globals()["PHRASES_BY_FIRST_WORD"] = phrases_by_first_word()
+        return table
+
+
+def __getattr__(name: str) -> object:
+    # `PHRASES_BY_FIRST_WORD` read from outside before any text was judged: bound now (PEP 562).
+    if name == "PHRASES_BY_FIRST_WORD":
+        return _phrases()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 Match = tuple[FailureKind, str, int, int]
@@ -307,35 +337,64 @@ def _best_match(words: Sequence[str], *, minimum_strength: int = 1) -> Match | N
     if 2 <= len(words) <= 3 and minimum_strength <= 3:
         # A code written apart is the name written together: "DEADLINE_EXCEEDED" is `DeadlineExceeded`.
         joined = "".join(words)
-        for phrase, kind, strength in PHRASES_BY_FIRST_WORD.get(joined, ()):
+        for phrase, kind, strength in _phrases().get(joined, ()):
             if len(phrase) == 1 and strength == 3:
                 return (kind, " ".join(words), 3, 0)
+    phrases = _phrases()
+    by_second = _by_second_word(phrases)
     best: Match | None = None
-    start = 0
-    while start < len(words):
-        # Most words start no phrase and are no status: two look-ups decide, before any call.
-        word = words[start]
-        found = _longest_phrase_at(words, start) if word in PHRASES_BY_FIRST_WORD else None
-        if found is None and len(word) == 3 and word.isdigit():
+    resume = 0
+    # Most words start no phrase and are no status: one pass at C speed keeps the places that may.
+    for start in [at for at, word in enumerate(words) if word in phrases or (len(word) == 3 and word.isdigit())]:
+        if start < resume:
+            continue  # inside the phrase matched before
+        found = _longest_phrase_at(by_second, words, start)
+        if found is None and len(words[start]) == 3 and words[start].isdigit():
             found = _http_status(words, start)
         if found is None:
-            start += 1
             continue
         if found[2] >= minimum_strength and (best is None or _beats(found, best)):
             best = found
-        start += max(1, len(found[1].split()) if found[1] else 1)
+        resume = start + max(1, len(found[1].split()) if found[1] else 1)
     return best
 
 
-def _longest_phrase_at(words: Sequence[str], start: int) -> Match | None:
+PhrasesBySecondWord = dict[str, tuple[dict[str, list[tuple[tuple[str, ...], FailureKind, int]]], Match | None]]
+"""A phrase table by first word, then by second word (longest first), with the one-word phrase of that first word."""
+
+_INDEXED: list[tuple[PhraseTable, PhrasesBySecondWord]] = []
+
+
+def _by_second_word(phrases: PhraseTable) -> PhrasesBySecondWord:
+    """The table indexed by its phrases' second words too, built once per table (a measuring tool binds others)."""
+    if _INDEXED and _INDEXED[0][0] is phrases:
+        return _INDEXED[0][1]
+    index: PhrasesBySecondWord = {}
+    for first, entries in phrases.items():
+        longer: dict[str, list[tuple[tuple[str, ...], FailureKind, int]]] = {}
+        single: Match | None = None
+        for entry in entries:  # longest first
+            if len(entry[0]) > 1:
+                longer.setdefault(entry[0][1], []).append(entry)
+            elif single is None:
+                single = (entry[1], first, entry[2], 0)
+        index[first] = (longer, single)
+    _INDEXED[:] = [(phrases, index)]
+    return index
+
+
+def _longest_phrase_at(by_second: PhrasesBySecondWord, words: Sequence[str], start: int) -> Match | None:
+    found = by_second.get(words[start])
+    if found is None:
+        return None
+    longer, single = found
     following = words[start + 1] if start + 1 < len(words) else None
-    for phrase, kind, strength in PHRASES_BY_FIRST_WORD.get(words[start], ()):
-        # Most phrases that share a first word differ at the second: compare it before slicing.
-        if len(phrase) > 1 and phrase[1] != following:
-            continue
+    for phrase, kind, strength in longer.get(following, ()) if following is not None else ():
         if tuple(words[start : start + len(phrase)]) == phrase:
             return (kind, " ".join(phrase), strength, start)  # sorted longest first
-    return None
+    if single is None:
+        return None
+    return (single[0], single[1], single[2], start)
 
 
 def _beats(candidate: Match, best: Match) -> bool:
@@ -361,6 +420,19 @@ def _http_status(words: Sequence[str], at: int) -> Match | None:
     return None
 
 
+def _names_unknown_status(words: Sequence[str]) -> bool:
+    """Whether the words name an HTTP status ("HTTP 418", "error 418") that `HTTP_STATUSES` lacks."""
+    return any(
+        len(word) == 3
+        and word.isdigit()
+        and 400 <= int(word) < 600
+        and int(word) not in HTTP_STATUSES
+        and at > 0
+        and words[at - 1] in _STATUS_LEADS
+        for at, word in enumerate(words)
+    )
+
+
 _STATUS_LEADS: Final = frozenset(
     {"http", "https", "status", "code", "statuscode", "error", "returned", "got", "response"}
 )
@@ -378,6 +450,10 @@ def _qualified(
     if kind.code == "UPSTREAM_RATE_LIMITED" and "quota" in evidence.split() and not present & _SHORT_PERIOD:
         # "ServiceQuotaExceededException", "Disk quota exceeded": a quota with no period a wait runs out.
         return KINDS["POLICY_REFUSED"], f"{evidence} (no period)"
+    if evidence in _REFUSAL_WORDS and _INPUT_FORMS.intersection(_around(words, found, before=2, after=3)):
+        # "Unsupported URL scheme", "format not supported", "Additional properties are not allowed":
+        # what is refused is a form of the call's own input, which the caller can change.
+        return KINDS["INVALID_ARGUMENTS"], f"{evidence} ({', '.join(sorted(_INPUT_FORMS.intersection(words)))})"
     if kind.code == "NOT_FOUND" and _SCHEMA_OBJECTS.intersection(words[max(0, found[3] - 4) : found[3]]):
         # 'relation "users" does not exist', 'column "x" does not exist': the query names them.
         return KINDS["INVALID_QUERY"], f"{words[max(0, found[3] - 4)]} ... {evidence}"
@@ -385,6 +461,22 @@ def _qualified(
         return KINDS["SERVER_MISCONFIGURED"], f"{evidence} (of a path the call did not name)"
     return kind, evidence
 
+
+def _around(words: Sequence[str], found: Match, *, before: int, after: int) -> Sequence[str]:
+    """The words just before and just after a match (not the match's own)."""
+    end = found[3] + len(found[1].split())
+    return [*words[max(0, found[3] - before) : found[3]], *words[end : end + after]]
+
+
+# A refusal ("not supported", "not allowed") of one of these is a refusal of what the call sent, not of who sent it
+# or of what the service offers: general words for the parts of an input, in no one source's wording.
+_REFUSAL_WORDS: Final = frozenset({"unsupported", "not supported", "not allowed"})
+_INPUT_FORMS: Final = frozenset(
+    {"format", "formats", "url", "uri", "scheme", "schemes", "protocol", "operation", "operator", "option",
+     "options", "encoding", "media", "extension", "compression", "algorithm", "value", "values",
+     "argument", "arguments", "parameter", "parameters", "property", "properties", "field", "fields", "character",
+     "characters", "query", "queries", "statement", "statements", "syntax", "charset"}
+)  # fmt: skip
 
 _SCHEMA_OBJECTS: Final = frozenset(
     {"relation", "column", "table", "function", "view", "schema", "index", "sequence", "operator"}
