@@ -64,7 +64,7 @@ def test_a_tool_schema_the_checker_cannot_use_fails_the_check() -> None:
 
 def recipe_commands() -> tuple[list[str], list[str]]:
     """docs/rules.md's CI recipe: the command that makes the baseline, and the job's check (options only)."""
-    text = (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "docs" / "rules.md").read_text(encoding="utf-8")
     recipe = text[text.index("### In CI") :]
     make = next(line for line in recipe.splitlines() if line.startswith("mcp-errors check --format json"))
     job = yaml.safe_load(

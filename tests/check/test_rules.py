@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mcp_errors.check import RULES, Family, Severity
 
-RULES_DOC = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
+RULES_DOC = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 _HEADING = re.compile(r"^### (ME\d{3}) ([a-z0-9-]+) \((error|warning)[^)]*\)$", re.MULTILINE)
 
 

@@ -25,7 +25,7 @@ from mcp_errors.demo._simulator import (
 )
 
 SWEEP_TASKS = 12
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README_TEXT = (ROOT / "README.md").read_text(encoding="utf-8")
 
 

@@ -96,7 +96,7 @@ async def proxied(upstream: Sequence[str], *options: str, mode: str, log: TextIO
         env.pop(name, None)  # mcp-server-fetch would send the local site's requests through a proxy
     params = StdioServerParameters(
         # No circuit breaker: these tests send one failure after another on purpose, and an
-        # open circuit would answer them itself (its own tests: tests/test_proxy_breaker.py).
+        # open circuit would answer them itself (its own tests: tests/proxy/test_breaker.py).
         command=sys.executable,
         args=["-m", "mcp_errors", "proxy", "--breaker-failures", "0", *options, "--", *upstream],
         env=env,

@@ -28,7 +28,7 @@ from mcp_errors.stores import open_store
 from proxying import PROXY, UPSTREAM, http_upstream
 from services import free_port
 
-HOSTS = Path(__file__).parent / "hosts"
+HOSTS = Path(__file__).parents[1] / "hosts"
 EXITS_AT_START = ["sh", "-c", "echo 'NO_TOKEN: set API_TOKEN' >&2; exit 3"]
 TIME = [sys.executable, "-m", "mcp_server_time"]
 GIT = [sys.executable, "-m", "mcp_server_git"]

@@ -16,8 +16,8 @@ from mcp_errors.proxy._hosts import (
     wrapped_target,
 )
 
-HOSTS = Path(__file__).parent / "hosts"
-ROOT = Path(__file__).parents[1]
+HOSTS = Path(__file__).parents[1] / "hosts"
+ROOT = Path(__file__).parents[2]
 
 
 @pytest.mark.parametrize(

@@ -71,7 +71,7 @@ async def client(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
 
     Its circuit breaker is off: these tests send one tool failure after another on purpose,
     which an open circuit would answer itself (the breaker's own tests are
-    tests/test_proxy_breaker.py).
+    tests/proxy/test_breaker.py).
     """
     async with proxied(request.param, ProxySettings(breaker_failures=0)) as connected:
         yield connected

@@ -16,7 +16,7 @@ from mcp_errors.proxy import RulesError, load_rules
 from mcp_errors.proxy._classify import UpstreamClassifier, UpstreamFailure
 from mcp_errors.proxy._rules import parse_rules
 
-DOCS_RULES = Path(__file__).parents[1] / "docs" / "proxy-rules"
+DOCS_RULES = Path(__file__).parents[2] / "docs" / "proxy-rules"
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -370,7 +370,7 @@ def test_every_shipped_rule_is_exercised() -> None:
             assert (path.name, rule.code) in exercised, rule.label
 
 
-CORPUS = Path(__file__).parent / "corpus"
+CORPUS = Path(__file__).parents[1] / "corpus"
 PACK_SERVERS = {"mcp-server-sqlite.toml": "mcp-server-sqlite==", "mcp-server-fetch.toml": "mcp-server-fetch=="}
 
 

@@ -17,7 +17,7 @@ from mcp_errors.proxy._hosts import proxy_launcher, read_host_config, wrapped_ta
 from mcp_errors.proxy._jsonc import parse_jsonc
 from mcp_errors.proxy._wrap import backup_path, unwrap_text, wrap_file, wrap_text
 
-HOSTS = Path(__file__).parent / "hosts"
+HOSTS = Path(__file__).parents[1] / "hosts"
 FIXTURES = sorted(path.name for path in HOSTS.glob("*.json"))
 LAUNCHER = ["/opt/mcp-errors/bin/mcp-errors", "proxy"]
 OURS = {"command", "args", "type", "url"}

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from mcp_errors._cli import app
 
-HOSTS = Path(__file__).parent / "hosts"
+HOSTS = Path(__file__).parents[1] / "hosts"
 
 
 def run(*args: str) -> tuple[int, str, str]:

@@ -29,7 +29,7 @@ from servers.checks import assert_nothing_leaks, check_error, check_success, val
 from servers.contract_server import CASES, CRASH_TEXT, LEAKED_PATH, LEAKED_SECRET, Case, build_server
 from servers.gateway import LEAKED_DSN, build_gateway
 
-CONTRACT_SERVER = Path(__file__).parent / "servers" / "contract_server.py"
+CONTRACT_SERVER = Path(__file__).parents[1] / "servers" / "contract_server.py"
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 
 
@@ -501,7 +501,7 @@ async def test_empty_results_false_leaves_a_bare_empty_answer_as_the_framework_s
 
 # --- logs a host's log file can read -------------------------------------------------------------
 
-CONTRACT_FASTMCP = Path(__file__).parent / "servers" / "contract_fastmcp.py"
+CONTRACT_FASTMCP = Path(__file__).parents[1] / "servers" / "contract_fastmcp.py"
 
 
 @pytest.mark.anyio

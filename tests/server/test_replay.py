@@ -2,7 +2,7 @@
 
 Every behaviour runs end to end through a real client, on an `MCPServer` in both connection
 modes and on a fastmcp server (`flavour`), with the in-memory store; the shared stores get
-the same end-to-end check once each (their claim semantics are `tests/test_stores.py`).
+the same end-to-end check once each (their claim semantics are `tests/stores/test_stores.py`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ every server process. PostgreSQL and Redis are real servers (`tests/services.py`
 The many-writes run sends 200 keyed writes per shared store, each to two replicas at once:
 about 200 races for one key and, at a 5% commit-then-timeout rate, some 20 late answers
 resent to another replica, on every test run. A scheduled run can ask for the 1,000 writes
-this proof used to send: `MCP_ERRORS_REPLICA_WRITES=1000 uv run pytest tests/test_replicas.py`
+this proof used to send: `MCP_ERRORS_REPLICA_WRITES=1000 uv run pytest tests/server/test_replicas.py`
 (docs/performance.md has what each costs).
 """
 

@@ -29,7 +29,7 @@ from mcp_errors.stores import IdempotencyStore, MemoryStore, open_store
 from servers.checks import assert_nothing_leaks, check_error
 from services import require_fastmcp_tasks
 
-SERVER_SCRIPT = Path(__file__).parent / "servers" / "task_reports.py"
+SERVER_SCRIPT = Path(__file__).parents[1] / "servers" / "task_reports.py"
 
 
 def wire(result: CallToolResult) -> dict[str, Any]:

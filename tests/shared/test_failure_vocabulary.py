@@ -20,7 +20,7 @@ from mcp_errors._shared.failure_vocabulary import (
 )
 from mcp_errors._shared.failure_words import judge_failure
 
-DOC = Path(__file__).parents[1] / "docs" / "failure-words.md"
+DOC = Path(__file__).parents[2] / "docs" / "failure-words.md"
 
 
 def test_a_name_is_cut_into_the_words_the_vocabulary_is_written_in() -> None:
@@ -50,7 +50,7 @@ def test_the_docs_table_is_the_vocabulary() -> None:
     text = DOC.read_text(encoding="utf-8")
     found = re.search(r"<!-- vocabulary:start -->\n(.*?)<!-- vocabulary:end -->", text, re.S)
     assert found is not None
-    assert found.group(1) == render_table(), "regenerate: uv run python tests/test_failure_vocabulary.py"
+    assert found.group(1) == render_table(), "regenerate: uv run python tests/shared/test_failure_vocabulary.py"
 
 
 def render_table() -> str:

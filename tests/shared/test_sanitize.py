@@ -335,7 +335,7 @@ async def test_scanning_hostile_text_does_not_hang(unit: str) -> None:
 # error texts (tests/corpora/): secrets written the ways real errors carry them (recall), and
 # ordinary error texts with ids, versions, routes, plans and prose (precision). The figures
 # are in docs/wire-format.md; the few shapes still missed are listed there.
-CORPORA = Path(__file__).parent / "corpora"
+CORPORA = Path(__file__).parents[1] / "corpora"
 SECRETS = [json.loads(line) for line in (CORPORA / "secrets.jsonl").read_text().splitlines() if line.strip()]
 ORDINARY = [line for line in (CORPORA / "ordinary_errors.txt").read_text().splitlines() if line.strip()]
 

@@ -155,7 +155,7 @@ CONTRACT_CODES: Final = frozenset(
 )
 """The codes mcp-errors itself writes (the server side, replay, the proxy and partial reports).
 
-`tests/test_contract.py` finds every code the package writes and checks that it is here:
+`tests/shared/test_contract.py` finds every code the package writes and checks that it is here:
 metrics keep these codes as labels whatever server sent them (`_shared/telemetry.py`).
 """
 """The envelope's field names, which `extra` fields may not use."""
