@@ -87,7 +87,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 # worker busy long after the other ran out of files.
 _LONGEST_FIRST = (
     "test_tasks_env.py",  # the task tests in the second environment, in a subprocess (mostly waiting)
-    "proxy/test_proxy.py",
+    "proxy/test_failures.py",
+    "proxy/test_cli.py",
+    "proxy/test_recovery.py",
     "server/test_tasks.py",
     "interop/test_interop_proxy.py",
     "interop/test_interop_rule_packs.py",

@@ -128,10 +128,8 @@ COVERED_BY: dict[str, str] = {
     "demo._faults": "demo/test_server.py",
     "demo._metrics": "demo/test_simulator.py",
     "demo._report": "demo/test_simulator.py",
-    "proxy._cli": "test_cli.py",
-    "proxy._middleware": "proxy/test_proxy.py",
-    "proxy._recovery": "proxy/test_proxy.py",
-    "proxy._server": "proxy/test_proxy.py",
+    "proxy._middleware": "proxy/test_failures.py",
+    "proxy._server": "proxy/test_passthrough.py",
     **{
         f"stores._{name}": "stores/test_stores.py"
         for name in ("memory", "postgres", "protocol", "redis", "sqlite", "url")
