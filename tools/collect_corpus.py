@@ -1,7 +1,7 @@
 """Capture, on this machine, the failure texts of real MCP servers and of the libraries under them.
 
-    uv run python tests/corpus/collect.py --out tests/corpus/observed.json
-    uv run python tests/corpus/collect.py --only sqlite,fetch --out /tmp/some.json
+    uv run python tools/collect_corpus.py --out tests/corpus/observed.json
+    uv run python tools/collect_corpus.py --only sqlite,fetch --out /tmp/some.json
 
 What it needs (each part that cannot run is reported in the output with the reason, and the
 rest still runs):
@@ -53,7 +53,9 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 HERE = Path(__file__).resolve().parent
-NODE_SERVERS = HERE / "node_modules" / "@modelcontextprotocol"
+# The Node servers (`npm ci --prefix tests/corpus`) and the corpus itself stay with the tests.
+CORPUS = HERE.parent / "tests" / "corpus"
+NODE_SERVERS = CORPUS / "node_modules" / "@modelcontextprotocol"
 CALL_TIMEOUT_S = 45
 START_TIMEOUT_S = 120
 
@@ -298,7 +300,7 @@ def closed_port() -> int:
 
 # --- isolated network namespaces for DNS failures ---------------------------------------------
 
-NXDNS = HERE / "nxdns.py"
+NXDNS = HERE / "corpus_nxdns.py"
 RESOLV_CONF = Path(tempfile.gettempdir()) / "mcp-errors-corpus-resolv.conf"
 """What /etc/resolv.conf becomes inside the namespace: the responder on its own loopback."""
 
@@ -306,7 +308,7 @@ RESOLV_CONF = Path(tempfile.gettempdir()) / "mcp-errors-corpus-resolv.conf"
 def in_netns(command: list[str], *, resolver: bool) -> list[str]:
     """`command` run in a new network (and mount) namespace with only a loopback.
 
-    With `resolver`, /etc/resolv.conf points at `nxdns.py` on that loopback, which answers
+    With `resolver`, /etc/resolv.conf points at `corpus_nxdns.py` on that loopback, which answers
     every name NXDOMAIN ("Name or service not known", `ENOTFOUND`); without, the system's
     resolver is unreachable ("Temporary failure in name resolution", `EAI_AGAIN`).
     """
@@ -330,7 +332,7 @@ def readonly_mount(folder: Path, command: list[str]) -> list[str]:
 
 # --- real database servers, started here --------------------------------------------------------
 
-sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent / "tests"))
 from services import free_port, postgres_bindir, stop, wait_for_port  # type: ignore[import-not-found]  # noqa: E402
 
 PG_PASSWORD = "corpus-secret"
@@ -2243,7 +2245,7 @@ http {{
 
 
 def node_captures(lab: Lab) -> list[dict[str, Any]]:
-    script = HERE / "node_errors.mjs"
+    script = HERE / "corpus_node_errors.mjs"
     secret = lab.root / "node-secret.txt"
     secret.write_text("x")
     secret.chmod(0o600)
@@ -2338,14 +2340,14 @@ LIBRARY_GROUPS: dict[str, Callable[[Lab], list[dict[str, Any]]]] = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=HERE / "observed.json")
+    parser.add_argument("--out", type=Path, default=CORPUS / "observed.json")
     parser.add_argument("--only", help="comma-separated groups: " + ", ".join([*SERVER_GROUPS, *LIBRARY_GROUPS]))
     options = parser.parse_args()
     # A SIGTERM (a timeout, a kill) unwinds like an exception, so the databases started here stop.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     chosen = set(options.only.split(",")) if options.only else None
     report: dict[str, Any] = {
-        "generated_by": "tests/corpus/collect.py",
+        "generated_by": "tools/collect_corpus.py",
         "platform": {
             "python": platform.python_version(),
             "system": platform.platform(),

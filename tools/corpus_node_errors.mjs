@@ -1,5 +1,5 @@
-// Node's own failure texts, for tests/corpus/collect.py: prints one JSON list of captures.
-// node node_errors.mjs <mode> <stub port> <closed port> <unreadable file>
+// Node's own failure texts, for tools/collect_corpus.py: prints one JSON list of captures.
+// node corpus_node_errors.mjs <mode> <stub port> <closed port> <unreadable file>
 import fs from "node:fs";
 import http from "node:http";
 import net from "node:net";

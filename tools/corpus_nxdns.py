@@ -1,6 +1,6 @@
 """A DNS responder on 127.0.0.1:53 that answers every query NXDOMAIN.
 
-Used by collect.py inside an isolated network namespace (`unshare -n`), so that name lookups
+Used by tools/collect_corpus.py inside an isolated network namespace (`unshare -n`), so that name lookups
 fail as they do for a name that does not exist, without any query leaving the machine.
 """
 

@@ -17,7 +17,7 @@ result, through `mcp.Client` (both connection modes where a second session is ch
   proxy setting.
 
 The database, the held lock, the read-only mount and the site are the corpus capture's
-(`tests/corpus/collect.py`), so the servers fail here as they did when their texts were
+(`tools/collect_corpus.py`), so the servers fail here as they did when their texts were
 collected.
 
 The first run downloads both servers (`uvx` from PyPI); later runs use uv's cache, and the
@@ -41,11 +41,11 @@ from typing import Any, TextIO
 
 import anyio
 import pytest
+from collect_corpus import HeldLock, Stub, closed_port, make_sqlite, readonly_mount
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_types import CallToolResult
 
-from corpus.collect import HeldLock, Stub, closed_port, make_sqlite, readonly_mount
 from interop.peers import unavailable
 from servers.checks import assert_nothing_leaks, check_error
 
