@@ -24,7 +24,7 @@ import pytest
 
 from collection import TASK_TESTS
 
-pytestmark = pytest.mark.tasks_env
+pytestmark = [pytest.mark.tasks_env, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 # The files that hold `tasks` tests (`test_every_task_test_is_in_a_file_this_runner_runs` keeps it whole).

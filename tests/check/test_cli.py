@@ -20,6 +20,8 @@ from mcp_errors._cli import app
 from servers import CHECK_SERVERS_DIR
 from servers.check import unusable_schema_server
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 FIXTURES = CHECK_SERVERS_DIR
 DEFECTS = [sys.executable, str(FIXTURES / "defects_server.py")]
 PLAIN_DEFECTS = [sys.executable, str(FIXTURES / "plain_defects_server.py")]

@@ -97,6 +97,7 @@ def test_one_cause_shared_by_several_tools_is_baselined_by_its_tools_or_as_the_s
     assert shared.filtered(baseline={("ME024", "a")}).findings == shared.findings  # "b" is news
 
 
+@pytest.mark.slow  # a server in a subprocess
 @pytest.mark.anyio
 async def test_what_a_server_sends_is_printed_as_text_and_never_acted_on_by_the_terminal() -> None:
     """Tool names, server names and quoted stderr lines with ANSI/OSC escapes, a bidi override and

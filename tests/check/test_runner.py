@@ -35,6 +35,8 @@ from servers.check import (
     unusable_schema_server,
 )
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 FIXTURES = CHECK_SERVERS_DIR
 PYTHON = sys.executable
 # Starting a Python server on a loaded 2-core machine can take seconds; calls are fast.

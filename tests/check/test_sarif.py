@@ -24,6 +24,8 @@ from mcp_errors.check._sarif import RULES_DOC, choose_anchor, rule_help_uri, to_
 from servers import CHECK_SERVERS_DIR
 from servers.check import framework_dumps_server, plain_defects_server, roles_server
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 SCHEMA = Path(__file__).parents[1] / "sarif" / "sarif-schema-2.1.0.json"
 RULES_DOC_FILE = Path(__file__).parents[2] / "docs" / "rules.md"
 

@@ -260,6 +260,7 @@ async def test_cancelling_the_coordinator_leaves_no_orphaned_sub_calls() -> None
     assert finished_by_cancel == 3
 
 
+@pytest.mark.slow  # a server in a subprocess
 async def test_partial_results_survive_a_stdio_hop(tmp_path: Any) -> None:
     """The subagent runs as a real subprocess; the coordinator reads it over stdio."""
     from mcp import StdioServerParameters
@@ -305,6 +306,7 @@ subagent.run()
 """
 
 
+@pytest.mark.slow  # a server in a subprocess
 async def test_sub_calls_on_an_sdk_client_session_over_stdio_recover_and_report_what_failed() -> None:
     """`gather_partial` takes the `ClientSession` of `stdio_client`, as `call_tool_with_recovery` does."""
     from mcp import ClientSession, StdioServerParameters

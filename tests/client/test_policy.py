@@ -41,7 +41,7 @@ from servers.scripted_server import build_scripted_server
 from servers.shop import build_shop, build_third_party
 
 SHOP = SERVERS_DIR / "shop.py"
-TRANSPORTS = ["legacy", "auto", "stdio", "stdio-session"]
+TRANSPORTS = ["legacy", "auto", *(pytest.param(name, marks=pytest.mark.slow) for name in ("stdio", "stdio-session"))]
 """In memory in both modes; over stdio with an `mcp.Client`, and with the `ClientSession` most
 code holds (`stdio_client` + `ClientSession` + `initialize()`, as the SDK's README connects)."""
 

@@ -45,6 +45,8 @@ from mcp_errors.stores import MemoryStore
 from servers.checks import assert_sound_outcome
 from services import require_fastmcp_tasks
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 # -- reading a task's state (a `tasks/get` answer), which needs no server --
 
 

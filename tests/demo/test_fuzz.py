@@ -27,6 +27,8 @@ from mcp_errors import is_error_envelope
 from mcp_errors.demo import DeskConfig, build_server
 from mcp_errors.demo._db import KNOWLEDGE_SOURCES
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 PARAMETERS = {
     "lookup_customer": ["email"],
     "get_order": ["order_id"],

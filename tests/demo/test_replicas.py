@@ -16,6 +16,8 @@ from mcp_errors._shared.contract import IDEMPOTENCY_KEY_META
 from mcp_errors.demo import Database
 from services import free_port, listening
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 
 @pytest.mark.anyio
 async def test_replicas_of_one_desk_file_refund_a_keyed_duplicate_once(tmp_path: Path) -> None:

@@ -19,6 +19,8 @@ from mcp_errors._shared.contract import HONOURS_IDEMPOTENCY_META, IDEMPOTENCY_KE
 from mcp_errors.demo import Database, DeskConfig, FaultConfig, build_server
 from servers.checks import assert_nothing_leaks, check_error, check_success
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 
 def wire(result: CallToolResult) -> dict[str, Any]:
     return result.model_dump(by_alias=True, exclude_none=True, mode="json")

@@ -24,6 +24,8 @@ from mcp_errors.demo._simulator import (
     run_demo,
 )
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 SWEEP_TASKS = 12
 ROOT = Path(__file__).resolve().parents[2]
 README_TEXT = (ROOT / "README.md").read_text(encoding="utf-8")

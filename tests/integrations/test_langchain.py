@@ -143,6 +143,7 @@ async def test_a_success_that_breaks_the_tools_output_schema_reaches_the_model_a
     assert (written.head.category, written.head.retryable) == (None, False)
 
 
+@pytest.mark.slow  # a server in a subprocess
 async def test_categories_survive_a_stdio_server(policy: RecoveryPolicy) -> None:
     params = StdioServerParameters(command=sys.executable, args=[SERVER_SCRIPT])
     with anyio.fail_after(30):

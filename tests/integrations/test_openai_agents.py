@@ -22,7 +22,7 @@ from mcp_errors._client.policy import Decision, RecoveryPolicy
 from mcp_errors.integrations.openai_agents import RecoveringMCPServer
 from servers.integrations_server import FAILING_CALLS, SERVER_SCRIPT
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 def _stdio_server() -> MCPServerStdio:

@@ -24,7 +24,7 @@ from mcp_errors._client.policy import RecoveryPolicy
 from mcp_errors.integrations.pydantic_ai import RecoveringMCPToolset
 from servers.integrations_server import FAILING_CALLS, SERVER_SCRIPT
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 MODEL_TRIES = 3
 

@@ -49,7 +49,7 @@ from mcp_types import CallToolResult
 from interop.peers import unavailable
 from servers.checks import assert_nothing_leaks, check_error
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
 PACKS = Path(__file__).parents[2] / "docs" / "proxy-rules"
 SQLITE = ("--from", "mcp-server-sqlite==2025.4.25", "--with", "mcp<2")

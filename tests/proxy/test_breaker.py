@@ -22,6 +22,8 @@ from mcp_errors.proxy import ChildProcess, ProxySettings
 from mcp_errors.proxy._breaker import BreakerSettings, Circuit, Verdict
 from proxying import STARTUP_SECONDS, UPSTREAM, command_params, front, http_upstream, proxied, served
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 
 def decisions(reader: InMemoryMetricReader) -> dict[tuple[str, str | None], float]:
     """`mcp_errors.proxy.decisions` so far, by (decision, breaker scope)."""

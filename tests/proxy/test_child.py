@@ -12,6 +12,8 @@ from mcp_errors.proxy import ChildProcess, StartupError, build_proxy
 from mcp_errors.proxy._child import RestartBackoff, StderrTail, find_command
 from mcp_errors.proxy._server import check_upstream
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 
 def test_one_exit_after_a_healthy_run_restarts_at_once_and_a_crash_loop_backs_off() -> None:
     backoff = RestartBackoff(first_wait=0.5, max_wait=4, healthy_after=30)

@@ -25,6 +25,8 @@ from servers.checks import assert_nothing_leaks, check_error
 from servers.proxy_upstream import LEAKED_SECRET
 from services import free_port
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:

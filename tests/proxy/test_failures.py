@@ -42,6 +42,8 @@ from proxying import (
 from servers.checks import assert_nothing_leaks, check_error, check_success
 from servers.proxy_upstream import LEAKED_PATH, LEAKED_SECRET
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:

@@ -28,6 +28,8 @@ from mcp_errors.stores import open_store
 from proxying import PROXY, UPSTREAM, http_upstream
 from services import free_port
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 HOSTS = Path(__file__).parents[1] / "hosts"
 EXITS_AT_START = ["sh", "-c", "echo 'NO_TOKEN: set API_TOKEN' >&2; exit 3"]
 TIME = [sys.executable, "-m", "mcp_server_time"]

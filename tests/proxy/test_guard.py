@@ -14,6 +14,8 @@ from mcp_errors.proxy import ChildProcess, ProxySettings
 from mcp_errors.proxy._guard import REPEAT_OF_META, RepeatGuardMiddleware
 from proxying import STARTUP_SECONDS, UPSTREAM, command_params, front, proxied, served
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 
 @pytest.mark.anyio
 async def test_the_guard_saves_the_upstream_a_repeated_call_and_lets_a_changed_call_through(mode: str) -> None:

@@ -21,6 +21,8 @@ from proxying import STARTUP_SECONDS, http_upstream, served, wire
 from servers.checks import check_error
 from services import free_port
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:

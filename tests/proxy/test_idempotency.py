@@ -23,6 +23,8 @@ from mcp_types import (
 from mcp_errors.proxy import ProxySettings
 from proxying import STARTUP_SECONDS, UPSTREAM, command_params, front, http_upstream, proxied, run_proxy, served
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:

@@ -18,6 +18,8 @@ from proxying import (
 )
 from servers.checks import check_success
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:

@@ -17,6 +17,8 @@ from proxying import proxied, wire
 from servers.checks import assert_nothing_leaks, check_error, memory_kept_per_batch
 from servers.proxy_upstream import LEAKED_PATH, LEAKED_SECRET
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:

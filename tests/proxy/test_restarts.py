@@ -17,6 +17,8 @@ from mcp_errors.proxy._guard import REPEAT_OF_META
 from mcp_errors.proxy._restarts import RESTARTED_META
 from proxying import PROXY, STARTUP_SECONDS, UPSTREAM, front, proxied, served
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 
 @pytest.mark.anyio
 async def test_after_a_child_restart_the_next_result_says_so_once_and_the_log_names_the_exit(

@@ -39,6 +39,8 @@ from proxying import (
 )
 from services import free_port
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 
 @contextlib.asynccontextmanager
 async def upstream_on_one_port(*, tenants: bool = False) -> AsyncIterator[tuple[str, Callable[..., Awaitable[Any]]]]:

@@ -24,6 +24,8 @@ from mcp_errors import ErrorCategory, ExecutionState, read_result
 from mcp_errors.proxy._child import RestartBackoff
 from proxying import proxied
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:

@@ -27,6 +27,8 @@ from proxying import STARTUP_SECONDS, proxied, wire
 from servers.checks import assert_nothing_leaks, check_error
 from servers.proxy_upstream import LEAKED_SECRET
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:

@@ -164,6 +164,7 @@ def test_undo_of_an_http_entry_wrapped_by_url_gives_its_url_and_type_back() -> N
     assert servers(undone)["docs"] == servers(text)["docs"]
 
 
+@pytest.mark.slow  # a server in a subprocess
 @pytest.mark.anyio
 async def test_a_wrapped_entry_starts_as_a_host_starts_it_and_answers_in_the_contract(tmp_path: Path) -> None:
     # As a host would: the wrapped command of the entry, over stdio, launched from this clone.

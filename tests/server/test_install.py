@@ -29,6 +29,8 @@ from servers.checks import assert_nothing_leaks, check_error, check_success, val
 from servers.contract_server import CASES, CRASH_TEXT, LEAKED_PATH, LEAKED_SECRET, Case, build_server
 from servers.gateway import LEAKED_DSN, build_gateway
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 CONTRACT_SERVER = Path(__file__).parents[1] / "servers" / "contract_server.py"
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 

@@ -42,6 +42,8 @@ from servers.checks import memory_kept_per_batch
 from servers.keyed_writes import ServerKind, build
 from services import free_port, redis_process
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 FLAVOURS = [("mcpserver", "legacy"), ("mcpserver", "auto"), ("fastmcp", None)]
 
 

@@ -37,6 +37,8 @@ from mcp_errors._shared.contract import IDEMPOTENCY_KEY_META, REPLAYED_META
 from servers import SERVERS_DIR
 from services import free_port, listening, wait_for_port
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 WRITES = int(os.environ.get("MCP_ERRORS_REPLICA_WRITES", "200"))
 SHARED_STORES = ["sqlite", "postgres", "redis"]
 

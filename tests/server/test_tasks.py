@@ -29,6 +29,8 @@ from mcp_errors.stores import IdempotencyStore, MemoryStore, open_store
 from servers.checks import assert_nothing_leaks, check_error
 from services import require_fastmcp_tasks
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 SERVER_SCRIPT = Path(__file__).parents[1] / "servers" / "task_reports.py"
 
 

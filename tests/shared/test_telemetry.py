@@ -45,7 +45,7 @@ from servers import proxy_upstream
 from servers.contract_fastmcp import build_fastmcp_server
 from services import fastmcp_before_4_2, require_fastmcp_tasks
 
-pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("zero_wait")]
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("zero_wait"), pytest.mark.slow]
 
 # Metric attributes may only ever be these: no errorId, key or argument value.
 LOW_CARDINALITY = {

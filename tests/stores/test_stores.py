@@ -35,6 +35,8 @@ from mcp_errors.stores import (
 from mcp_errors.stores._protocol import new_token
 from services import free_port, running_redis
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 MakeStore = Callable[..., IdempotencyStore]
 BACKENDS = ["memory", "sqlite", "postgres", "redis"]
 LEASE = 30.0
