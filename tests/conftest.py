@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Generator, Iterator
+from pathlib import Path
 from typing import Literal
 
 import pytest
@@ -80,24 +81,27 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return min(5, len(os.sched_getaffinity(0)) + 1)
 
 
-# The files that cost the most CPU, most first (docs/performance.md, "The test suite").
+# The files that cost the most CPU, most first, by path under tests/ (docs/performance.md,
+# "The test suite").
 # Workers take whole files in collection order: one of these started last would keep its
 # worker busy long after the other ran out of files.
 _LONGEST_FIRST = (
     "test_tasks_env.py",  # the task tests in the second environment, in a subprocess (mostly waiting)
-    "test_proxy.py",
-    "test_tasks.py",
-    "test_interop_proxy.py",
-    "test_interop_rule_packs.py",
-    "test_replicas.py",
-    "test_check_runner.py",
-    "test_interop_conformance.py",
-    "test_proxy_sessions.py",
-    "test_replay.py",
-    "test_policy.py",
-    "test_check_cli.py",
-    "test_demo_simulator.py",
-    "test_interop_inspector.py",
+    "proxy/test_failures.py",
+    "proxy/test_cli.py",
+    "proxy/test_recovery.py",
+    "server/test_tasks.py",
+    "interop/test_interop_proxy.py",
+    "interop/test_interop_rule_packs.py",
+    "server/test_replicas.py",
+    "check/test_runner.py",
+    "interop/test_interop_conformance.py",
+    "proxy/test_sessions.py",
+    "server/test_replay.py",
+    "client/test_policy.py",
+    "check/test_cli.py",
+    "demo/test_simulator.py",
+    "interop/test_interop_inspector.py",
     "test_linear_patterns.py",
     "test_docs.py",
 )
@@ -105,7 +109,12 @@ _LONGEST_FIRST = (
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     rank = {name: index for index, name in enumerate(_LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file keeps its order
+    tests = Path(__file__).parent
+
+    def under_tests(item: pytest.Item) -> str:
+        return item.path.relative_to(tests).as_posix() if item.path.is_relative_to(tests) else item.path.name
+
+    items.sort(key=lambda item: rank.get(under_tests(item), len(rank)))  # stable: each file keeps its order
     # The tests of tasks need `fastmcp-tasks`, which pins an older fastmcp than this project's
     # lock: where it is missing (the main environment) they are not run here but in the
     # second environment, by `tests/test_tasks_env.py`; where it is there, that runner is

@@ -162,3 +162,13 @@ async def http_served(server: FastMCP[Any]) -> AsyncIterator[str]:
             yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
         finally:
             front.should_exit = True
+
+
+async def schemas(client: Client) -> dict[str, dict[str, Any] | None]:
+    """Each tool's output schema as `client` lists it."""
+    return {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+
+
+def run_proxy(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """`mcp-errors proxy ARGS` run to its end, its output captured."""
+    return subprocess.run([*PROXY, *args], capture_output=True, text=True, timeout=timeout, check=False)

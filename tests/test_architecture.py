@@ -115,36 +115,43 @@ def test_there_are_no_import_cycles() -> None:
     assert cycles == []
 
 
-# Modules of the public subpackages whose behaviour is tested through a neighbour's test
-# file rather than one of their own: the proxy and the stores are tested whole (the stores by
-# one conformance suite that every backend passes), the demo through what it serves and runs.
+# Modules tested through a neighbour's test file rather than one of their own (paths under
+# tests/): the proxy and the stores are tested whole (the stores by one conformance suite that
+# every backend passes), the demo through what it serves and runs.
 COVERED_BY: dict[str, str] = {
-    "check._paths": "test_check_runner.py",
-    "check._stdout": "test_check_runner.py",
-    "check._wire": "test_check_runner.py",
-    "demo._app": "test_demo_replicas.py",
+    "check._paths": "check/test_runner.py",
+    "check._stdout": "check/test_runner.py",
+    "check._wire": "check/test_runner.py",
+    "demo._app": "demo/test_replicas.py",
     "demo._cli": "test_cli.py",
-    "demo._db": "test_demo_refunds.py",
-    "demo._faults": "test_demo_server.py",
-    "demo._metrics": "test_demo_simulator.py",
-    "demo._report": "test_demo_simulator.py",
-    "proxy._cli": "test_cli.py",
-    "proxy._gateway_config": "test_proxy_gateway.py",
-    "proxy._middleware": "test_proxy.py",
-    "proxy._recovery": "test_proxy.py",
-    "proxy._server": "test_proxy.py",
-    **{f"stores._{name}": "test_stores.py" for name in ("memory", "postgres", "protocol", "redis", "sqlite", "url")},
+    "demo._db": "demo/test_refunds.py",
+    "demo._faults": "demo/test_server.py",
+    "demo._metrics": "demo/test_simulator.py",
+    "demo._report": "demo/test_simulator.py",
+    "proxy._gateway_config": "proxy/test_gateway.py",
+    "proxy._middleware": "proxy/test_failures.py",
+    "proxy._server": "proxy/test_passthrough.py",
+    **{
+        f"stores._{name}": "stores/test_stores.py"
+        for name in ("memory", "postgres", "protocol", "redis", "sqlite", "url")
+    },
 }
 
 
 def mirror_test(name: str) -> str:
-    """`_server.classify` -> `test_classify.py`, `check._judge` -> `test_check_judge.py`, `_cli` -> `test_cli.py`."""
-    top, _, rest = name.partition(".")
-    if top in LAYER_OF_FOLDER and top.startswith("_"):
-        return f"test_{rest}.py"
-    if not rest:
-        return f"test_{top.lstrip('_')}.py"
-    return f"test_{top}_{rest.lstrip('_')}.py"
+    """The test file under tests/ that mirrors module `name`: its folder without the underscore.
+
+    `_server.classify` -> `server/test_classify.py`, `check._judge` -> `check/test_judge.py`,
+    `_cli` -> `test_cli.py`.
+    """
+    *folders, module = name.split(".")
+    return "/".join([*(folder.lstrip("_") for folder in folders), f"test_{module.lstrip('_')}.py"])
+
+
+def test_mirror_test_follows_the_source_tree() -> None:
+    assert mirror_test("_server.classify") == "server/test_classify.py"
+    assert mirror_test("check._judge") == "check/test_judge.py"
+    assert mirror_test("_cli") == "test_cli.py"
 
 
 def test_every_module_has_a_mirror_test() -> None:
@@ -157,3 +164,12 @@ def test_every_module_has_a_mirror_test() -> None:
         if not (tests / wanted).exists():
             missing.append(f"{name} -> tests/{wanted}")
     assert missing == []
+
+
+def test_every_test_folder_mirrors_a_source_folder() -> None:
+    # A folder of test modules (a package, for pytest's sake: two folders may hold files of one
+    # name) is named after the source folder it mirrors; helper folders hold no test modules.
+    tests = ROOT / "tests"
+    sources = {path.parent.relative_to(PACKAGE).as_posix().lstrip("_") for path in PACKAGE.rglob("__init__.py")}
+    folders = {path.parent.relative_to(tests).as_posix() for path in tests.glob("*/test_*.py")}
+    assert folders - sources - {"interop"} == set()

@@ -12,6 +12,8 @@ from typer.testing import CliRunner
 
 from mcp_errors._cli import app
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 COMMANDS = ["demo", "serve", "check", "proxy", "wrap"]
 
 

@@ -14,6 +14,8 @@ from mcp_errors._cli import app
 from mcp_errors._cli_params import parse_http_address
 from services import free_port, running_redis
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 
 @pytest.mark.parametrize(
     ("value", "address"),

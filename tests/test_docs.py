@@ -38,6 +38,8 @@ from mcp_errors.check import CheckOptions, check_server
 from mcp_errors.testing import reset_retry_budgets
 from services import free_port, listening, require_fastmcp_tasks
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 ROOT = Path(__file__).resolve().parent.parent
 _FENCE = re.compile(r"^```python(?P<flags>[^\n]*)\n(?P<code>.*?)^```\s*$", re.MULTILINE | re.DOTALL)
 

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 ROOT = Path(__file__).resolve().parent.parent
 HOSTS = ROOT / "docs" / "hosts.md"
 PLACEHOLDER = "/path/to/mcp-errors"

@@ -10,6 +10,8 @@ import pytest
 
 from mcp_errors._exit_status import describe_exit, last_lines, not_on_path, read_exit_status, with_exit_status
 
+pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the status is written by sh (POSIX)")
 @pytest.mark.parametrize("status", [0, 3, 127])

@@ -27,6 +27,8 @@ from mcp_errors._shared.failure_words import judge_failure, judge_success, strip
 from mcp_errors.check._judge import reads_as_failure
 from mcp_errors.proxy._classify import UpstreamClassifier, UpstreamFailure
 
+pytestmark = pytest.mark.slow  # seconds of CPU per test (`-m "not slow"` leaves it out)
+
 CORPUS = Path(__file__).parent / "corpus"
 FAILURES: list[dict[str, Any]] = tomllib.loads((CORPUS / "failures.toml").read_text(encoding="utf-8"))["failure"]
 SUCCESSES: list[dict[str, Any]] = tomllib.loads((CORPUS / "successes.toml").read_text(encoding="utf-8"))["success"]

@@ -26,6 +26,8 @@ from hypothesis import strategies as st
 import mcp_errors
 from mcp_errors.proxy import load_rules
 
+pytestmark = pytest.mark.slow  # seconds of CPU per test (`-m "not slow"` leaves it out)
+
 HOSTILE_CHARS = 30_000
 BOUND_SECONDS = 2.0
 

@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 
-pytestmark = pytest.mark.skipif(shutil.which("uv") is None, reason="needs uv on PATH")
+pytestmark = [pytest.mark.skipif(shutil.which("uv") is None, reason="needs uv on PATH"), pytest.mark.slow]
 
 
 def readme_server() -> str:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import types
 
+import pytest
+
 import mcp_errors
 
 
@@ -39,6 +41,7 @@ def test_all_lists_exactly_the_public_names() -> None:
     assert set(mcp_errors.__all__) == public_names()
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_importing_the_package_loads_no_name_and_no_sdk_until_one_is_used() -> None:
     code = (
         "import sys, mcp_errors; "
@@ -56,6 +59,7 @@ def test_the_version_is_the_installed_distributions() -> None:
     assert "__version__" not in mcp_errors.__all__  # as in stamina and httpx: an attribute, not an export
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_every_listed_name_imports_in_a_fresh_interpreter() -> None:
     names = ", ".join(mcp_errors.__all__)
     subprocess.run([sys.executable, "-c", f"from mcp_errors import {names}"], check=True)

@@ -24,11 +24,16 @@ import pytest
 
 from collection import TASK_TESTS
 
-pytestmark = pytest.mark.tasks_env
+pytestmark = [pytest.mark.tasks_env, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 # The files that hold `tasks` tests (`test_every_task_test_is_in_a_file_this_runner_runs` keeps it whole).
-FILES = ("tests/test_tasks.py", "tests/test_task_polling.py", "tests/test_docs.py", "tests/test_telemetry.py")
+FILES = (
+    "tests/server/test_tasks.py",
+    "tests/client/test_task_polling.py",
+    "tests/test_docs.py",
+    "tests/shared/test_telemetry.py",
+)
 
 
 @dataclass(frozen=True)

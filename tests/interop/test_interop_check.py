@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from interop.peers import INTEROP_DIR, NODE_MODULES
 from mcp_errors._cli import app
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
 ARGS_DIR = INTEROP_DIR / "check_args"
 FILESYSTEM = NODE_MODULES / "@modelcontextprotocol/server-filesystem/dist/index.js"

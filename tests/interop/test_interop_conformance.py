@@ -24,7 +24,7 @@ import pytest
 from interop.peers import CONFORMANCE, EMPTY_CALL, NodeRun
 from servers.contract_server import CASES, Case
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
 SPEC_VERSIONS = ("2025-11-25", "2026-07-28")
 

@@ -27,7 +27,7 @@ from mcp_types import CallToolResult
 from interop.peers import NODE_MODULES
 from interop.test_interop_rule_packs import uvx_server
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
 TIME = ("--from", "mcp-server-time==2026.10.19")
 GIT = ("--from", "mcp-server-git==2026.10.19")

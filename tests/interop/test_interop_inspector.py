@@ -16,7 +16,7 @@ from interop.peers import CONTRACT_SERVER, EMPTY_CALL, INSPECTOR, PLAIN_SERVER, 
 from servers.checks import assert_nothing_leaks, check_error, check_success
 from servers.contract_server import CASES, LEAKED_PATH, LEAKED_SECRET, Case
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
 TOOL_ERROR_EXIT = 5
 SERVER_CASES = [case for case in CASES if case.code != "UNKNOWN_TOOL"]

@@ -28,7 +28,7 @@ from interop.peers import CONTRACT_SERVER, EMPTY_CALL, INTEROP_DIR, RUN_TIMEOUT_
 from servers.checks import assert_nothing_leaks
 from servers.contract_server import CASES, LEAKED_PATH, LEAKED_SECRET, Case, build_server
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
 CLIENT_SCRIPT = INTEROP_DIR / "langchain_adapters_client.py"
 CALLS = [(case.tool, case.arguments) for case in CASES] + [EMPTY_CALL]

@@ -29,7 +29,7 @@ from mcp_errors.check import CheckOptions, check_server
 from servers.checks import assert_nothing_leaks, check_error, check_success
 from services import fastmcp_before_4_2
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
 PROXY = [sys.executable, "-m", "mcp_errors", "proxy"]
 RULES = Path(__file__).parents[2] / "docs" / "proxy-rules"

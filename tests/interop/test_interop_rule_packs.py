@@ -17,7 +17,7 @@ result, through `mcp.Client` (both connection modes where a second session is ch
   proxy setting.
 
 The database, the held lock, the read-only mount and the site are the corpus capture's
-(`tests/corpus/collect.py`), so the servers fail here as they did when their texts were
+(`tools/collect_corpus.py`), so the servers fail here as they did when their texts were
 collected.
 
 The first run downloads both servers (`uvx` from PyPI); later runs use uv's cache, and the
@@ -41,15 +41,15 @@ from typing import Any, TextIO
 
 import anyio
 import pytest
+from collect_corpus import HeldLock, Stub, closed_port, make_sqlite, readonly_mount
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_types import CallToolResult
 
-from corpus.collect import HeldLock, Stub, closed_port, make_sqlite, readonly_mount
 from interop.peers import unavailable
 from servers.checks import assert_nothing_leaks, check_error
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
 PACKS = Path(__file__).parents[2] / "docs" / "proxy-rules"
 SQLITE = ("--from", "mcp-server-sqlite==2025.4.25", "--with", "mcp<2")
@@ -96,7 +96,7 @@ async def proxied(upstream: Sequence[str], *options: str, mode: str, log: TextIO
         env.pop(name, None)  # mcp-server-fetch would send the local site's requests through a proxy
     params = StdioServerParameters(
         # No circuit breaker: these tests send one failure after another on purpose, and an
-        # open circuit would answer them itself (its own tests: tests/test_proxy_breaker.py).
+        # open circuit would answer them itself (its own tests: tests/proxy/test_breaker.py).
         command=sys.executable,
         args=["-m", "mcp_errors", "proxy", "--breaker-failures", "0", *options, "--", *upstream],
         env=env,

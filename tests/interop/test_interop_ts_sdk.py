@@ -18,7 +18,7 @@ from interop.peers import CONTRACT_SERVER, EMPTY_CALL, PLAIN_SERVER
 from servers.checks import assert_nothing_leaks, check_error, check_success
 from servers.contract_server import CASES, LEAKED_PATH, LEAKED_SECRET, Case, build_server
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
 CALLS = [(case.tool, case.arguments) for case in CASES] + [EMPTY_CALL]
 CLIENTS = [("v1", "legacy"), ("v2", "legacy"), ("v2", "auto")]

@@ -118,7 +118,7 @@ def _built_tool_result(
     bookkeeping (aliases, defaults, private attributes) cost a fastmcp error result about
     38,000 instructions, more than the rest of writing it (benchmarks/instructions.py). Every
     field is given here, so the model's state is set as `model_construct` sets it, directly
-    (`tests/test_fastmcp.py` holds the two equal).
+    (`tests/server/test_fastmcp.py` holds the two equal).
     """
     if not _TOOL_RESULT_IS_FOUR_FIELDS:  # a fastmcp whose ToolResult has more: its own way
         return ToolResult.model_construct(content=content, structured_content=structured, meta=meta, is_error=True)

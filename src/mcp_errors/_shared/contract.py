@@ -159,7 +159,7 @@ WRITTEN_CODES: Final = frozenset(
 """The codes mcp-errors writes by name (the server side, replay, the proxy and partial reports).
 
 With the codes of the vocabulary and of the signal tables they make `CONTRACT_CODES`
-(`_shared/signals.py`), which `tests/test_contract.py` derives from the source too.
+(`_shared/signals.py`), which `tests/shared/test_contract.py` derives from the source too.
 """
 MAX_RETRY_AFTER_SECONDS: Final = 86_400.0
 """The longest wait either side reads or writes (a day): a longer one is no retry an agent

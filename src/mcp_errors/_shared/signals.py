@@ -6,7 +6,7 @@ reader (`_client/outcome.py`'s `read_result`: a JSON-RPC error, a status in a fa
 the proxy (`proxy/_classify.py`'s chain, `proxy/_breaker.py`) and the checker (through the
 shared reading of words, `failure_words.py`). An entry is a `FailureKind` of the vocabulary:
 its code, its category (which says whether it is retryable: transient only) and its
-execution state. docs/wire-format.md has both tables; `tests/test_signals.py` feeds every
+execution state. docs/wire-format.md has both tables; `tests/shared/test_signals.py` feeds every
 entry through all four sides over the real SDKs.
 
 Where the entries come from, and why they read as they do:
