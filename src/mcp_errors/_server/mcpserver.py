@@ -108,14 +108,18 @@ class _MCPServerAdapter:
         try:
             result = await self._sdk_call_tool(name, arguments, context)
         except Exception as exc:
-            if is_protocol_signal(exc):
+            # The SDK's wrappers (what `call_tool` raises for nearly every failure) are no
+            # protocol signal: only an `MCPError` the tool let through may be one.
+            if type(exc) not in _CALL_TOOL_WRAPPERS and is_protocol_signal(exc):
                 raise
             error_id = new_error_id()
             result = error_result(self._failure(name, exc, error_id), error_id=error_id)
-        if self.empty_results and isinstance(result, CallToolResult) and not result.is_error:
-            empty = marked_empty(result.content, result.structured_content)
-            if empty is not None:
-                result = empty.model_copy(update={"meta": result.meta})
+        else:
+            # Only an answer with no content can be a bare empty one (`marked_empty`).
+            if self.empty_results and isinstance(result, CallToolResult) and not result.content and not result.is_error:
+                empty = marked_empty(result.content, result.structured_content)
+                if empty is not None:
+                    result = empty.model_copy(update={"meta": result.meta})
         if self.tool_failure_meta:
             _add_tool_failure_meta(result)
         if isinstance(result, CallToolResult):
@@ -124,6 +128,10 @@ class _MCPServerAdapter:
 
     def _failure(self, name: str, exc: Exception, error_id: str) -> FailureDetails:
         cause = exc.__cause__
+        if type(exc) is _SDKUnexpectedToolError and cause is not None:
+            # A crash of the tool (anything it raised but a ToolError): the commonest wrapper,
+            # looked at first; what the tool raised is the cause (see below).
+            return classify_failure(cause, error_id=error_id, tool_name=name)
         if isinstance(exc, _SDKToolError) and not isinstance(exc, _SDKUnexpectedToolError):
             if cause is None and self._find_tool(name) is None:
                 return unknown_tool(name, error_id=error_id)
