@@ -164,10 +164,14 @@ def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None
     """
     try:
         klass = type(exc)
-        if klass in _builtin_kinds and not _registry:
-            # A builtin exception (the unclassified and crash paths): what it is depends on
-            # its class alone, answered once per class (docs/performance.md).
-            return _logged(_builtin_kinds[klass], exc, error_id, tool_name)
+        if not _registry:
+            if klass in _builtin_kinds:
+                # A builtin exception (the unclassified and crash paths): what it is depends on
+                # its class alone, answered once per class (docs/performance.md).
+                return _logged(_builtin_kinds[klass], exc, error_id, tool_name)
+            if klass is _SDKToolError and exc.__cause__ is None:
+                # The SDK's own ToolError, raised by the tool: the path below ends here too.
+                return _logged(_uncategorised_tool_error(str(exc)), exc, error_id, tool_name)
         # The common case, looked at first: a tool raised our ToolError and MCPServer (or
         # fastmcp) wrapped it once; `_unwrap` would reach the same leaf through its loop.
         cause = exc.__cause__
