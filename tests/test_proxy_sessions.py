@@ -169,7 +169,12 @@ async def test_each_caller_of_the_http_front_reaches_the_upstream_with_its_own_h
     mode: str,
 ) -> None:
     callers = [ALICE, CAROL, BOB, DAVE, NOBODY]
-    async with upstream_on_one_port(tenants=True) as (url, restart), http_front(url) as proxy:
+    # In process, behind the front `--http` serves: the command's front is proved by the tenant-header test below.
+    async with (
+        upstream_on_one_port(tenants=True) as (url, restart),
+        served(url) as server,
+        http_served(server) as proxy,
+    ):
         with anyio.fail_after(STARTUP_SECONDS):
             before = [await whoami(proxy, headers, mode) for headers in callers]
             await restart()  # every kept session is gone: the next call of each caller opens one
