@@ -307,6 +307,27 @@ def test_a_registration_overrides_the_built_in_mapping() -> None:
     check_details(classify_failure(raised(TimeoutError), error_id=ERROR_ID), "business", None)  # type: ignore[arg-type]
 
 
+def test_a_registration_made_after_a_builtin_exception_was_classified_still_wins() -> None:
+    check_details(classify_failure(raised(TimeoutError), error_id=ERROR_ID), "transient", "UPSTREAM_TIMEOUT")
+    register_exception(
+        TimeoutError, lambda exc: BusinessRuleError("Report too large", description="Ask for a smaller range.")
+    )
+    check_details(classify_failure(raised(TimeoutError), error_id=ERROR_ID), "business", None)  # type: ignore[arg-type]
+
+
+def test_each_crash_of_a_builtin_exception_is_logged_with_its_own_error_id(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_errors")
+    for error_id in ("0000000000a1", "0000000000a2"):
+        check_details(classify_failure(raised(lambda: KeyError("x")), error_id=error_id), "business", "INTERNAL_ERROR")
+        check_details(classify_failure(raised(TimeoutError), error_id=error_id), "transient", "UPSTREAM_TIMEOUT")
+    assert [(record.levelno, record.error_id) for record in caplog.records] == [  # type: ignore[attr-defined]
+        (logging.ERROR, "0000000000a1"),
+        (logging.INFO, "0000000000a1"),
+        (logging.ERROR, "0000000000a2"),
+        (logging.INFO, "0000000000a2"),
+    ]
+
+
 def test_a_broken_handler_degrades_to_an_internal_error(caplog: pytest.LogCaptureFixture) -> None:
     def broken(exc: BaseException) -> ToolError:
         raise KeyError("oops")

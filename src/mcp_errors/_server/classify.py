@@ -165,6 +165,15 @@ def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None
         The classified failure, sanitised. Failures of the same kind share one instance.
     """
     try:
+        klass = type(exc)
+        if not _registry:
+            if klass in _builtin_kinds:
+                # A builtin exception (the unclassified and crash paths): what it is depends on
+                # its class alone, answered once per class (docs/performance.md).
+                return _logged(_builtin_kinds[klass], exc, error_id, tool_name)
+            if klass is _SDKToolError and exc.__cause__ is None:
+                # The SDK's own ToolError, raised by the tool: the path below ends here too.
+                return _logged(_uncategorised_tool_error(str(exc)), exc, error_id, tool_name)
         # The common case, looked at first: a tool raised our ToolError and MCPServer (or
         # fastmcp) wrapped it once; `_unwrap` would reach the same leaf through its loop.
         cause = exc.__cause__
@@ -195,28 +204,11 @@ def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None
             details = _kind_of(leaf)
             if details is None and _is_plain_tool_error(leaf):
                 details = _uncategorised_tool_error(str(leaf))
-        if details is None:
-            if logger.isEnabledFor(logging.ERROR):  # the arguments cost more than the call
-                logger.error(
-                    "tool %r raised an unclassified exception, errorId %s",
-                    tool_name,
-                    error_id,
-                    exc_info=(type(leaf), leaf, leaf.__traceback__),
-                    extra=log_fields(tool_name, error_id, ErrorCategory.BUSINESS),
-                )
-            return _INTERNAL_ERROR
-        # Checked first so that a server with INFO off does not build the record's arguments.
-        if logger.isEnabledFor(logging.INFO):
-            # No brackets or `name=value` in the line: MCPServer's RichHandler highlights them, which
-            # made this line dearer than the SDK's own per failure (benchmarks/overhead.py).
-            logger.info(
-                "tool %r failed: %s, errorId %s",
-                tool_name,
-                f"{details.category.value} {details.code}" if details.code else details.category.value,
-                error_id,
-                extra=log_fields(tool_name, error_id, details.category),
-            )
-        return details
+            if leaf is exc and klass.__module__ == "builtins" and not _registry:
+                # Nothing of a builtin exception but its class decides what it is (a group's
+                # members do, and groups are never builtin leaves here: `_unwrap` opens them).
+                _remember_builtin_kind(klass, details)
+        return _logged(details, leaf, error_id, tool_name)
     except Exception:
         # An exception the classifier cannot read (a broken `response` property, a header
         # it cannot parse) is still a failure to report: never the raw text, which the SDK
@@ -228,6 +220,45 @@ def classify_failure(exc: BaseException, *, error_id: str, tool_name: str | None
             extra=log_fields(tool_name, error_id, ErrorCategory.BUSINESS),
         )
         return _INTERNAL_ERROR
+
+
+def _logged(
+    details: FailureDetails | None, leaf: BaseException, error_id: str, tool_name: str | None
+) -> FailureDetails:
+    """`details` (an unclassified failure when `None`), logged with its `errorId`."""
+    if details is None:
+        if logger.isEnabledFor(logging.ERROR):  # the arguments cost more than the call
+            logger.error(
+                "tool %r raised an unclassified exception, errorId %s",
+                tool_name,
+                error_id,
+                exc_info=(type(leaf), leaf, leaf.__traceback__),
+                extra=log_fields(tool_name, error_id, ErrorCategory.BUSINESS),
+            )
+        return _INTERNAL_ERROR
+    # Checked first so that a server with INFO off does not build the record's arguments.
+    if logger.isEnabledFor(logging.INFO):
+        # No brackets or `name=value` in the line: MCPServer's RichHandler highlights them, which
+        # made this line dearer than the SDK's own per failure (benchmarks/overhead.py).
+        logger.info(
+            "tool %r failed: %s, errorId %s",
+            tool_name,
+            f"{details.category.value} {details.code}" if details.code else details.category.value,
+            error_id,
+            extra=log_fields(tool_name, error_id, details.category),
+        )
+    return details
+
+
+_builtin_kinds: Final[dict[type[BaseException], FailureDetails | None]] = {}
+"""What each builtin exception class seen so far is (`None`: unclassified), read before anything else.
+
+Bounded: only classes whose module is `builtins` enter, never a user's class."""
+
+
+def _remember_builtin_kind(klass: type[BaseException], details: FailureDetails | None) -> None:
+    if not issubclass(klass, BaseExceptionGroup):
+        _builtin_kinds[klass] = details
 
 
 def _unwrap(exc: BaseException) -> BaseException:
