@@ -48,7 +48,7 @@ from mcp_errors.proxy._hosts import (
     recognised_pack,
     wrapped_target,
 )
-from mcp_errors.proxy._middleware import _unavailable as unavailable_failure
+from mcp_errors.proxy._middleware import unavailable_failure
 from mcp_errors.proxy._rules import Rules, RulesError, load_rules
 from mcp_errors.proxy._server import (
     ProxySettings,
