@@ -54,7 +54,6 @@ from fastmcp.tools import ToolResult
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, TextContent
 
-from mcp_errors._client.outcome import is_call_failure
 from mcp_errors._server.classify import new_error_id
 from mcp_errors._server.fastmcp import error_tool_result
 from mcp_errors._shared.causes import causes
@@ -243,6 +242,8 @@ def _words_of(result: ToolResult) -> str:
 
 def _answered(exc: BaseException) -> bool | None:
     """`False` for a failure to reach or hear from the upstream, `True` for its JSON-RPC error, else `None`."""
+    from mcp_errors._client.outcome import is_call_failure  # on first use: start-up without the client side
+
     found: MCPError | None = None
     for cause in causes(exc):
         if isinstance(cause, UpstreamUnavailableError):

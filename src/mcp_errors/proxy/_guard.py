@@ -37,7 +37,6 @@ from fastmcp.server.middleware import CallNext, MiddlewareContext
 from fastmcp.tools import ToolResult
 from mcp_types import CallToolRequestParams, CallToolResult
 
-from mcp_errors._client.outcome import read_result
 from mcp_errors._server.classify import new_error_id
 from mcp_errors._server.fastmcp import error_tool_result
 from mcp_errors._server.replay import fingerprint
@@ -211,6 +210,8 @@ def _final_failure(result: ToolResult) -> FailureDetails | None:
         return None
     if envelope.get("isRetryable") is not False:
         return None
+    from mcp_errors._client.outcome import read_result  # on first use: start-up without the client side
+
     outcome = read_result(CallToolResult(content=result.content, structured_content=envelope, is_error=True))
     if outcome.category is None:
         return None

@@ -43,7 +43,6 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_errors._client.outcome import is_call_failure, read_result
 from mcp_errors._server.arguments import unknown_tool
 from mcp_errors._server.classify import classify_failure, classify_known, log_fields, new_error_id
 from mcp_errors._server.fastmcp import error_tool_result, forget_raw_text, sanitized_contract_result, widen_tools
@@ -399,6 +398,8 @@ def _find(exc: BaseException, kind: type[_E]) -> _E | None:
 
 def _from_causes(exc: BaseException) -> FailureDetails | None:
     """A failure to reach or hear from the upstream: as a client reads it, else by its type."""
+    from mcp_errors._client.outcome import is_call_failure  # on first use: start-up without the client side
+
     transport = next((cause for cause in causes(exc) if is_call_failure(cause)), None)
     details = _from_transport(transport) if transport is not None else None
     if details is not None:
@@ -409,6 +410,8 @@ def _from_causes(exc: BaseException) -> FailureDetails | None:
 
 def _from_transport(exc: BaseException) -> FailureDetails | None:
     """A failure to reach an HTTP upstream, read as a client reads it (`read_result`)."""
+    from mcp_errors._client.outcome import read_result
+
     outcome = read_result(exc)
     if outcome.category is None:
         return None
