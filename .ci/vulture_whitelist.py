@@ -18,6 +18,8 @@ _.__signature__  # read by inspect.signature in Docket and fastmcp (_server/task
 _.row_factory  # read by sqlite3 when it builds rows (demo/_db.py)
 _.metavar  # read by click when it prints help (_cli.py)
 _.on_request  # fastmcp Middleware hook, called by fastmcp (proxy/_gateway.py)
+_.receive  # anyio ByteReceiveStream method, read by the SDK's stdio client (proxy/_child.py's adopted pipe)
+_.returncode  # the process's exit status, read by the SDK's stdio client on close (proxy/_child.py)
 _.claims  # MCP SDK client extension hook, called by the SDK (_client/task_polling.py)
 _.identifier  # MCP SDK client extension id, read by the SDK (_client/task_polling.py)
 _.name_param  # MCP SDK request class var, mirrored into the Mcp-Name header (_client/task_polling.py)

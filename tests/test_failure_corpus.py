@@ -204,8 +204,8 @@ def test_left_one_source_out_most_texts_are_still_recognised_and_none_is_called_
     # Figures of docs/failure-words.md (issue 32): each source judged by a vocabulary and a word
     # model built without it. The floor is what was measured, so that it only goes up.
     figures, _ = EVALUATION.leave_one_source_out(FAILURES)
-    assert figures.category >= 0.90, figures.misses  # 90.1% on 629 texts
-    assert figures.recognised >= 0.96  # 97.0%
+    assert figures.category >= 0.90, figures.misses  # 90.3% on 629 texts
+    assert figures.recognised >= 0.96  # 96.2%
     assert figures.wrong_retryable == []
 
 

@@ -106,7 +106,9 @@ _CATEGORIES: Final = (
 
 # Words every kind of failure says ("the request failed", "an error occurred"): they tell a
 # failure from a success, not one category from another, so the model never reads them.
-_SAID_BY_EVERY_FAILURE: Final = frozenset({"error", "errors", "failed", "failure", "fails", "fail", "occurred"})
+_SAID_BY_EVERY_FAILURE: Final = frozenset(
+    {"error", "errors", "failed", "failure", "fails", "fail", "occurred", "executing", "calling", "tool"}
+)
 
 
 def features(words: Sequence[str]) -> list[str]:
@@ -114,7 +116,7 @@ def features(words: Sequence[str]) -> list[str]:
     kept = [
         word
         for word in words
-        if len(word) >= 2 and (not word[0].isdigit() or len(word) == 3) and word not in _SAID_BY_EVERY_FAILURE
+        if len(word) >= 3 and (not word[0].isdigit() or len(word) == 3) and word not in _SAID_BY_EVERY_FAILURE
     ]
     signal = [SIGNAL_FEATURE] if has_transient_signal(words) else []
     return kept + [f"{first} {second}" for first, second in itertools.pairwise(kept)] + signal

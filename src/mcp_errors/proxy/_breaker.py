@@ -22,9 +22,9 @@ There is one circuit for the upstream and one per tool. A failure to reach or he
 upstream (it is not running, the connection was refused or lost, it died mid-call) counts
 for the upstream's circuit: every tool shares it. A transient failure the upstream answered
 (a tool timed out on its own backend, a rate limit) counts for that tool's circuit only, and
-shows the upstream itself is there. Which of the two a failure was is seen by `AnswerProbe`,
-a small middleware inside the contract middleware, where the upstream's exceptions are
-still exceptions; the breaker reads the contract results outside it.
+shows the upstream itself is there. Which of the two a failure was is noted (`Answer`) inside
+the contract, where the upstream's exceptions are still exceptions; the breaker reads the
+contract results outside it.
 
 What counts: a transient failure the proxy *knows* to be one: a failure to reach the
 upstream, a code, status or category the upstream declared, a rules file's verdict. A
@@ -41,7 +41,6 @@ down (`_server.py`).
 
 from __future__ import annotations
 
-import contextvars
 import json
 import logging
 import math
@@ -51,12 +50,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from fastmcp.server.middleware import CallNext, MiddlewareContext
 from fastmcp.tools import ToolResult
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolRequestParams, TextContent
+from mcp_types import TextContent
 
-from mcp_errors._client.outcome import is_call_failure
 from mcp_errors._server.classify import new_error_id
 from mcp_errors._server.fastmcp import error_tool_result
 from mcp_errors._shared.advice import resend_after
@@ -68,9 +65,9 @@ from mcp_errors._shared.signals import JSONRPC_CODES
 from mcp_errors._shared.telemetry import BreakerScope, ProxyDecision, annotate_tool_result, record_proxy_decision
 from mcp_errors._shared.waits import capped_wait
 from mcp_errors.proxy._child import UpstreamUnavailableError
-from mcp_errors.proxy._sessions import ToolCallMiddleware, current_front_session, new_slot
+from mcp_errors.proxy._sessions import FrontSession, new_slot
 
-__all__ = ["AnswerProbe", "BreakerMiddleware", "BreakerSettings", "Circuit"]
+__all__ = ["Admitted", "Answer", "Breaker", "BreakerSettings", "Circuit"]
 
 logger = logging.getLogger("mcp_errors.proxy")
 
@@ -206,8 +203,13 @@ _MAX_TOOL_CIRCUITS: Final = 1024
 
 
 @dataclass
-class _Answer:
-    """What the upstream answered one call: set by `AnswerProbe`, read by the breaker."""
+class Answer:
+    """What the upstream answered one call, noted where its exceptions are still exceptions.
+
+    The proxy's tools/call middleware (`_calls.py`) notes it inside the contract, which turns
+    the upstream's exceptions into results (and may read a success as a disguised failure);
+    the breaker reads it with the contract's result.
+    """
 
     answered: bool | None = None
     """`True` it answered, `False` it could not be reached or heard from, `None` nothing known."""
@@ -216,38 +218,21 @@ class _Answer:
     said: str = ""
     """The words of its failed answer (capped), for whom they name."""
 
+    def heard(self, result: ToolResult) -> None:
+        """The upstream answered `result`."""
+        self.answered = True
+        self.succeeded = not result.is_error
+        if result.is_error:
+            self.said = _words_of(result)
 
-_answer: contextvars.ContextVar[_Answer | None] = contextvars.ContextVar("mcp_errors_proxy_answer", default=None)
+    def failed(self, exc: BaseException) -> None:
+        """The call raised `exc`: a failure to reach the upstream, its JSON-RPC error, or neither."""
+        self.answered = _answered(exc)
+        rpc = next((cause for cause in causes(exc) if isinstance(cause, MCPError)), None)
+        self.said = rpc.error.message[:_MAX_SAID_CHARS] if rpc is not None else ""
+
+
 _MAX_SAID_CHARS: Final = 4096
-
-
-class AnswerProbe(ToolCallMiddleware):
-    """Notes, for the breaker, whether and how the upstream answered the call.
-
-    Sits inside the contract middleware, which turns the upstream's exceptions into results
-    (and may read a success as a disguised failure).
-    """
-
-    async def on_call_tool(
-        self,
-        context: MiddlewareContext[CallToolRequestParams],
-        call_next: CallNext[CallToolRequestParams, ToolResult],
-    ) -> ToolResult:
-        answer = _answer.get()
-        try:
-            result = await call_next(context)
-        except Exception as exc:
-            if answer is not None:
-                answer.answered = _answered(exc)
-                rpc = next((cause for cause in causes(exc) if isinstance(cause, MCPError)), None)
-                answer.said = rpc.error.message[:_MAX_SAID_CHARS] if rpc is not None else ""
-            raise
-        if answer is not None:
-            answer.answered = True
-            answer.succeeded = not result.is_error
-            if result.is_error:
-                answer.said = _words_of(result)
-        return result
 
 
 def _words_of(result: ToolResult) -> str:
@@ -259,6 +244,8 @@ def _words_of(result: ToolResult) -> str:
 
 def _answered(exc: BaseException) -> bool | None:
     """`False` for a failure to reach or hear from the upstream, `True` for its JSON-RPC error, else `None`."""
+    from mcp_errors._client.outcome import is_call_failure  # on first use: start-up without the client side
+
     found: MCPError | None = None
     for cause in causes(exc):
         if isinstance(cause, UpstreamUnavailableError):
@@ -274,24 +261,28 @@ def _answered(exc: BaseException) -> bool | None:
 
 
 @dataclass
-class _Admitted:
-    """The circuits one call passed, and which of them it probes (by ticket)."""
+class Admitted:
+    """A call the breaker let through: the circuits it probes (by ticket), its caller's circuits, its answer."""
 
+    mine: OrderedDict[str, Circuit]
     probes: list[tuple[Circuit, int]] = field(default_factory=list)
+    answer: Answer = field(default_factory=Answer)
 
     def ticket(self, circuit: Circuit | None) -> int | None:
         return next((ticket for probed, ticket in self.probes if probed is circuit), None)
 
     def release(self) -> None:
+        """Give back its probes: the call was not sent, or its end tells nothing of the upstream."""
         for circuit, ticket in self.probes:
             circuit.release(ticket)
 
 
-class BreakerMiddleware(ToolCallMiddleware):
+class Breaker:
     """Answers calls at once while a circuit is open: one for the upstream, one per tool, one per caller and tool.
 
-    Outside the contract middleware (and its resends, `--retry`): it reads contract results,
-    and a call's resends count as one answer.
+    A step of the proxy's tools/call middleware (`_calls.py`), outside the contract (and its
+    resends, `--retry`): `admit` before the call, `record` with its contract result, so a
+    call's resends count as one answer; `Admitted.release` when it ends otherwise.
 
     Args:
         settings: The thresholds.
@@ -303,15 +294,11 @@ class BreakerMiddleware(ToolCallMiddleware):
         self._tools: OrderedDict[str, Circuit] = OrderedDict()
         self._slot = new_slot()  # each front session's own circuits, by tool
 
-    async def on_call_tool(
-        self,
-        context: MiddlewareContext[CallToolRequestParams],
-        call_next: CallNext[CallToolRequestParams, ToolResult],
-    ) -> ToolResult:
-        name = context.message.name
+    def admit(self, name: str, front: FrontSession) -> ToolResult | Admitted:
+        """The proxy's answer while a circuit of the call is open, else the call let through."""
         now = time.monotonic()
-        mine: OrderedDict[str, Circuit] = current_front_session().state.setdefault(self._slot, OrderedDict())
-        admitted = _Admitted()
+        mine: OrderedDict[str, Circuit] = front.state.setdefault(self._slot, OrderedDict())
+        admitted = Admitted(mine)
         circuits: tuple[tuple[BreakerScope, Circuit | None], ...] = (
             ("upstream", self.upstream),
             ("tool", self._tools.get(name)),
@@ -326,22 +313,11 @@ class BreakerMiddleware(ToolCallMiddleware):
                 return self._refuse(name, scope, wait)
             if probe:
                 admitted.probes.append((circuit, circuit.probe_ticket))
-        answer = _Answer()
-        token = _answer.set(answer)
-        try:
-            result = await call_next(context)
-        except BaseException:
-            # Cancelled or failed inside the proxy: it tells nothing of the upstream.
-            admitted.release()
-            raise
-        finally:
-            _answer.reset(token)
-        self._record(name, result, answer, admitted, mine)
-        return result
+        return admitted
 
-    def _record(
-        self, name: str, result: ToolResult, answer: _Answer, admitted: _Admitted, mine: OrderedDict[str, Circuit]
-    ) -> None:
+    def record(self, name: str, result: ToolResult, admitted: Admitted) -> None:
+        """Take in the contract result of a call `admit` let through."""
+        answer, mine = admitted.answer, admitted.mine
         now = time.monotonic()
         envelope = result.structured_content if result.is_error else None
         transient = isinstance(envelope, Mapping) and envelope.get("errorCategory") == ErrorCategory.TRANSIENT.value
@@ -370,7 +346,7 @@ class BreakerMiddleware(ToolCallMiddleware):
         circuits: OrderedDict[str, Circuit],
         name: str,
         verdict: Verdict,
-        admitted: _Admitted,
+        admitted: Admitted,
         now: float,
         retry_after: float | None,
         *,

@@ -41,7 +41,7 @@ from mcp_errors._shared.envelope import FailureDetails
 from mcp_errors.proxy._child import ChildProcess
 from mcp_errors.proxy._gateway_config import ServerEntry, read_server_entries
 from mcp_errors.proxy._hosts import HostConfigError
-from mcp_errors.proxy._middleware import _unavailable as unavailable_failure
+from mcp_errors.proxy._middleware import unavailable_failure
 from mcp_errors.proxy._rules import Rules, RulesError, load_rules
 from mcp_errors.proxy._server import (
     ProxySettings,

@@ -37,7 +37,6 @@ from fastmcp.server.middleware import CallNext, MiddlewareContext
 from fastmcp.tools import ToolResult
 from mcp_types import CallToolRequestParams, CallToolResult
 
-from mcp_errors._client.outcome import read_result
 from mcp_errors._server.classify import new_error_id
 from mcp_errors._server.fastmcp import error_tool_result
 from mcp_errors._server.replay import fingerprint
@@ -45,9 +44,9 @@ from mcp_errors._shared.advice import seconds_in_words
 from mcp_errors._shared.contract import CONTRACT_FIELDS, ExecutionState, is_error_envelope
 from mcp_errors._shared.envelope import CATEGORY_INFERRED, FailureDetails
 from mcp_errors._shared.telemetry import annotate_tool_result, record_proxy_decision
-from mcp_errors.proxy._sessions import ToolCallMiddleware, current_front_session, new_slot
+from mcp_errors.proxy._sessions import FrontSession, ToolCallMiddleware, current_front_session, new_slot
 
-__all__ = ["REPEAT_OF_META", "RepeatGuardMiddleware"]
+__all__ = ["REPEAT_OF_META", "Guarded", "RepeatGuard", "RepeatGuardMiddleware"]
 
 logger = logging.getLogger("mcp_errors.proxy")
 
@@ -65,8 +64,20 @@ class _Failed:
     at: float
 
 
-class RepeatGuardMiddleware(ToolCallMiddleware):
+@dataclass(frozen=True)
+class Guarded:
+    """A call the guard let through: what to remember of it once it is answered."""
+
+    call: tuple[str, str, str]
+    failed: OrderedDict[tuple[str, str, str], _Failed]
+    now: float
+
+
+class RepeatGuard:
     """Answers the identical resend of a call that failed with a non-retryable verdict, within `window` seconds.
+
+    A step of the proxy's tools/call middleware (`_calls.py`): `before` a call answers its
+    repeat or lets it through, `after` remembers how it ended.
 
     Args:
         window: Seconds after a failure during which its identical resend is answered by the proxy.
@@ -80,33 +91,33 @@ class RepeatGuardMiddleware(ToolCallMiddleware):
         self._clock = clock
         self._slot = new_slot()
 
-    async def on_call_tool(
-        self,
-        context: MiddlewareContext[CallToolRequestParams],
-        call_next: CallNext[CallToolRequestParams, ToolResult],
-    ) -> ToolResult:
+    def before(self, context: MiddlewareContext[CallToolRequestParams], front: FrontSession) -> ToolResult | Guarded:
+        """The proxy's answer to a repeat of a call that failed for good, else the call let through."""
         name = context.message.name
         call = (name, fingerprint(context.message.arguments or {}), _meta_identity(_request_meta(context)))
-        failed: OrderedDict[tuple[str, str, str], _Failed] = current_front_session().state.setdefault(
-            self._slot, OrderedDict()
-        )
+        failed: OrderedDict[tuple[str, str, str], _Failed] = front.state.setdefault(self._slot, OrderedDict())
         now = self._clock()
         first = failed.get(call)
         if first is not None and now - first.at <= self.window:
             return self._repeat(name, first, now - first.at)
-        result = await call_next(context)
+        return Guarded(call, failed, now)
+
+    async def after(
+        self, context: MiddlewareContext[CallToolRequestParams], guarded: Guarded, result: ToolResult
+    ) -> None:
+        """Remember `result` if it failed for good; forget the session's failures after a write that worked."""
+        call, failed, now = guarded.call, guarded.failed, guarded.now
         details = _final_failure(result)
         if details is None:
             failed.pop(call, None)
-            if failed and not result.is_error and not await _is_read_only(context, name):
+            if failed and not result.is_error and not await _is_read_only(context, call[0]):
                 # It may have changed what the remembered failures were about: each is worth a try.
                 failed.clear()
-            return result
+            return
         failed[call] = _Failed(details, _error_id(result), self._clock())
         failed.move_to_end(call)
         while len(failed) > _MAX_FAILED or (failed and now - next(iter(failed.values())).at > self.window):
             failed.popitem(last=False)
-        return result
 
     def _repeat(self, name: str, first: _Failed, ago: float) -> ToolResult:
         details = first.details
@@ -131,6 +142,30 @@ class RepeatGuardMiddleware(ToolCallMiddleware):
         meta = {REPEAT_OF_META: {"errorId": first.error_id, "secondsAgo": round(ago, 1)}}
         result = error_tool_result(details=repeat, error_id=error_id, meta=meta)
         annotate_tool_result(name, result)
+        return result
+
+
+class RepeatGuardMiddleware(ToolCallMiddleware):
+    """The repeat guard on its own, as a middleware placed anywhere in a fastmcp server's chain.
+
+    Args:
+        window: Seconds after a failure during which its identical resend is answered by the proxy.
+        clock: Monotonic seconds (tests pass a fake).
+    """
+
+    def __init__(self, window: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.guard = RepeatGuard(window, clock=clock)
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[CallToolRequestParams],
+        call_next: CallNext[CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        guarded = self.guard.before(context, current_front_session())
+        if isinstance(guarded, ToolResult):
+            return guarded
+        result = await call_next(context)
+        await self.guard.after(context, guarded, result)
         return result
 
 
@@ -175,6 +210,8 @@ def _final_failure(result: ToolResult) -> FailureDetails | None:
         return None
     if envelope.get("isRetryable") is not False:
         return None
+    from mcp_errors._client.outcome import read_result  # on first use: start-up without the client side
+
     outcome = read_result(CallToolResult(content=result.content, structured_content=envelope, is_error=True))
     if outcome.category is None:
         return None

@@ -1,6 +1,6 @@
-"""The contract in front of a proxied server: a fastmcp middleware on the proxy's tools.
+"""The contract in front of a proxied server: a step of the proxy's tools/call middleware (`_calls.py`).
 
-Through fastmcp's proxy, an upstream failure reaches `on_call_tool` in one of two shapes:
+Through fastmcp's proxy, an upstream failure reaches the contract in one of two shapes:
 a *returned* `ToolResult(is_error=True)` (what most servers send), or a *raised* error whose
 cause is the upstream's `MCPError` (a JSON-RPC error) or a transport failure. Both are
 classified by `proxy/_classify.py` and written with the fastmcp adapter's `error_tool_result`; everything
@@ -8,12 +8,14 @@ else passes unchanged,
 except a success with no content at all, which gets a text saying the tool ran and found
 nothing. tools/list gets outputSchemas that also admit the error envelope.
 
-`ModernFrontMiddleware`, outermost, keeps the codes 2026-07-28 retired off that revision's
+`modern_front_answer`, the outermost step, keeps the codes 2026-07-28 retired off that revision's
 fronts: the upstream is always reached in the 2025-11-25 era, so it may answer -32042 (URL
 elicitation required) or -32002 (resource not found), which a 2026-07-28 implementation
 must not emit. There they become what that revision defines: an `InputRequiredResult` whose
 `inputRequests` carry the same URL-mode elicitations, and -32602 (Invalid Params) with the
 same message and data. A 2025-11-25 front gets them unchanged.
+
+The proxy's own refusals of a call it did not send (`unavailable_failure`) are written here too.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 import fastmcp.exceptions
-from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.server.middleware import CallNext, MiddlewareContext
 from fastmcp.tools import Tool, ToolResult
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
@@ -41,7 +43,6 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_errors._client.outcome import is_call_failure, read_result
 from mcp_errors._server.arguments import unknown_tool
 from mcp_errors._server.classify import classify_failure, classify_known, log_fields, new_error_id
 from mcp_errors._server.fastmcp import error_tool_result, forget_raw_text, sanitized_contract_result, widen_tools
@@ -64,15 +65,19 @@ from mcp_errors.proxy._guard import REPEAT_OF_META
 from mcp_errors.proxy._restarts import RESTARTED_META
 from mcp_errors.proxy._sessions import UpstreamBusyError
 
-__all__ = ["ContractMiddleware", "ModernFrontMiddleware", "returns_resource_text"]
+__all__ = ["Contract", "modern_front_answer", "returns_resource_text", "unavailable_failure"]
 
 logger = logging.getLogger("mcp_errors.proxy")
 failure_log = logging.getLogger("mcp_errors.proxy.failures")
 """One line per rewritten failure, with the upstream's own words (`--no-failure-log` quiets it alone)."""
 
 
-class ContractMiddleware(Middleware):
+class Contract:
     """Rewrite the proxied server's tool failures into the contract, and widen its schemas.
+
+    A step of the proxy's tools/call middleware (`_calls.py`), the innermost: `result` and
+    `exception` turn what the upstream answered into the contract, with its telemetry;
+    `on_list_tools` widens the listed outputSchemas.
 
     Args:
         classifier: The classification chain (built-in rules and the user's).
@@ -106,26 +111,27 @@ class ContractMiddleware(Middleware):
             frozenset(rule.code for rule in classifier.rules.rules if rule.code) if classifier.rules else ()
         )
 
-    async def on_call_tool(
-        self,
-        context: MiddlewareContext[CallToolRequestParams],
-        call_next: CallNext[CallToolRequestParams, ToolResult],
-    ) -> ToolResult:
-        result = await self._contract_result(context, call_next)
+    async def result(self, context: MiddlewareContext[CallToolRequestParams], answered: ToolResult) -> ToolResult:
+        """What the upstream answered, in the contract, its telemetry recorded."""
+        result = await self._contract_result(context, _without_proxy_meta(answered))
         annotate_tool_result(context.message.name, result, upstream_codes=self._rule_codes)
         return result
 
+    async def exception(self, context: MiddlewareContext[CallToolRequestParams], exc: Exception) -> ToolResult:
+        """The call's exception as a contract result, its telemetry recorded.
+
+        Raises:
+            MCPError: The upstream's JSON-RPC error that asks something of the client (a URL
+                elicitation, a missing capability), which a client acts on only as an error.
+        """
+        written = await self._from_exception(context, exc)
+        forget_raw_text(exc, written)  # fastmcp's span records `exc` when the request ends
+        annotate_tool_result(context.message.name, written, upstream_codes=self._rule_codes)
+        return written
+
     async def _contract_result(
-        self,
-        context: MiddlewareContext[CallToolRequestParams],
-        call_next: CallNext[CallToolRequestParams, ToolResult],
+        self, context: MiddlewareContext[CallToolRequestParams], result: ToolResult
     ) -> ToolResult:
-        try:
-            result = _without_proxy_meta(await call_next(context))
-        except Exception as exc:
-            written = await self._from_exception(context, exc)
-            forget_raw_text(exc, written)  # fastmcp's span records `exc` when the request ends
-            return written
         if result.is_error:
             return await self._from_error_result(context, result)
         self.learn_roots(context.message.name, result.content)
@@ -231,7 +237,7 @@ class ContractMiddleware(Middleware):
         unavailable = _find(exc, UpstreamUnavailableError)
         busy = _find(exc, UpstreamBusyError)
         if unavailable is not None:
-            details = _unavailable(str(unavailable), unavailable.retry_after)
+            details = unavailable_failure(str(unavailable), unavailable.retry_after)
         elif busy is not None:
             details = _busy(busy.retry_after)
         elif isinstance(exc, fastmcp.exceptions.NotFoundError):
@@ -315,8 +321,8 @@ class ContractMiddleware(Middleware):
         return list(self._tools)
 
 
-class ModernFrontMiddleware(Middleware):
-    """On a 2026-07-28 front, the retired codes an upstream of 2025-11-25 answers become what that revision defines.
+def modern_front_answer(context: MiddlewareContext[Any], exc: Exception) -> ToolResult | None:
+    """On a 2026-07-28 front, the retired code an upstream of 2025-11-25 answered, as what that revision defines.
 
     - -32042 (URL elicitation required) on tools/call: an `InputRequiredResult` whose
       `inputRequests` are the same URL-mode elicitations (the client shows the URLs and calls
@@ -325,24 +331,23 @@ class ModernFrontMiddleware(Middleware):
     - -32002 (resource not found) on resources/read: -32602 (Invalid Params), the same
       message and data.
 
-    The outermost of the proxy's middlewares, so that inner ones (the idempotency replay
-    releasing a key, the breaker) still see the upstream's own error.
-    """
+    The outermost of the proxy's steps, so that inner ones (the idempotency replay releasing
+    a key, the breaker) still see the upstream's own error.
 
-    async def __call__(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
-        if context.method not in ("tools/call", "resources/read"):
-            return await call_next(context)
-        try:
-            return await call_next(context)
-        except Exception as exc:
-            rpc = _find(exc, MCPError)
-            if rpc is None or not _front_is_modern(context):
-                raise
-            if context.method == "resources/read" and rpc.code == RETIRED_RESOURCE_NOT_FOUND:
-                raise MCPError(INVALID_PARAMS, rpc.error.message, rpc.error.data) from None
-            if context.method == "tools/call" and rpc.code == URL_ELICITATION_REQUIRED:
-                return _url_elicitations(rpc, context.message.name)
-            raise
+    Returns:
+        The result to answer instead, or `None`: `exc` goes out as it is.
+
+    Raises:
+        MCPError: -32602 for the upstream's -32002 on resources/read.
+    """
+    rpc = _find(exc, MCPError)
+    if rpc is None or not _front_is_modern(context):
+        return None
+    if context.method == "resources/read" and rpc.code == RETIRED_RESOURCE_NOT_FOUND:
+        raise MCPError(INVALID_PARAMS, rpc.error.message, rpc.error.data) from None
+    if context.method == "tools/call" and rpc.code == URL_ELICITATION_REQUIRED:
+        return _url_elicitations(rpc, context.message.name)
+    return None
 
 
 def _front_is_modern(context: MiddlewareContext[Any]) -> bool:
@@ -393,6 +398,8 @@ def _find(exc: BaseException, kind: type[_E]) -> _E | None:
 
 def _from_causes(exc: BaseException) -> FailureDetails | None:
     """A failure to reach or hear from the upstream: as a client reads it, else by its type."""
+    from mcp_errors._client.outcome import is_call_failure  # on first use: start-up without the client side
+
     transport = next((cause for cause in causes(exc) if is_call_failure(cause)), None)
     details = _from_transport(transport) if transport is not None else None
     if details is not None:
@@ -403,6 +410,8 @@ def _from_causes(exc: BaseException) -> FailureDetails | None:
 
 def _from_transport(exc: BaseException) -> FailureDetails | None:
     """A failure to reach an HTTP upstream, read as a client reads it (`read_result`)."""
+    from mcp_errors._client.outcome import read_result
+
     outcome = read_result(exc)
     if outcome.category is None:
         return None
@@ -418,7 +427,16 @@ def _from_transport(exc: BaseException) -> FailureDetails | None:
     )
 
 
-def _unavailable(reason: str, retry_after: float | None) -> FailureDetails:
+def unavailable_failure(reason: str, retry_after: float | None) -> FailureDetails:
+    """The proxy's answer to a call it did not send because the server is not running.
+
+    Args:
+        reason: Why, as a sentence (how the server ended, that it is being started again).
+        retry_after: Seconds to wait before resending, if known.
+
+    Returns:
+        A `transient`, `UPSTREAM_UNAVAILABLE`, `not_executed` failure.
+    """
     return FailureDetails(
         message="The server is not running",
         category=ErrorCategory.TRANSIENT,

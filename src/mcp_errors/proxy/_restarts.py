@@ -17,15 +17,14 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol
 
-from fastmcp.server.middleware import CallNext, MiddlewareContext
 from fastmcp.tools import ToolResult
-from mcp_types import CallToolRequestParams, TextContent
+from mcp_types import TextContent
 
 from mcp_errors._shared.error_text import read_error_text, write_error_text
 from mcp_errors._shared.telemetry import record_proxy_decision
-from mcp_errors.proxy._sessions import FrontSession, ToolCallMiddleware, current_front_session, new_slot
+from mcp_errors.proxy._sessions import FrontSession, new_slot
 
-__all__ = ["RESTARTED_META", "RestartNoticeMiddleware", "Restarts", "restart_notice"]
+__all__ = ["RESTARTED_META", "RestartNotice", "Restarts", "restart_notice"]
 
 RESTARTED_META: Final = "mcp-errors/upstreamRestarted"
 """`_meta` key of the notice on the first result of a front session after its upstream restarted."""
@@ -51,11 +50,12 @@ def restart_notice(how: str) -> str:
     )
 
 
-class RestartNoticeMiddleware(ToolCallMiddleware):
+class RestartNotice:
     """Adds the restart notice to the first tools/call result of each front session after a restart.
 
-    The outermost of the proxy's middlewares, so that whatever answers the call (the upstream, a
-    replay, the circuit breaker, the repeat guard) carries the notice.
+    A step of the proxy's tools/call middleware (`_calls.py`), the outermost after the front's
+    protocol era, so that whatever answers the call (the upstream, a replay, the circuit
+    breaker, the repeat guard) carries the notice: `begin` before the call, `end` on its result.
 
     Args:
         upstream: Where restarts are counted.
@@ -65,22 +65,20 @@ class RestartNoticeMiddleware(ToolCallMiddleware):
         self.upstream = upstream
         self._slot = new_slot()
 
-    async def on_call_tool(
-        self,
-        context: MiddlewareContext[CallToolRequestParams],
-        call_next: CallNext[CallToolRequestParams, ToolResult],
-    ) -> ToolResult:
-        front = current_front_session()
-        # A front session's first call starts from the restarts before it: a session that
-        # began after a restart has lost nothing.
-        front.state.setdefault(self._slot, self.upstream.restarts_for(front)[0])
-        result = await call_next(context)
+    def begin(self, front: FrontSession) -> None:
+        """Note where `front` starts from: a session that began after a restart has lost nothing."""
+        state = front.state
+        if self._slot not in state:
+            state[self._slot] = self.upstream.restarts_for(front)[0]
+
+    def end(self, front: FrontSession, tool: str, result: ToolResult) -> ToolResult:
+        """`result`, with the notice if the upstream restarted since `front`'s previous result."""
         restarts, how = self.upstream.restarts_for(front)
         told: int = front.state[self._slot]
         if restarts <= told:
             return result
         front.state[self._slot] = restarts
-        record_proxy_decision("restart_notified", tool=context.message.name)
+        record_proxy_decision("restart_notified", tool=tool)
         return _with_notice(result, restarts - told, how)
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 import string
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,6 +182,8 @@ def load_rules(path: Path) -> Rules:
         RulesError: If the file cannot be read, is not TOML, or a rule is wrong; the message
             names the file, the rule and the problem.
     """
+    import tomllib  # only with a rules file: a proxy without one starts without the TOML parser
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:

@@ -42,12 +42,13 @@ from mcp_errors._server.fastmcp import ReplayMiddleware, replay_middleware
 from mcp_errors._server.replay import as_store
 from mcp_errors._shared.advice import seconds_in_words
 from mcp_errors._shared.sanitize import ROOTS_TOOL, redact_url, redact_urls
-from mcp_errors.proxy._breaker import AnswerProbe, BreakerMiddleware, BreakerSettings
+from mcp_errors.proxy._breaker import Breaker, BreakerSettings
+from mcp_errors.proxy._calls import ProxyCallMiddleware
 from mcp_errors.proxy._child import ChildProcess
 from mcp_errors.proxy._classify import UpstreamClassifier
-from mcp_errors.proxy._guard import RepeatGuardMiddleware
-from mcp_errors.proxy._middleware import ContractMiddleware, ModernFrontMiddleware
-from mcp_errors.proxy._restarts import RestartNoticeMiddleware, Restarts
+from mcp_errors.proxy._guard import RepeatGuard
+from mcp_errors.proxy._middleware import Contract
+from mcp_errors.proxy._restarts import RestartNotice, Restarts
 from mcp_errors.proxy._rules import Rules
 from mcp_errors.proxy._sessions import (
     CallerMiddleware,
@@ -195,37 +196,38 @@ def build_proxy(
     # key need no upstream, not even a closed circuit; the breaker sees a call's final answer
     # (its resends count once); resends read contract results; the contract sees the
     # upstream's answers first; inside it, the upstream's exceptions are still exceptions.
+    # The steps of tools/call run in one middleware (`_calls.py`), in two around the replay.
     server.add_middleware(CallerMiddleware(settings.tenant_header, sessions=sessions))
     server.add_middleware(ProxyMetadataMiddleware(provider, **_UPSTREAM_IDENTITY))
-    # A 2026-07-28 front never gets the codes that revision retired (-32042, -32002).
-    server.add_middleware(ModernFrontMiddleware())
-    server.add_middleware(RestartNoticeMiddleware(restarts))
-    if settings.repeat_guard:
-        server.add_middleware(RepeatGuardMiddleware(settings.repeat_guard))
-    if settings.idempotency_keys:
-        store = MemoryStore() if settings.store is None else as_store(settings.store)
-        # Keys are the caller's: another caller sending the same key runs its own call.
-        server.add_middleware(replay_middleware(store, namespace=settings.store_namespace, caller=_caller_identity))
-    if settings.breaker_failures:
-        server.add_middleware(BreakerMiddleware(_breaker_settings(settings)))
+    retry = None
     if settings.retry:
         # Imported only when asked for: the recovery policy (tenacity and the client side)
         # is start-up time a proxy without `--retry` need not spend (docs/performance.md).
         from mcp_errors.proxy._recovery import RetryMiddleware
 
-        server.add_middleware(
-            RetryMiddleware(resends=settings.retry, deadline=settings.retry_deadline, budget=RetryBudget())
-        )
-    server.add_middleware(
-        ContractMiddleware(
-            UpstreamClassifier(settings.rules),
-            child=upstream if isinstance(upstream, ChildProcess) else None,
-            tool_failure_meta=settings.tool_failure_meta,
-            disguised_failures=settings.disguised_failures,
-        )
+        retry = RetryMiddleware(resends=settings.retry, deadline=settings.retry_deadline, budget=RetryBudget())
+    contract = Contract(
+        UpstreamClassifier(settings.rules),
+        child=upstream if isinstance(upstream, ChildProcess) else None,
+        tool_failure_meta=settings.tool_failure_meta,
+        disguised_failures=settings.disguised_failures,
     )
-    if settings.breaker_failures:
-        server.add_middleware(AnswerProbe())
+    # A 2026-07-28 front never gets the codes that revision retired (-32042, -32002).
+    notice = RestartNotice(restarts)
+    guard = RepeatGuard(settings.repeat_guard) if settings.repeat_guard else None
+    breaker = Breaker(_breaker_settings(settings)) if settings.breaker_failures else None
+    if settings.idempotency_keys:
+        store = MemoryStore() if settings.store is None else as_store(settings.store)
+        server.add_middleware(ProxyCallMiddleware(modern_front=True, restarts=notice, guard=guard))
+        # Keys are the caller's: another caller sending the same key runs its own call.
+        server.add_middleware(replay_middleware(store, namespace=settings.store_namespace, caller=_caller_identity))
+        server.add_middleware(ProxyCallMiddleware(breaker=breaker, retry=retry, contract=contract))
+    else:
+        server.add_middleware(
+            ProxyCallMiddleware(
+                modern_front=True, restarts=notice, guard=guard, breaker=breaker, retry=retry, contract=contract
+            )
+        )
     if not isinstance(upstream, ChildProcess):
         server.add_middleware(SessionMiddleware())
     return server
@@ -282,7 +284,7 @@ async def _learn_roots(server: FastMCP[Any], provider: Any, tools: Sequence[Tool
     """Ask the upstream once which places it announces as its own (`list_allowed_directories`,
     read-only, no arguments), so that its failures may name them to the agent. Best effort: a
     server without such a tool, or one that does not answer in time, is left as it is."""
-    contract = next((m for m in server.middleware if isinstance(m, ContractMiddleware)), None)
+    contract = next((m.contract for m in server.middleware if isinstance(m, ProxyCallMiddleware) and m.contract), None)
     listing = next(
         (
             tool

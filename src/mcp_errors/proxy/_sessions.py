@@ -124,16 +124,23 @@ def caller_of_request(tenant_header: str | None = None) -> Caller:
         return ANONYMOUS if value is None else Caller(_digest([(name, value)]), {name: value})
     # What fastmcp's proxy transport forwards (`_get_forwardable_http_headers`: the request's
     # headers less the hop's own and the cookie, the `Authorization` kept, less `mcp-*`).
+    # One reading of the headers (each reading filters them all again): the cookie is in
+    # `_PER_REQUEST`, so it is read here but not forwarded.
+    headers = get_http_headers(include=_CREDENTIALS)
     forwarded = {
         name: value
-        for name, value in get_http_headers(include={"authorization"}).items()
+        for name, value in headers.items()
         if not (name.startswith(_PER_REQUEST_PREFIXES) or name in _PER_REQUEST)
     }
     identifying = sorted(forwarded.items())
-    cookie = get_http_headers(include={"cookie"}).get("cookie")
+    cookie = headers.get("cookie")
     if cookie is not None:
         identifying.append(("cookie", cookie))
     return Caller(_digest(identifying), forwarded) if identifying else ANONYMOUS
+
+
+_CREDENTIALS: Final = {"authorization", "cookie"}
+"""The headers fastmcp leaves out unless asked for that say who the caller is."""
 
 
 def _digest(headers: list[tuple[str, str]]) -> str:
