@@ -261,3 +261,8 @@ def test_a_status_no_table_knows_is_not_guessed_from_the_clients_template() -> N
     judged = judge_failure("Client error '403 Forbidden' for url 'http://orders.invalid/'")
     assert judged is not None
     assert judged.kind.category is ErrorCategory.PERMISSION
+
+
+def test_the_fragments_of_a_secret_in_a_failure_are_not_read_as_its_kind() -> None:
+    # "sk" is the start of a key, not a word: the model reads no two-letter words (issue 32).
+    assert judge_failure("Error executing tool fail: the ledger broke, key sk-live-9f8e7d6c5b4a39281706") is None
