@@ -29,7 +29,7 @@ def unread_private_names(root: Path) -> list[str]:
             for name in names:
                 if name.startswith("_") and not name.startswith("__"):
                     defined[(path.relative_to(root).as_posix(), name)] = node.lineno
-        for node in ast.walk(tree):
+        for node in ast.walk(tree):  # type: ignore[assignment]
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 read.add(node.id)
             elif isinstance(node, ast.Attribute):

@@ -135,7 +135,7 @@ def mentions() -> list[Mention]:
                 continue
             line = text.count("\n", 0, span.start()) + 1
             code = span.group("code")
-            command = _COMMAND.search(code)
+            command = _COMMAND.search(code)  # type: ignore[assignment]
             if command is not None:
                 found += [
                     Mention(page, line, option, command.group("sub"))

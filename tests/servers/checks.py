@@ -116,7 +116,7 @@ def assert_sound_outcome(outcome: ToolOutcome) -> None:
     assert outcome.execution_state is None or isinstance(outcome.execution_state, ExecutionState)
     for text in (outcome.description, outcome.message):
         assert isinstance(text, str)
-    for text in (outcome.code, outcome.error_id):
+    for text in (outcome.code, outcome.error_id):  # type: ignore[assignment]
         assert text is None or isinstance(text, str)
     for error in outcome.field_errors:
         assert isinstance(error.field, str)
