@@ -54,7 +54,7 @@ def anyio_backend() -> str:
 # --- failures become the contract ---------------------------------------------------
 
 # (tool, arguments, category, code, inferred, words of the upstream that must survive)
-RETURNED_FAILURES: list[tuple[str, dict[str, Any], str, str, bool, str | None]] = [
+RETURNED_FAILURES: list[tuple[str, dict[str, Any], str, str | None, bool, str | None]] = [
     (
         "fail",
         {"message": "rate limit exceeded, retry after 30 seconds"},
@@ -122,7 +122,7 @@ RETURNED_FAILURES: list[tuple[str, dict[str, Any], str, str, bool, str | None]] 
         False,
         None,
     ),
-    ("fail_structured", {"structured": {"errorCategory": "transient"}}, "transient", None, False, None),  # type: ignore[list-item]
+    ("fail_structured", {"structured": {"errorCategory": "transient"}}, "transient", None, False, None),
     (
         "fail_meta",
         {"failure": {"class": "governance", "code": "policy_blocked", "agentGuidance": "Ask a manager."}},
@@ -131,7 +131,7 @@ RETURNED_FAILURES: list[tuple[str, dict[str, Any], str, str, bool, str | None]] 
         False,
         "Ask a manager.",
     ),
-    (  # type: ignore[list-item]
+    (
         "fail_meta",
         {"failure": {"class": "reliability", "retryable": True, "retryNotBefore": 2}},
         "transient",

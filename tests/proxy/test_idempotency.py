@@ -95,7 +95,7 @@ async def test_a_restarted_proxy_replays_a_keyed_write_from_its_store(tmp_path: 
 async def test_proxies_of_different_upstreams_keep_their_keys_apart_in_one_store(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path}/keys.sqlite3"
     key = {"mcp-errors/idempotencyKey": "ticket-1"}
-    answers = {}  # type: ignore[var-annotated]
+    answers: dict[str, list[CallToolResult]] = {}
     for name in ("zendesk", "jira", "jira"):
         settings = ProxySettings(idempotency_keys=True, store=store)
         async with proxied("legacy", settings, env={**os.environ, "PROXY_UPSTREAM_NAME": name}) as client:

@@ -32,7 +32,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import URL_ELICITATION_REQUIRED, CallToolResult, Tool
+from mcp_types import URL_ELICITATION_REQUIRED, CallToolResult, TextContent, Tool
 
 from mcp_errors import Decision, RecoveryPolicy, call_tool_with_recovery, install
 from mcp_errors._server.replay import canonical_arguments, fingerprint, scope_key
@@ -506,7 +506,8 @@ async def test_an_answer_larger_than_the_store_keeps_is_answered_once_and_never_
         first = await session.call("echo_write", {"text": "x"}, "k")
         again = await session.call("echo_write", {"text": "x"}, "k")
     assert not first.is_error
-    assert len(first.content[0].text) == 10_000  # type: ignore[union-attr]
+    assert isinstance(first.content[0], TextContent)
+    assert len(first.content[0].text) == 10_000
     assert envelope(again)[:2] == ("business", "ANSWER_NOT_KEPT")
     assert replayed(again)
     assert effects.writes == ["echo"]
