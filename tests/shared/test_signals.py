@@ -202,7 +202,9 @@ async def test_every_http_status_reads_the_same_on_the_server_the_reader_the_pro
     # A status no table has says nothing: no side invents a reading for it.
     assert readings["reader"][UNMAPPED_STATUS] == (None, None, None)
     assert readings["checker"][UNMAPPED_STATUS] is None
-    assert readings["proxy (data)"][UNMAPPED_STATUS][1] == "TOOL_ERROR"  # type: ignore[index]
+    proxy_reading = readings["proxy (data)"][UNMAPPED_STATUS]
+    assert proxy_reading is not None
+    assert proxy_reading[1] == "TOOL_ERROR"
 
 
 @pytest.mark.anyio
