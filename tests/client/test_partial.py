@@ -364,9 +364,9 @@ async def test_a_write_with_an_unknown_outcome_is_escalated_not_rerun(mode: str)
             calls = {f"target_{n}": ToolCall(client, "publish", {"source": n}) for n in (1, 2)}
             report = await gather_partial(calls, policy=RecoveryPolicy())
     outcome = read_result(report.to_tool_result())
-    report = read_partial(outcome)  # type: ignore[assignment]
-    assert report is not None
-    assert report.failed["target_2"].reason == "outcome_unknown"
+    read_back = read_partial(outcome)
+    assert read_back is not None
+    assert read_back.failed["target_2"].reason == "outcome_unknown"
     assert writes[2] == 1, "a non-idempotent write is not resent locally"
     assert plan_next_step(outcome).action == "escalate", "nor re-run by the coordinator"
 
@@ -381,9 +381,9 @@ async def test_a_fan_out_where_every_source_found_nothing_is_a_valid_empty_resul
     assert not result.is_error
     outcome = read_result(result)
     assert outcome.kind == "empty"
-    report = read_partial(outcome)  # type: ignore[assignment]
-    assert report is not None
-    assert all(answer.kind == "empty" for answer in report.succeeded.values())
+    read_back = read_partial(outcome)
+    assert read_back is not None
+    assert all(answer.kind == "empty" for answer in read_back.succeeded.values())
 
 
 @pytest.mark.parametrize("nothing_found", [None, [], {}, ""], ids=["none", "list", "object", "string"])
@@ -458,10 +458,10 @@ async def test_answers_that_found_nothing_beside_a_failure_do_not_hide_the_failu
             report = await gather_partial(calls, policy=RecoveryPolicy())
     outcome = read_result(report.to_tool_result())
     assert (outcome.kind, outcome.ok) == ("success", True)
-    report = read_partial(outcome)  # type: ignore[assignment]
-    assert report is not None
-    assert list(report.failed) == ["b"]
-    assert plan_next_step(outcome) == plan_next_step(report)
+    read_back = read_partial(outcome)
+    assert read_back is not None
+    assert list(read_back.failed) == ["b"]
+    assert plan_next_step(outcome) == plan_next_step(read_back)
     assert plan_next_step(outcome).rerun == ("b",)
 
 
