@@ -82,7 +82,8 @@ async def connect(flavour: tuple[ServerKind, str | None], server: Any) -> AsyncI
         async with FastMCPClient(server) as fast_client:
 
             async def fast_call(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
-                return await fast_client.call_tool_mcp(name, arguments, meta=meta)  # type: ignore[no-any-return]
+                result: CallToolResult = await fast_client.call_tool_mcp(name, arguments, meta=meta)
+                return result
 
             async def fast_tools() -> list[Tool]:
                 return list(await fast_client.list_tools())
