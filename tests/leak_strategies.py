@@ -51,7 +51,7 @@ SECRET_TEMPLATES = (
 )
 
 FILLER = st.text(
-    st.characters(codec="utf-8", exclude_categories=("Cs",)),
+    st.characters(codec="utf-8", exclude_categories=["Cs"]),
     max_size=40,
 )
 

@@ -54,7 +54,7 @@ async def proxied(
     """A proxy in this process in front of a fresh upstream child, and a client connected to it."""
     child = ChildProcess(sys.executable, [UPSTREAM], backoff=backoff, stderr=stderr, env=env)
     # fastmcp's own in-memory transport connects to the same low-level server.
-    async with served(child, settings) as server, Client(server._mcp_server, mode=mode) as client:  # type: ignore[arg-type]
+    async with served(child, settings) as server, Client(server._mcp_server, mode=mode) as client:
         yield client
 
 
@@ -71,7 +71,7 @@ async def served(upstream: ChildProcess | str, settings: ProxySettings | None = 
 
 def front(server: FastMCP[Any]) -> Client:
     """A new front session of `server`: an in-memory client of the 2025-11-25 protocol."""
-    return Client(server._mcp_server, mode="legacy")  # type: ignore[arg-type]  # fastmcp's low-level server
+    return Client(server._mcp_server, mode="legacy")  # fastmcp's low-level server
 
 
 def command_params(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> StdioServerParameters:
@@ -138,7 +138,7 @@ async def http_caller(url: str, headers: dict[str, str], *, mode: str = "legacy"
     """A client of the HTTP front at `url` whose every request carries `headers` (a caller's credentials)."""
     async with (
         create_mcp_http_client(headers=headers) as http,
-        Client(streamable_http_client(url, http_client=http), mode=mode) as client,  # type: ignore[arg-type]
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
     ):
         yield client
 

@@ -113,9 +113,9 @@ def running_postgres(*, fsync: bool = False) -> Iterator[str]:
     if not fsync:
         options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     try:
-        subprocess.run([*as_postgres, str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
+        subprocess.run([*as_postgres, str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",  # type: ignore[call-overload]
                         "-E", "UTF8", "--no-sync"], **run)  # fmt: skip
-        subprocess.run([*as_postgres, str(bindir / "pg_ctl"), "-D", str(data), "-o", options,
+        subprocess.run([*as_postgres, str(bindir / "pg_ctl"), "-D", str(data), "-o", options,  # type: ignore[call-overload]
                         "-l", str(folder / "server.log"), "-w", "-t", "60", "start"], **run)  # fmt: skip
         try:
             yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
@@ -167,7 +167,7 @@ def require_fastmcp_tasks() -> ModuleType:
     """`fastmcp_tasks`, or a skip of the calling module (a failure under `MCP_ERRORS_REQUIRE_TASKS=1`)."""
     if os.environ.get("MCP_ERRORS_REQUIRE_TASKS") == "1":
         return importlib.import_module("fastmcp_tasks")
-    return pytest.importorskip(
+    return pytest.importorskip(  # type: ignore[no-any-return]
         "fastmcp_tasks",
         reason="fastmcp-tasks pins an older fastmcp: run these in the second environment, "
         "uv run --project tests/tasks-env pytest",

@@ -29,15 +29,15 @@ def unread_private_names(root: Path) -> list[str]:
             for name in names:
                 if name.startswith("_") and not name.startswith("__"):
                     defined[(path.relative_to(root).as_posix(), name)] = node.lineno
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                read.add(node.id)
-            elif isinstance(node, ast.Attribute):
-                read.add(node.attr)
-            elif isinstance(node, ast.alias):
-                read.add(node.name.rpartition(".")[2])
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
-                read.add(node.value)  # getattr(module, "_name"), __all__, lazy re-export tables
+        for walked in ast.walk(tree):
+            if isinstance(walked, ast.Name) and isinstance(walked.ctx, ast.Load):
+                read.add(walked.id)
+            elif isinstance(walked, ast.Attribute):
+                read.add(walked.attr)
+            elif isinstance(walked, ast.alias):
+                read.add(walked.name.rpartition(".")[2])
+            elif isinstance(walked, ast.Constant) and isinstance(walked.value, str) and walked.value.isidentifier():
+                read.add(walked.value)  # getattr(module, "_name"), __all__, lazy re-export tables
     return [f"{where}:{line}: {name}" for (where, name), line in sorted(defined.items()) if name not in read]
 
 

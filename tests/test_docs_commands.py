@@ -135,11 +135,11 @@ def mentions() -> list[Mention]:
                 continue
             line = text.count("\n", 0, span.start()) + 1
             code = span.group("code")
-            command = _COMMAND.search(code)
-            if command is not None:
+            inline = _COMMAND.search(code)
+            if inline is not None:
                 found += [
-                    Mention(page, line, option, command.group("sub"))
-                    for option in _command_options(command.group("rest"))
+                    Mention(page, line, option, inline.group("sub"))
+                    for option in _command_options(inline.group("rest"))
                 ]
                 continue
             alone = _OPTION.match(code)

@@ -50,7 +50,8 @@ class Reading:
 
 def source_of(entry: dict[str, Any]) -> str:
     """The program or document a text comes from, without its version and where it was taken."""
-    return entry["source"].split(",")[0].split(" (")[0].split("==")[0].split(" via ")[0].strip()
+    source: str = entry["source"]
+    return source.split(",")[0].split(" (")[0].split("==")[0].split(" via ")[0].strip()
 
 
 def arguments_of(entry: dict[str, Any]) -> dict[str, Any] | None:

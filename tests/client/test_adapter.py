@@ -47,7 +47,7 @@ def text_of(result: CallToolResult) -> str:
 
 @pytest.mark.anyio
 async def test_a_client_its_session_a_fastmcp_client_and_a_call_function_make_the_same_call(mode: str) -> None:
-    async with Client(echo_meta_server(), mode=mode) as mcp_client:  # type: ignore[arg-type]
+    async with Client(echo_meta_server(), mode=mode) as mcp_client:
         adapter = adapt_client(mcp_client, meta={"trace": "t1", "key": "base"})
         via_mcp = await adapter.call("echo", {"word": "hi"}, {"key": "k1"})
         assert adapter.server_name == "echo-meta"
@@ -95,11 +95,11 @@ def endless_pages_server(pages_served: list[int]) -> Server[Any]:
 @pytest.mark.anyio
 async def test_a_server_that_pages_forever_is_read_for_a_bounded_number_of_pages(mode: str) -> None:
     served: list[int] = []
-    async with Client(endless_pages_server(served), mode=mode) as client:  # type: ignore[arg-type]
+    async with Client(endless_pages_server(served), mode=mode) as client:
         tools = await list_all_tools(client)
     assert [tool.name for tool in tools[:3]] == ["tool_0", "tool_1", "tool_2"]
     assert len(tools) == len(served) == 100
     served.clear()
-    async with Client(endless_pages_server(served), mode=mode) as client:  # type: ignore[arg-type]
+    async with Client(endless_pages_server(served), mode=mode) as client:
         through_session = await list_all_tools(client.session)
     assert [tool.name for tool in through_session] == [tool.name for tool in tools]

@@ -37,7 +37,7 @@ async def test_our_envelope_is_read_with_every_optional_field(mode: str) -> None
             "Busy", description="Resend later.", code="BUSY", retry_after_seconds=2, execution_state="not_executed"
         )
 
-    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+    async with Client(server, mode=mode) as client:
         outcome = read_result(await client.call_tool("busy", {}))
     assert (outcome.kind, outcome.category, outcome.is_retryable, outcome.source) == (
         "error",
@@ -150,7 +150,7 @@ async def test_a_third_party_servers_argument_report_reads_as_validation_whateve
     mode: str, tool: str, arguments: dict[str, Any]
 ) -> None:
     with anyio.fail_after(10):
-        async with Client(build_third_party(), mode=mode) as client:  # type: ignore[arg-type]
+        async with Client(build_third_party(), mode=mode) as client:
             outcome = read_result(await client.call_tool(tool, arguments))
     assert (outcome.category, outcome.category_inferred, outcome.is_retryable) == (
         ErrorCategory.VALIDATION,
@@ -247,7 +247,7 @@ async def test_a_tool_returning_nothing_reads_as_empty_not_as_an_error(mode: str
     def nothing() -> list[str]:
         return []
 
-    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+    async with Client(server, mode=mode) as client:
         result = await client.call_tool("nothing", {})
     assert read_result(result).kind == "empty"
 

@@ -88,7 +88,7 @@ def make_subagent(sources: MCPServer[Any]) -> MCPServer[Any]:
 
 @asynccontextmanager
 async def coordinator(subagent: MCPServer[Any], mode: str) -> AsyncIterator[Client]:
-    async with Client(subagent, mode=mode) as client:  # type: ignore[arg-type]  # mode is a checked literal
+    async with Client(subagent, mode=mode) as client:
         yield client
 
 
@@ -360,13 +360,13 @@ async def test_a_write_with_an_unknown_outcome_is_escalated_not_rerun(mode: str)
         return "published"
 
     with anyio.fail_after(20):
-        async with Client(sources, mode=mode) as client:  # type: ignore[arg-type]  # mode is a checked literal
+        async with Client(sources, mode=mode) as client:
             calls = {f"target_{n}": ToolCall(client, "publish", {"source": n}) for n in (1, 2)}
             report = await gather_partial(calls, policy=RecoveryPolicy())
     outcome = read_result(report.to_tool_result())
-    report = read_partial(outcome)
-    assert report is not None
-    assert report.failed["target_2"].reason == "outcome_unknown"
+    read_back = read_partial(outcome)
+    assert read_back is not None
+    assert read_back.failed["target_2"].reason == "outcome_unknown"
     assert writes[2] == 1, "a non-idempotent write is not resent locally"
     assert plan_next_step(outcome).action == "escalate", "nor re-run by the coordinator"
 
@@ -381,9 +381,9 @@ async def test_a_fan_out_where_every_source_found_nothing_is_a_valid_empty_resul
     assert not result.is_error
     outcome = read_result(result)
     assert outcome.kind == "empty"
-    report = read_partial(outcome)
-    assert report is not None
-    assert all(answer.kind == "empty" for answer in report.succeeded.values())
+    read_back = read_partial(outcome)
+    assert read_back is not None
+    assert all(answer.kind == "empty" for answer in read_back.succeeded.values())
 
 
 @pytest.mark.parametrize("nothing_found", [None, [], {}, ""], ids=["none", "list", "object", "string"])
@@ -400,7 +400,7 @@ async def test_a_factory_that_found_nothing_is_an_empty_answer_as_the_same_answe
         return nothing_found
 
     with anyio.fail_after(10):
-        async with Client(sources, mode=mode) as client:  # type: ignore[arg-type]  # mode is a checked literal
+        async with Client(sources, mode=mode) as client:
             report = await gather_partial(
                 {"factory": factory, "tool": ToolCall(client, "search")}, policy=RecoveryPolicy()
             )
@@ -431,7 +431,7 @@ async def test_a_fan_out_of_writes_that_may_all_have_landed_is_not_a_retryable_e
         raise TimeoutError  # after the write: it may have landed
 
     with anyio.fail_after(20):
-        async with Client(sources, mode=mode) as client:  # type: ignore[arg-type]  # mode is a checked literal
+        async with Client(sources, mode=mode) as client:
             calls = {f"target_{n}": ToolCall(client, "publish", {"source": n}) for n in (1, 2)}
             report = await gather_partial(calls, policy=RecoveryPolicy())
     result = report.to_tool_result()
@@ -458,10 +458,10 @@ async def test_answers_that_found_nothing_beside_a_failure_do_not_hide_the_failu
             report = await gather_partial(calls, policy=RecoveryPolicy())
     outcome = read_result(report.to_tool_result())
     assert (outcome.kind, outcome.ok) == ("success", True)
-    report = read_partial(outcome)
-    assert report is not None
-    assert list(report.failed) == ["b"]
-    assert plan_next_step(outcome) == plan_next_step(report)
+    read_back = read_partial(outcome)
+    assert read_back is not None
+    assert list(read_back.failed) == ["b"]
+    assert plan_next_step(outcome) == plan_next_step(read_back)
     assert plan_next_step(outcome).rerun == ("b",)
 
 
@@ -484,7 +484,7 @@ async def test_a_deadline_is_blamed_on_the_servers_wait_only_when_that_wait_reac
 
     policy = RecoveryPolicy(attempt_timeout=0.1, deadline=0.25, initial_wait=0.0, max_attempts=10)
     with anyio.fail_after(10):
-        async with Client(sources, mode=mode) as client:  # type: ignore[arg-type]  # mode is a checked literal
+        async with Client(sources, mode=mode) as client:
             calls = {name: ToolCall(client, name) for name in ("slow_search", "busy_search", "search")}
             report = await gather_partial(calls, policy=policy)
     read_back = read_partial(read_result(report.to_tool_result()))

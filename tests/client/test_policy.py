@@ -73,7 +73,7 @@ def connect(request: pytest.FixtureRequest) -> Connect:
                     yield client
         else:
             server = build_third_party() if third_party else build_shop(idempotency=idempotency, role=role)
-            async with Client(server, mode=transport) as client:  # type: ignore[arg-type]
+            async with Client(server, mode=transport) as client:
                 yield client
 
     return open_client
@@ -195,7 +195,7 @@ async def test_the_permission_hook_retries_once_as_another_principal(connect: Co
 
             async def as_admin(tool: str, outcome: Any) -> Client:
                 seen.append(f"{tool}:{outcome.category}")
-                return admin
+                return admin  # type: ignore[return-value]
 
             policy = RecoveryPolicy(on_permission_denied=as_admin)
             report = await call_tool_with_recovery(support, "delete_account", {"customer_id": "c1"}, policy=policy)
@@ -218,7 +218,7 @@ async def test_the_other_principals_calls_count_towards_the_same_max_attempts_wi
     as_admin = install(MCPServer("ledger"))
     outage = add_flaky_tool(as_admin, "export", failures=10**9, read_only=True, execution_state="not_executed")
     with anyio.fail_after(10):
-        async with Client(as_user, mode=mode) as user, Client(as_admin, mode=mode) as admin:  # type: ignore[arg-type]
+        async with Client(as_user, mode=mode) as user, Client(as_admin, mode=mode) as admin:
 
             async def other_principal(tool: str, outcome: Any) -> Client:
                 return admin
@@ -242,7 +242,7 @@ async def test_a_third_party_servers_argument_report_asks_for_new_input_and_neve
 
     policy = RecoveryPolicy(on_permission_denied=other_principal)
     with anyio.fail_after(10):
-        async with Client(build_third_party(), mode=mode) as client:  # type: ignore[arg-type]
+        async with Client(build_third_party(), mode=mode) as client:
             report = await call_tool_with_recovery(client, "grant", {"user": "bob"}, policy=policy)
     assert (report.decision, report.reason, report.outcome.category) == (
         Decision.FIX_INPUT,
@@ -311,7 +311,7 @@ async def test_a_success_that_breaks_the_tools_output_schema_ends_in_a_report_an
 
     server = build_scripted_server(answer, output_schema=HITS_SCHEMA)
     with anyio.fail_after(10):
-        async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        async with Client(server, mode=mode) as client:
             report = await call_tool_with_recovery(client, "answer", {}, policy=RecoveryPolicy())
     assert (report.decision, report.reason) == (Decision.ESCALATE, "unclassified")
     outcome = report.outcome
@@ -362,7 +362,7 @@ async def test_no_resend_is_sent_when_less_time_is_left_than_the_last_attempt_to
 
     policy = RecoveryPolicy(attempt_timeout=0.2, deadline=0.3, initial_wait=0.0)
     with anyio.fail_after(10):
-        async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        async with Client(server, mode=mode) as client:
             report = await call_tool_with_recovery(client, "search", {}, policy=policy)
     assert (report.decision, report.reason) == (Decision.ESCALATE, "deadline")
     assert len(report.attempts) == 1
@@ -536,7 +536,7 @@ async def test_fastmcp_clients_get_the_same_recovery_through_the_adapter() -> No
     server = install(fastmcp.FastMCP("fastmcp-shop"))
     calls = 0
 
-    @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=True))  # type: ignore[call-arg]
     def stock(sku: str) -> int:
         nonlocal calls
         calls += 1
@@ -569,7 +569,7 @@ def test_whatever_a_server_answers_the_recovery_ends_in_a_report(answers: list[d
 
     async def run() -> Any:
         with set_testing(), anyio.fail_after(30):
-            async with Client(build_scripted_server(answer), mode=mode) as client:  # type: ignore[arg-type]
+            async with Client(build_scripted_server(answer), mode=mode) as client:
                 return await call_tool_with_recovery(client, "answer", {}, policy=RecoveryPolicy(max_attempts=3))
 
     report = anyio.run(run)
@@ -604,7 +604,7 @@ async def test_the_issues_hostile_values_end_in_a_report(
             content=[TextContent(type="text", text="x")], structured_content=structured, is_error=True
         )
 
-    async with Client(build_scripted_server(answer), mode=mode) as client:  # type: ignore[arg-type]
+    async with Client(build_scripted_server(answer), mode=mode) as client:
         report = await call_tool_with_recovery(client, "answer", {}, policy=RecoveryPolicy(max_attempts=3))
     assert (report.decision, report.reason) == (decision, reason)
     assert len(report.attempts) == 1

@@ -274,8 +274,8 @@ async def test_a_keyed_resend_while_its_task_runs_polls_the_same_task(reports: A
     meta = {IDEMPOTENCY_KEY_META: "nightly-7"}
     async with tasking(server) as client:
         with anyio.fail_after(20):
-            created = await client.session.call_tool("slow", {"seconds": 0.4}, meta=meta, allow_claimed=True)
-            again = await client.call_tool("slow", {"seconds": 0.4}, meta=meta)
+            created = await client.session.call_tool("slow", {"seconds": 0.4}, meta=meta, allow_claimed=True)  # type: ignore[call-overload]
+            again = await client.call_tool("slow", {"seconds": 0.4}, meta=meta)  # type: ignore[arg-type]
     assert read_result(again).task_id == getattr(created, "task_id", None)
     assert runs.started.count("slow") == 1
 

@@ -102,7 +102,7 @@ def test_any_arguments_get_a_success_a_valid_empty_result_or_a_structured_error(
 # `arguments` the SDK's stdio server cannot parse the message (pydantic's JSON recursion
 # limit) and drops it without an answer, before any code of mcp-errors runs.
 MAX_DEPTH = 150
-unicode_text = st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=60)
+unicode_text = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=60)
 huge_text = st.tuples(st.sampled_from(["x", "é", "漢", "🦜", "\u0000", "\u202e"]), st.integers(10_000, 1_500_000)).map(
     lambda pair: pair[0] * pair[1]
 )

@@ -46,7 +46,7 @@ async def test_every_category_reaches_the_model_as_an_error_message_with_its_ver
 ) -> None:
     server = build_server()
     with anyio.fail_after(10):
-        async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        async with Client(server, mode=mode) as client:
             tools = {tool.name: tool for tool in await load_mcp_tools(client, policy=policy)}
             for name, args, category in FAILING_CALLS:
                 message = await _invoke(tools[name], args)
@@ -134,7 +134,7 @@ async def test_a_success_that_breaks_the_tools_output_schema_reaches_the_model_a
 
     schema = {"type": "object", "properties": {"hits": {"type": "array"}}, "required": ["hits"]}
     with anyio.fail_after(10):
-        async with Client(build_scripted_server(answer, output_schema=schema), mode=mode) as client:  # type: ignore[arg-type]
+        async with Client(build_scripted_server(answer, output_schema=schema), mode=mode) as client:
             [tool] = await load_mcp_tools(client, policy=policy)
             message = await _invoke(tool, {})
     written = read_error_text(str(message.content))

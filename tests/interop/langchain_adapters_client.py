@@ -77,7 +77,7 @@ async def main(calls: list[dict[str, Any]], command: str, args: list[str]) -> di
                 name, arguments = call["name"], call["arguments"]
                 loaded = name in handled
                 if not loaded:
-                    stale = Tool(name=name, inputSchema={"type": "object"})
+                    stale = Tool(name=name, inputSchema={"type": "object"})  # type: ignore[call-arg]
                     handled[name] = convert_mcp_tool_to_langchain_tool(session, stale)
                     raising[name] = convert_mcp_tool_to_langchain_tool(session, stale, handle_tool_errors=False)
                 report["calls"].append(

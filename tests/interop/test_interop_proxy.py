@@ -275,10 +275,10 @@ def test_server_everything_passes_sampling_elicitation_progress_resources_and_pr
         return mcp_types.ElicitResult(action="accept", content={"name": "Ada"})
 
     async def listings(command: Sequence[str]) -> dict[str, Any]:
-        progress: list[float] = []
+        progresses: list[float] = []
 
-        async def on_progress(value: float, total: float | None, message: str | None) -> None:
-            progress.append(value)
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            progresses.append(progress)
 
         params = StdioServerParameters(command=command[0], args=list(command[1:]))
         # Server-initiated requests exist on the 2025-11-25 protocol: a legacy host.
@@ -302,7 +302,7 @@ def test_server_everything_passes_sampling_elicitation_progress_resources_and_pr
                     await client.call_tool(
                         "trigger-long-running-operation", {"duration": 1, "steps": 2}, progress_callback=on_progress
                     ),
-                    progress,
+                    progresses,
                 )[1],
             }
 

@@ -102,7 +102,7 @@ async def proxied(upstream: Sequence[str], *options: str, mode: str, log: TextIO
         env=env,
     )
     try:
-        async with Client(stdio_client(params, errlog=log), mode=mode) as client:  # type: ignore[arg-type]
+        async with Client(stdio_client(params, errlog=log), mode=mode) as client:
             yield client
     finally:
         log.seek(0)

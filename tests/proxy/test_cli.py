@@ -92,7 +92,7 @@ async def test_the_command_logs_each_rewritten_failure_on_stderr_unless_told_not
     options = [] if logged else ["--no-failure-log"]
     params = command_params(*options, "--", sys.executable, UPSTREAM)
     with tempfile.TemporaryFile("w+") as stderr:
-        async with Client(stdio_transport(params, errlog=stderr), mode="legacy") as client:  # type: ignore[arg-type]
+        async with Client(stdio_transport(params, errlog=stderr), mode="legacy") as client:
             result = await client.call_tool("fail", {"message": f"the ledger broke, key {LEAKED_SECRET}"})
         stderr.seek(0)
         log = stderr.read()

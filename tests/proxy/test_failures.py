@@ -54,7 +54,7 @@ def anyio_backend() -> str:
 # --- failures become the contract ---------------------------------------------------
 
 # (tool, arguments, category, code, inferred, words of the upstream that must survive)
-RETURNED_FAILURES: list[tuple[str, dict[str, Any], str, str, bool, str | None]] = [
+RETURNED_FAILURES: list[tuple[str, dict[str, Any], str, str | None, bool, str | None]] = [
     (
         "fail",
         {"message": "rate limit exceeded, retry after 30 seconds"},
@@ -289,7 +289,7 @@ async def test_a_url_elicitation_reaches_a_legacy_front_as_32042_and_a_2026_fron
     child = ChildProcess(sys.executable, [UPSTREAM])
     async with (
         served(child, ProxySettings(breaker_failures=0)) as server,
-        Client(server._mcp_server, mode=mode, elicitation_callback=open_url) as client,  # type: ignore[arg-type]
+        Client(server._mcp_server, mode=mode, elicitation_callback=open_url) as client,
     ):
         if mode == "legacy":  # 2025-11-25 defines -32042: it reaches the client as it came
             with pytest.raises(MCPError) as raised:
@@ -345,7 +345,7 @@ async def test_every_page_of_an_upstreams_tools_is_listed(mode: str) -> None:
     server = build_proxy(child)
     try:
         await check_upstream(server, child, seconds=STARTUP_SECONDS)
-        async with Client(server._mcp_server, mode=mode) as client:  # type: ignore[arg-type]
+        async with Client(server._mcp_server, mode=mode) as client:
             names = [tool.name for tool in (await client.list_tools()).tools]
             last = await client.call_tool("tool_9", {})
     finally:

@@ -62,7 +62,7 @@ async def gateway_client(
     try:
         async with anyio.create_task_group() as background:
             await gateway.start(background=background)
-            async with Client(gateway.server._mcp_server, mode=mode, message_handler=message_handler) as client:  # type: ignore[arg-type]
+            async with Client(gateway.server._mcp_server, mode=mode, message_handler=message_handler) as client:
                 yield gateway, client
             background.cancel_scope.cancel()
     finally:
@@ -306,8 +306,8 @@ async def test_gateway_replicas_sharing_a_store_run_a_keyed_write_of_an_http_ser
                 gateway_client(path, settings=settings) as (_, first),
                 gateway_client(path, settings=settings) as (_, second),
             ):
-                one = await first.call_tool("shop_count_write", {"key": "charge-7"}, meta=key)
-                two = await second.call_tool("shop_count_write", {"key": "charge-7"}, meta=key)
+                one = await first.call_tool("shop_count_write", {"key": "charge-7"}, meta=key)  # type: ignore[arg-type]
+                two = await second.call_tool("shop_count_write", {"key": "charge-7"}, meta=key)  # type: ignore[arg-type]
                 ran = await first.call_tool("shop_attempts", {"key": "charge-7"})
     assert one.structured_content == two.structured_content == {"result": "ran 1 time(s)"}
     assert (two.meta or {}).get("mcp-errors/replayed") is True

@@ -87,8 +87,10 @@ async def test_a_call_resent_with_another_idempotency_key_is_another_call(mode: 
         corrected = await client.call_tool("count_write", {"key": "w"}, meta={IDEMPOTENCY_KEY_META: "order-1"})  # type: ignore[arg-type]
         progress = {IDEMPOTENCY_KEY_META: "", "progressToken": "p-2"}  # changes with every request
         repeated = await client.call_tool(
-            "refuse", {"key": "r"}, meta={IDEMPOTENCY_KEY_META: "", "progressToken": "p-1"}
-        )  # type: ignore[arg-type]
+            "refuse",
+            {"key": "r"},
+            meta={IDEMPOTENCY_KEY_META: "", "progressToken": "p-1"},  # type: ignore[arg-type]
+        )
         again = await client.call_tool("refuse", {"key": "r"}, meta=progress)  # type: ignore[arg-type]
         ran = await client.call_tool("attempts", {"key": "w"})
     assert read_result(invalid).code == "IDEMPOTENCY_KEY_INVALID"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -122,7 +124,7 @@ def test_installed_the_proxy_is_started_by_the_script_beside_its_python(
     script.parent.mkdir()
     script.write_text("#!/bin/sh\n")
     monkeypatch.setattr(_hosts, "clone_root", lambda: None)
-    monkeypatch.setattr(_hosts.sys, "executable", str(tmp_path / "bin" / "python"))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "bin" / "python"))
     assert proxy_launcher() == [str(script), "proxy"]
 
 
@@ -133,6 +135,6 @@ def test_with_no_script_anywhere_the_proxy_is_started_by_this_python_not_an_unpu
 
     python = tmp_path / "bin" / "python"
     monkeypatch.setattr(_hosts, "clone_root", lambda: None)
-    monkeypatch.setattr(_hosts.sys, "executable", str(python))
-    monkeypatch.setattr(_hosts.shutil, "which", lambda name: None)
+    monkeypatch.setattr(sys, "executable", str(python))
+    monkeypatch.setattr(shutil, "which", lambda name: None)
     assert proxy_launcher() == [str(python), "-m", "mcp_errors", "proxy"]

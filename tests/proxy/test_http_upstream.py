@@ -39,7 +39,7 @@ async def http_upstream_behind_a_proxy(mode: str) -> AsyncIterator[tuple[anyio.a
     async with (
         http_upstream() as (url, upstream),
         served(url) as server,
-        Client(server._mcp_server, mode=mode) as client,  # type: ignore[arg-type]
+        Client(server._mcp_server, mode=mode) as client,
     ):
         yield upstream, client
 

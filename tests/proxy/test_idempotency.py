@@ -64,7 +64,7 @@ async def test_three_proxy_replicas_sharing_a_store_run_a_keyed_write_once(
             replicas = [await stack.enter_async_context(front(server)) for server in servers]
 
         async def send(client: Client) -> None:
-            answers.append(await client.call_tool("count_write", {"key": key["mcp-errors/idempotencyKey"]}, meta=key))
+            answers.append(await client.call_tool("count_write", {"key": key["mcp-errors/idempotencyKey"]}, meta=key))  # type: ignore[arg-type]
 
         with anyio.fail_after(STARTUP_SECONDS):
             async with anyio.create_task_group() as group:  # the same write, to every replica at once
@@ -82,9 +82,9 @@ async def test_a_restarted_proxy_replays_a_keyed_write_from_its_store(tmp_path: 
     key = {"mcp-errors/idempotencyKey": "refund-42"}
     async with http_upstream() as (url, _):
         async with Client(command_params("--idempotency-keys", "--store", store, url)) as before:
-            first = await before.call_tool("count_write", {"key": "refund-42"}, meta=key)
+            first = await before.call_tool("count_write", {"key": "refund-42"}, meta=key)  # type: ignore[arg-type]
         async with Client(command_params("--idempotency-keys", "--store", store, url)) as after:
-            again = await after.call_tool("count_write", {"key": "refund-42"}, meta=key)
+            again = await after.call_tool("count_write", {"key": "refund-42"}, meta=key)  # type: ignore[arg-type]
             ran = await after.call_tool("attempts", {"key": "refund-42"})
     assert again.structured_content == first.structured_content == {"result": "ran 1 time(s)"}
     assert (again.meta or {}).get("mcp-errors/replayed") is True
@@ -95,11 +95,11 @@ async def test_a_restarted_proxy_replays_a_keyed_write_from_its_store(tmp_path: 
 async def test_proxies_of_different_upstreams_keep_their_keys_apart_in_one_store(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path}/keys.sqlite3"
     key = {"mcp-errors/idempotencyKey": "ticket-1"}
-    answers = {}
+    answers: dict[str, list[CallToolResult]] = {}
     for name in ("zendesk", "jira", "jira"):
         settings = ProxySettings(idempotency_keys=True, store=store)
         async with proxied("legacy", settings, env={**os.environ, "PROXY_UPSTREAM_NAME": name}) as client:
-            answers.setdefault(name, []).append(await client.call_tool("count_write", {"key": "t"}, meta=key))
+            answers.setdefault(name, []).append(await client.call_tool("count_write", {"key": "t"}, meta=key))  # type: ignore[arg-type]
     # Each upstream ran its own write once; the second jira proxy replayed jira's answer, never zendesk's.
     assert [(answer.meta or {}).get("mcp-errors/replayed") for answer in answers["zendesk"]] == [None]
     assert [(answer.meta or {}).get("mcp-errors/replayed") for answer in answers["jira"]] == [None, True]

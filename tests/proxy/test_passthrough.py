@@ -33,7 +33,7 @@ def anyio_backend() -> str:
 @pytest.mark.anyio
 async def test_results_resources_prompts_and_foreign_meta_pass_through_unchanged(client: Client) -> None:
     echoed = await client.call_tool("echo", {"text": "hi"})
-    meta = await client.call_tool("with_meta", {}, meta={"trace": "t-1", "mcp-errors/idempotencyKey": "k-1"})
+    meta = await client.call_tool("with_meta", {}, meta={"trace": "t-1", "mcp-errors/idempotencyKey": "k-1"})  # type: ignore[arg-type]
     resource = await client.read_resource("note://greeting")
     prompt = await client.get_prompt("summarize", {"topic": "rivers"})
     assert (echoed.is_error, echoed.structured_content, echoed.content[0].text) == (False, {"result": "hi"}, "hi")  # type: ignore[union-attr]

@@ -70,9 +70,9 @@ async def test_idempotency_keys_replay_the_first_answer_of_a_write(mode: str) ->
     key = {"mcp-errors/idempotencyKey": "op-1"}
     async with proxied(mode, ProxySettings(idempotency_keys=True)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        first = await client.call_tool("count_write", {"key": "c"}, meta=key)
-        again = await client.call_tool("count_write", {"key": "c"}, meta=key)
-        reused = await client.call_tool("count_write", {"key": "other"}, meta=key)
+        first = await client.call_tool("count_write", {"key": "c"}, meta=key)  # type: ignore[arg-type]
+        again = await client.call_tool("count_write", {"key": "c"}, meta=key)  # type: ignore[arg-type]
+        reused = await client.call_tool("count_write", {"key": "other"}, meta=key)  # type: ignore[arg-type]
         ran = await client.call_tool("attempts", {"key": "c"})
     assert (tools["count_write"].meta or {}).get("mcp-errors/honoursIdempotencyKey") is True
     assert "mcp-errors/honoursIdempotencyKey" not in (tools["echo"].meta or {})
@@ -89,7 +89,7 @@ async def test_keyed_calls_to_invented_tool_names_do_not_grow_the_proxy() -> Non
         async def invent(batch: int) -> None:
             for number in range(100):
                 name = "x" * 10_000 + f"{batch}-{number}"  # the agent sees only its head
-                result = await client.call_tool(name, {}, meta={"mcp-errors/idempotencyKey": f"op-{batch}-{number}"})
+                result = await client.call_tool(name, {}, meta={"mcp-errors/idempotencyKey": f"op-{batch}-{number}"})  # type: ignore[arg-type]
                 assert read_result(result).code == "UNKNOWN_TOOL"
 
         kept = await memory_kept_per_batch(invent)

@@ -97,10 +97,10 @@ def test_all_conditions_of_a_rule_must_hold_and_booleans_match_only_booleans() -
         source="test",
     )
 
-    def code(**failure: object) -> str | None:
+    def code(**failure: Any) -> str | None:
         hit = rules.first_match(
             "t", code=failure.get("code"), text=str(failure.get("text", "")), structured=failure.get("structured")
-        )  # type: ignore[arg-type]
+        )
         return None if hit is None else hit.rule.code or "matched"
 
     assert code(code=-32002, text="quota exceeded") == "matched"

@@ -108,7 +108,7 @@ async def test_a_stateless_upstream_serves_every_front_session_on_one_shared_ses
         async with front(server) as first, front(server) as second:
             one = await first.call_tool("echo", {"text": "one"})
             two = await second.call_tool("echo", {"text": "two"})
-        sessions = next(p.sessions for p in server.providers if getattr(p, "sessions", None) is not None)
+        sessions = next(p.sessions for p in server.providers if getattr(p, "sessions", None) is not None)  # type: ignore[attr-defined]
         kept = len(sessions._kept)
     assert (one.structured_content, two.structured_content) == ({"result": "one"}, {"result": "two"})
     assert sessions.stateless is True
@@ -224,11 +224,11 @@ async def test_an_idempotency_key_is_the_callers_own_on_the_http_front_also_acro
     ):
         with anyio.fail_after(STARTUP_SECONDS):
             async with http_caller(first, ALICE) as alice:
-                hers = await alice.call_tool("charge", {"order": "laptop"}, meta=key)
+                hers = await alice.call_tool("charge", {"order": "laptop"}, meta=key)  # type: ignore[arg-type]
             async with http_caller(second, BOB) as bob:
-                his = await bob.call_tool("charge", {"order": "laptop"}, meta=key)
+                his = await bob.call_tool("charge", {"order": "laptop"}, meta=key)  # type: ignore[arg-type]
             async with http_caller(second, ALICE) as alice:
-                resent = await alice.call_tool("charge", {"order": "laptop"}, meta=key)
+                resent = await alice.call_tool("charge", {"order": "laptop"}, meta=key)  # type: ignore[arg-type]
             async with http_caller(first, NOBODY) as anyone:
                 written = (await anyone.call_tool("written", {})).structured_content
     assert hers.content[0].text == "laptop charged to the card of key-alice"  # type: ignore[union-attr]
@@ -277,7 +277,7 @@ async def test_more_tenants_at_once_than_sessions_kept_lose_no_call_in_flight_an
             results[f"t{number}"] = await client.call_tool("slow_write", {"key": f"t{number}", "seconds": 1})
 
     async with http_upstream(script=TENANT_UPSTREAM) as (url, _), served(url) as server:
-        sessions = next(p.sessions for p in server.providers if getattr(p, "sessions", None) is not None)
+        sessions = next(p.sessions for p in server.providers if getattr(p, "sessions", None) is not None)  # type: ignore[attr-defined]
         sessions.max_sessionless = KEPT_SESSIONS
         async with http_served(server) as proxy:
             with anyio.fail_after(STARTUP_SECONDS * 5):  # many clients and handshakes on a busy machine
@@ -321,7 +321,7 @@ async def test_a_newcomer_finding_every_kept_session_busy_is_refused_unsent_and_
             results[name] = await client.call_tool("slow_write", {"key": name, "seconds": 5})
 
     async with http_upstream(script=TENANT_UPSTREAM) as (url, _), served(url, settings) as server:
-        sessions = next(p.sessions for p in server.providers if getattr(p, "sessions", None) is not None)
+        sessions = next(p.sessions for p in server.providers if getattr(p, "sessions", None) is not None)  # type: ignore[attr-defined]
         sessions.max_sessionless, sessions.room_wait = 2, 0.5  # two places; a short wait for one
         both_in_flight = anyio.Event()
         server.add_middleware(InFlight(both_in_flight, calls=2))  # the innermost: the writes are being sent
@@ -357,7 +357,7 @@ async def test_a_caller_whose_idle_session_was_closed_to_make_room_is_told_as_af
             await client.call_tool("whoami", {})
 
     async with http_upstream(script=TENANT_UPSTREAM) as (url, _), served(url) as server:
-        sessions = next(p.sessions for p in server.providers if getattr(p, "sessions", None) is not None)
+        sessions = next(p.sessions for p in server.providers if getattr(p, "sessions", None) is not None)  # type: ignore[attr-defined]
         sessions.max_sessionless = KEPT_SESSIONS
         async with http_served(server) as proxy:
             with anyio.fail_after(STARTUP_SECONDS * 5):

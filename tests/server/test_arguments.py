@@ -62,7 +62,7 @@ def check_validator_case(result: dict[str, Any], category: str, code: str, words
 async def test_a_validators_own_words_reach_the_caller_on_mcpserver_and_its_failures_do_not(
     mode: str, tool: str, arguments: dict[str, Any], category: str, code: str, words: str | None
 ) -> None:
-    async with Client(validator_server.build_mcpserver(), mode=mode) as client:  # type: ignore[arg-type]
+    async with Client(validator_server.build_mcpserver(), mode=mode) as client:
         result = await client.call_tool(tool, arguments)
     check_validator_case(result.model_dump(by_alias=True, exclude_none=True, mode="json"), category, code, words)
 

@@ -66,7 +66,8 @@ def raised(make: Callable[[], BaseException]) -> BaseException:
 def http_status_error(module: Any, status: int, headers: dict[str, str] | None = None) -> BaseException:
     request = module.Request("GET", "https://api.example.com/orders")
     response = module.Response(status, headers=headers or {}, request=request)
-    return module.HTTPStatusError(f"HTTP {status}", request=request, response=response)
+    error: BaseException = module.HTTPStatusError(f"HTTP {status}", request=request, response=response)
+    return error
 
 
 async def anyio_timeout() -> BaseException:

@@ -321,7 +321,7 @@ async def test_failures_the_classifier_cannot_read_are_internal_errors_never_raw
     @server.tool()
     def odd_retry_after(value: str) -> str:
         request = httpx.Request("GET", "https://api.example.com")
-        response = httpx.Response(503, headers={"Retry-After": value.encode()}, request=request)
+        response = httpx.Response(503, headers={"Retry-After": value.encode()}, request=request)  # type: ignore[arg-type]
         raise httpx.HTTPStatusError("unavailable", request=request, response=response)
 
     async with Client(server, mode=mode) as client:
@@ -464,7 +464,7 @@ def connect(framework: str, mode: str, **options: Any) -> Client:
     from fastmcp import FastMCP
 
     server = tools_that_find_nothing(install(FastMCP("finds-nothing"), **options))
-    return Client(server._mcp_server, mode=mode)  # type: ignore[arg-type]  # fastmcp's low-level server
+    return Client(server._mcp_server, mode=mode)  # fastmcp's low-level server
 
 
 @pytest.mark.anyio

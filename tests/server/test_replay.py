@@ -32,7 +32,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import URL_ELICITATION_REQUIRED, CallToolResult, Tool
+from mcp_types import URL_ELICITATION_REQUIRED, CallToolResult, TextContent, Tool
 
 from mcp_errors import Decision, RecoveryPolicy, call_tool_with_recovery, install
 from mcp_errors._server.replay import canonical_arguments, fingerprint, scope_key
@@ -82,7 +82,8 @@ async def connect(flavour: tuple[ServerKind, str | None], server: Any) -> AsyncI
         async with FastMCPClient(server) as fast_client:
 
             async def fast_call(name: str, arguments: dict[str, Any], meta: dict[str, Any] | None) -> CallToolResult:
-                return await fast_client.call_tool_mcp(name, arguments, meta=meta)
+                result: CallToolResult = await fast_client.call_tool_mcp(name, arguments, meta=meta)
+                return result
 
             async def fast_tools() -> list[Tool]:
                 return list(await fast_client.list_tools())
@@ -316,7 +317,7 @@ class ReleaseAnsweredLate(MemoryStore):
         self.wins = 0
         self.second_win = anyio.Event()
 
-    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float) -> Claim:
+    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float) -> Claim:  # type: ignore[override]
         claim = await super().claim(key, fingerprint, lease_seconds=lease_seconds)
         if isinstance(claim, Won):
             self.wins += 1
@@ -479,7 +480,7 @@ async def test_a_hung_keyed_call_is_stopped_after_its_grace_and_its_key_answers_
 class SlowGrants(MemoryStore):
     """A store whose grants take a while to come back, as over a slow network."""
 
-    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float) -> Claim:
+    async def claim(self, key: str, fingerprint: str, *, lease_seconds: float) -> Claim:  # type: ignore[override]
         granted = await super().claim(key, fingerprint, lease_seconds=lease_seconds)
         await anyio.sleep(0.2)
         return granted
@@ -506,6 +507,7 @@ async def test_an_answer_larger_than_the_store_keeps_is_answered_once_and_never_
         first = await session.call("echo_write", {"text": "x"}, "k")
         again = await session.call("echo_write", {"text": "x"}, "k")
     assert not first.is_error
+    assert isinstance(first.content[0], TextContent)
     assert len(first.content[0].text) == 10_000
     assert envelope(again)[:2] == ("business", "ANSWER_NOT_KEPT")
     assert replayed(again)
@@ -548,7 +550,7 @@ async def test_a_read_only_store_folder_is_a_failure_to_escalate_not_to_resend(f
             refused = await session.call("charge", {"amount": 1}, "k")
             again = await session.call("charge", {"amount": 1}, "k")
     assert envelope(refused) == envelope(again) == ("business", "IDEMPOTENCY_STORE_UNWRITABLE", "not_executed")
-    assert refused.structured_content["isRetryable"] is False  # type: ignore[index]
+    assert refused.structured_content["isRetryable"] is False
     assert effects.writes == []
 
 
@@ -615,7 +617,7 @@ async def test_a_sqlite_store_locked_by_another_process_answers_within_its_timeo
         with anyio.fail_after(10):
             async with anyio.create_task_group() as calls:
                 for amount in (2, 3, 4):  # queued behind each other for the one worker thread
-                    calls.start_soon(lambda amount=amount: _append(refused, charge(amount)))
+                    calls.start_soon(lambda amount=amount: _append(refused, charge(amount)))  # type: ignore[misc]
         holder.execute("ROLLBACK")
         holder.close()
         resent = [await charge(amount) for amount in (2, 3, 4)]
@@ -697,7 +699,7 @@ async def test_a_key_whose_runner_died_answers_outcome_unknown_and_never_runs_ag
 async def test_replay_works_the_same_on_every_shared_store(
     backend: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    url = {
+    url = {  # type: ignore[no-untyped-call]
         "sqlite": lambda: f"sqlite:///{tmp_path}/keys.sqlite3",
         "postgres": lambda: request.getfixturevalue("postgres_url"),
         "redis": lambda: request.getfixturevalue("redis_url"),

@@ -76,7 +76,8 @@ def store_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> s
     if backend == "sqlite":
         return f"sqlite:///{tmp_path}/keys.sqlite3"
     # Keys are random per test, so tests can share the server's default table or prefix.
-    return request.getfixturevalue("postgres_url" if backend == "postgres" else "redis_url")
+    url: str = request.getfixturevalue("postgres_url" if backend == "postgres" else "redis_url")
+    return url
 
 
 def written(lines: Path) -> Counter[int]:

@@ -198,7 +198,7 @@ async def test_a_cancelled_task_stops_its_work_and_says_what_its_caller_should_d
 
 
 async def call_with_key(client: Client, tool: str, arguments: dict[str, Any], key: str) -> CallToolResult:
-    return await client.call_tool(tool, arguments, meta={IDEMPOTENCY_KEY_META: key})
+    return await client.call_tool(tool, arguments, meta={IDEMPOTENCY_KEY_META: key})  # type: ignore[arg-type]
 
 
 @asynccontextmanager
@@ -250,7 +250,7 @@ async def test_a_resend_that_does_not_ask_for_a_task_waits_for_the_keyed_task_th
 ) -> None:
     server, runs = reports.build(store=MemoryStore())
     async with clients(server._mcp_server) as (tasking,), clients(server._mcp_server, polling=False) as (plain,):
-        created = await tasking.session.call_tool(
+        created = await tasking.session.call_tool(  # type: ignore[call-overload]
             "slow", {"seconds": 0.3}, meta={IDEMPOTENCY_KEY_META: "k-1"}, allow_claimed=True
         )
         running = read_result(await call_with_key(plain, "slow", {"seconds": 0.3}, "k-1"))

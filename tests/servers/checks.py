@@ -116,8 +116,8 @@ def assert_sound_outcome(outcome: ToolOutcome) -> None:
     assert outcome.execution_state is None or isinstance(outcome.execution_state, ExecutionState)
     for text in (outcome.description, outcome.message):
         assert isinstance(text, str)
-    for text in (outcome.code, outcome.error_id):
-        assert text is None or isinstance(text, str)
+    for optional in (outcome.code, outcome.error_id):
+        assert optional is None or isinstance(optional, str)
     for error in outcome.field_errors:
         assert isinstance(error.field, str)
         assert isinstance(error.problem, str)

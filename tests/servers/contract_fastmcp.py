@@ -20,7 +20,7 @@ from mcp_errors import (
 try:
     from servers.contract_server import CRASH_TEXT, UNDECODABLE_NAME, Order, OrderSearch
 except ImportError:  # run as a script
-    from contract_server import CRASH_TEXT, UNDECODABLE_NAME, Order, OrderSearch  # type: ignore[no-redef]
+    from contract_server import CRASH_TEXT, UNDECODABLE_NAME, Order, OrderSearch  # type: ignore[import-not-found, no-redef]
 
 
 def build_fastmcp_server() -> FastMCP:

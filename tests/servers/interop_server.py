@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
-from contract_server import CASES, Case, Order, build_server
+from contract_server import CASES, Case, Order, build_server  # type: ignore[import-not-found]
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 
@@ -46,7 +46,7 @@ def build_plain_server() -> MCPServer[Any]:
             code="REFUND_LIMIT_EXCEEDED",
         )
         # The SDK passes an `isError` CallToolResult through, but advertises the narrow schema.
-        return to_error_result(error, tool_name="refund")  # type: ignore[return-value]
+        return to_error_result(error, tool_name="refund")
 
     return server
 
@@ -55,7 +55,7 @@ def build_conformance_server(case: Case | None) -> MCPServer[Any]:
     """The contract server plus the tools the conformance scenarios call by name."""
     server = build_server()
 
-    @server.tool()
+    @server.tool()  # type: ignore[untyped-decorator]
     async def test_error_handling() -> CallToolResult:
         """Fails like one contract call (conformance scenario tools-call-error)."""
         if case is None:
@@ -63,13 +63,13 @@ def build_conformance_server(case: Case | None) -> MCPServer[Any]:
         result: CallToolResult = await server.call_tool(case.tool, case.arguments)
         return result
 
-    @server.tool()
+    @server.tool()  # type: ignore[untyped-decorator]
     async def test_simple_text() -> CallToolResult:
         """The contract's empty result (conformance scenario tools-call-simple-text)."""
         result: CallToolResult = await server.call_tool("search_orders", {"customer": "nobody@example.com"})
         return result
 
-    return server
+    return server  # type: ignore[no-any-return]
 
 
 def http_app() -> Any:

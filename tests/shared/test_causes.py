@@ -23,7 +23,7 @@ def test_a_chain_is_walked_outermost_first_through_causes_and_contexts() -> None
     assert outer.__cause__ is None  # reached through `__context__`
     walked = [type(exc).__name__ for exc in causes(outer)]
     assert walked == ["RuntimeError", "ValueError", "OSError"]
-    assert cause_or_context(chained()).__class__ is ValueError  # type: ignore[union-attr]
+    assert cause_or_context(chained()).__class__ is ValueError
 
 
 def test_a_cycle_of_causes_ends_after_the_bound() -> None:

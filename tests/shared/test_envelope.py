@@ -174,7 +174,7 @@ def test_empty_result_defaults_to_a_zero_count_success() -> None:
 
 
 def test_empty_result_adds_result_count_but_keeps_the_tool_shape() -> None:
-    given_structured = {"customers": []}
+    given_structured: dict[str, list[Any]] = {"customers": []}
     result = empty_result("none", given_structured)
     assert result.structured_content == {"customers": [], "resultCount": 0}
     assert given_structured == {"customers": []}

@@ -63,12 +63,12 @@ def _status_error(status: int) -> httpx.HTTPStatusError:
 
 
 def _add_raising_tools(tool: Callable[..., Any]) -> None:
-    @tool()
+    @tool()  # type: ignore[untyped-decorator]
     def fail_with_status(status: int) -> str:
         """Calls a service that answers `status`."""
         raise _status_error(status)
 
-    @tool()
+    @tool()  # type: ignore[untyped-decorator]
     def fail_with_code(code: int) -> str:
         """Calls a downstream MCP server that answers JSON-RPC error `code`."""
         raise MCPError(code, "downstream: password=hunter2 at /srv/app/db.py")
@@ -114,8 +114,8 @@ def plain_server() -> MCPServer:
 
 def connect(server: MCPServer | FastMCP[Any], mode: str) -> Client:
     if isinstance(server, FastMCP):
-        return Client(server._mcp_server, mode=mode)  # type: ignore[arg-type]  # fastmcp's low-level server
-    return Client(server, mode=mode)  # type: ignore[arg-type]  # the fixture's mode is one of the two
+        return Client(server._mcp_server, mode=mode)  # fastmcp's low-level server
+    return Client(server, mode=mode)  # the fixture's mode is one of the two
 
 
 async def answer_of(client: Client, tool: str, arguments: Mapping[str, Any]) -> CallToolResult | MCPError:
@@ -202,7 +202,9 @@ async def test_every_http_status_reads_the_same_on_the_server_the_reader_the_pro
     # A status no table has says nothing: no side invents a reading for it.
     assert readings["reader"][UNMAPPED_STATUS] == (None, None, None)
     assert readings["checker"][UNMAPPED_STATUS] is None
-    assert readings["proxy (data)"][UNMAPPED_STATUS][1] == "TOOL_ERROR"
+    proxy_reading = readings["proxy (data)"][UNMAPPED_STATUS]
+    assert proxy_reading is not None
+    assert proxy_reading[1] == "TOOL_ERROR"
 
 
 @pytest.mark.anyio

@@ -87,7 +87,8 @@ class Telemetry:
     def count(self, metric: str, **attributes: Any) -> float:
         """The sum of a counter's points whose attributes include `attributes` (dotted names as `_`)."""
         wanted = {f"mcp_errors.{key.replace('__', '.')}": value for key, value in attributes.items()}
-        return sum(point.value for found, point in self.points(metric) if found.items() >= wanted.items())
+        total: float = sum(point.value for found, point in self.points(metric) if found.items() >= wanted.items())
+        return total
 
 
 _SPANS = InMemorySpanExporter()
@@ -158,7 +159,7 @@ async def test_every_result_is_counted_and_its_error_facts_land_on_the_sdks_tool
     telemetry: Telemetry, mode: str
 ) -> None:
     server = a_server(f"all-{mode}")
-    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]  # a checked literal
+    async with Client(server, mode=mode) as client:  # a checked literal
         for tool, arguments in [
             ("answer", {}),
             ("find", {"query": "x"}),
@@ -286,9 +287,9 @@ async def test_a_replayed_answer_is_marked_on_the_span_and_in_the_count(telemetr
         return f"charged {amount:.2f} EUR"
 
     key = {"mcp-errors/idempotencyKey": f"op-{mode}"}
-    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]  # a checked literal
+    async with Client(server, mode=mode) as client:  # a checked literal
         for _ in range(2):
-            await client.call_tool("charge_card", {"amount": 5.0}, meta=key)
+            await client.call_tool("charge_card", {"amount": 5.0}, meta=key)  # type: ignore[arg-type]
 
     assert charges == [5.0]
     spans = telemetry.finished("tools/call charge_card")
@@ -346,7 +347,7 @@ async def test_what_the_proxy_decides_is_counted_with_closed_labels_and_marked_o
     proxy = build_proxy(child, ProxySettings(breaker_failures=2, breaker_cooldown=60, repeat_guard=60))
     try:
         await check_upstream(proxy, child, seconds=60)
-        async with Client(proxy._mcp_server) as client:  # type: ignore[arg-type]  # fastmcp's low-level server
+        async with Client(proxy._mcp_server) as client:  # fastmcp's low-level server
             for _ in range(3):  # two declared time-outs open the tool's circuit; the third is refused
                 await client.call_tool("flaky_status", {"key": "t", "failures": 9})
             for _ in range(2):  # the identical resend of a validation failure
@@ -384,7 +385,7 @@ async def test_the_proxy_counts_an_upstream_failure_it_classified(telemetry: Tel
     proxy = build_proxy(child)
     try:
         await check_upstream(proxy, child, seconds=60)
-        async with Client(proxy._mcp_server) as client:  # type: ignore[arg-type]  # fastmcp's low-level server
+        async with Client(proxy._mcp_server) as client:  # fastmcp's low-level server
             await client.call_tool("echo", {"text": "hi"})
             await client.call_tool("fail_jsonrpc", {"code": -32602, "message": "Invalid params: bad city"})
     finally:
@@ -419,7 +420,7 @@ async def test_a_fastmcp_tools_call_span_carries_no_raw_exception_text(telemetry
     async with fastmcp.Client(server) as client:
         result = await client.call_tool_mcp("connect", {})
 
-    error_id = result.structured_content["errorId"]  # type: ignore[index]
+    error_id = result.structured_content["errorId"]
     [span] = spans_with(telemetry, "mcp_errors.error.id", error_id)
     assert span.status.status_code is StatusCode.ERROR
     assert error_id in (span.status.description or "")  # where the full text is: the log, under this id
@@ -436,7 +437,7 @@ async def test_the_proxys_tools_call_span_carries_no_upstream_secret(telemetry: 
     said = f"denied: Authorization: Bearer {proxy_upstream.LEAKED_SECRET} at {proxy_upstream.LEAKED_PATH}"
     try:
         await check_upstream(proxy, child, seconds=60)
-        async with Client(proxy._mcp_server) as client:  # type: ignore[arg-type]  # fastmcp's low-level server
+        async with Client(proxy._mcp_server) as client:  # fastmcp's low-level server
             await client.call_tool("fail_jsonrpc", {"code": -32603, "message": said})
             await client.call_tool("fail", {"message": said})
     finally:
@@ -459,7 +460,7 @@ async def test_codes_an_upstream_chooses_do_not_make_a_series_each(telemetry: Te
     proxy = build_proxy(child)
     try:
         await check_upstream(proxy, child, seconds=60)
-        async with Client(proxy._mcp_server) as client:  # type: ignore[arg-type]  # fastmcp's low-level server
+        async with Client(proxy._mcp_server) as client:  # fastmcp's low-level server
             for number in range(300):
                 # Half already in the contract (passed through), half the upstream's own fields.
                 structured = (

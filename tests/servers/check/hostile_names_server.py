@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from raw_listing_server import serve  # the same line-by-line JSON-RPC loop, with these answers
+from raw_listing_server import serve  # type: ignore[import-not-found]  # the same line-by-line JSON-RPC loop, with these answers
 
 LONG: str = "reticulate_" + "s" * 99_989
 SURROGATE: str = "\ud800"
