@@ -255,3 +255,70 @@ def test_references_are_inlined_as_fastmcp_lists_them_and_any_other_shape_is_lef
     for unlistable in (cyclic, with_sibling, remote, tagged):
         with pytest.raises(UnlistableError):
             inline_refs(unlistable)
+
+
+def write_config(tmp_path: Path, servers: dict[str, list[str]]) -> Path:
+    path = tmp_path / "mcp.json"
+    entries = {name: {"command": line[0], "args": line[1:]} for name, line in servers.items()}
+    path.write_text(json.dumps({"mcpServers": entries}), encoding="utf-8")
+    return path
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "host", "version": "1"}},
+}
+
+
+def test_with_require_all_a_server_that_did_not_start_gets_no_tool_list_and_the_gateway_exits_naming_it(
+    tmp_path: Path,
+) -> None:
+    path = write_config(tmp_path, {"count": COUNTING, "broken": EXITS_AT_START})
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    with subprocess.Popen(
+        [*PROXY, "--require-all", "--config", str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as gateway:
+        assert gateway.stdin is not None
+        gateway.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in (INITIALIZE, listing)))
+        gateway.stdin.flush()  # and the host stays
+        status = gateway.wait(timeout=SESSION_SECONDS)
+        out, err = gateway.communicate()
+    answers = [json.loads(line) for line in out.splitlines()]
+    assert status == 1
+    assert [answer.get("id") for answer in answers] == [1]  # initialize answered, no list with a server missing
+    assert b"these servers did not start" in err
+    assert b"broken" in err
+
+
+def test_a_host_that_leaves_before_the_gateway_is_needed_leaves_no_server_behind(tmp_path: Path) -> None:
+    pid_file = tmp_path / "hung.pid"
+    hung = ["sh", "-c", f"echo $$ > {pid_file}.part && mv {pid_file}.part {pid_file}; exec sleep 60"]
+    path = write_config(tmp_path, {"count": COUNTING, "hung": hung})
+    with subprocess.Popen(
+        [*PROXY, "--config", str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    ) as gateway:
+        assert gateway.stdin is not None
+        assert gateway.stdout is not None
+        gateway.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+        gateway.stdin.flush()
+        assert json.loads(gateway.stdout.readline())["id"] == 1  # answered before any heavy import
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pid = int(pid_file.read_text())
+        gateway.stdin.close()  # the host leaves
+        assert gateway.wait(timeout=60) == 0
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"the hung server (pid {pid}) is still running")

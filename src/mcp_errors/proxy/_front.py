@@ -25,6 +25,7 @@ from its first line. Lines are read from the raw descriptors into an own buffer,
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -141,14 +142,21 @@ def _line(message: Mapping[str, Any]) -> bytes:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
-def _client_info() -> dict[str, str]:
-    # The SDK's client in the gateway is fastmcp's, which names itself so.
+@functools.cache
+def _fastmcp_version() -> str:
+    # `fastmcp.__version__`, read as fastmcp reads it, without importing it: the gateway's
+    # serverInfo version, and its client's.
     from importlib.metadata import PackageNotFoundError, version
 
     for package in ("fastmcp-slim", "fastmcp"):
         with contextlib.suppress(PackageNotFoundError):
-            return {"name": "fastmcp", "version": version(package)}
-    return {"name": "fastmcp", "version": "0"}
+            return version(package)
+    return "0"
+
+
+def _client_info() -> dict[str, str]:
+    # The SDK's client in the gateway is fastmcp's, which names itself so.
+    return {"name": "fastmcp", "version": _fastmcp_version()}
 
 
 def shake_hands(early: EarlyStart, *, deadline: float, client_info: Mapping[str, str]) -> None:
@@ -303,18 +311,12 @@ def gateway_tool(server: str, tool: Mapping[str, Any]) -> dict[str, Any]:
 
 def initialize_answer(params: Mapping[str, Any]) -> dict[str, Any]:
     """What the gateway answers an `initialize` with these params (the SDK server's negotiation)."""
-    from importlib.metadata import PackageNotFoundError, version
-
     requested = params.get("protocolVersion")
     negotiated = requested if requested in HANDSHAKE_VERSIONS else CLIENT_PROTOCOL_VERSION
-    try:
-        fastmcp_version = version("fastmcp")
-    except PackageNotFoundError:
-        fastmcp_version = _client_info()["version"]
     return {
         "protocolVersion": negotiated,
         "capabilities": SERVER_CAPABILITIES,
-        "serverInfo": {"name": GATEWAY_NAME, "version": fastmcp_version},
+        "serverInfo": {"name": GATEWAY_NAME, "version": _fastmcp_version()},
     }
 
 

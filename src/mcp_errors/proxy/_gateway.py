@@ -317,22 +317,32 @@ async def serve_gateway(
         StartupError: With `require_all`, if a server did not start.
     """
     try:
+        if front is not None:
+            await anyio.to_thread.run_sync(front.settled.wait)  # its handshakes are over: adopted now
+        not_started: StartupError | None = None
         async with anyio.create_task_group() as background:
-            if front is not None:
-                await anyio.to_thread.run_sync(front.settled.wait)  # its handshakes are over: adopted now
-            await gateway.start(background=background)
-            if front is not None:
-                await serve_through_front(gateway.server, front)
-            elif http is None:
-                await gateway.server.run_stdio_async(show_banner=False)
+            try:
+                await gateway.start(background=background)
+            except StartupError as exc:
+                # Raised in the task group, it would reach the command inside an exception group.
+                not_started = exc
             else:
-                host, port = http
-                await gateway.server.run_http_async(
-                    show_banner=False, host=host, port=port, stateless_http=True, json_response=True
-                )
+                await _serve(gateway.server, http=http, front=front)
             background.cancel_scope.cancel()
+        if not_started is not None:
+            raise not_started
     finally:
         await gateway.aclose()
+
+
+async def _serve(server: FastMCP[Any], *, http: tuple[str, int] | None, front: Front | None) -> None:
+    if front is not None:
+        await serve_through_front(server, front)
+    elif http is None:
+        await server.run_stdio_async(show_banner=False)
+    else:
+        host, port = http
+        await server.run_http_async(show_banner=False, host=host, port=port, stateless_http=True, json_response=True)
 
 
 async def serve_through_front(server: FastMCP[Any], front: Front) -> None:
