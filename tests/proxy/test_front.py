@@ -25,7 +25,8 @@ from mcp.server.runner import ServerRunner
 from mcp_types import ToolListChangedNotification
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
-from mcp_errors.proxy._child import ChildProcess
+from mcp_errors.proxy import _child as child_module
+from mcp_errors.proxy._child import ChildProcess, _AdoptedProcess
 from mcp_errors.proxy._front import (
     CLIENT_PROTOCOL_VERSION,
     HANDSHAKE_VERSIONS,
@@ -322,3 +323,78 @@ def test_a_host_that_leaves_before_the_gateway_is_needed_leaves_no_server_behind
         time.sleep(0.05)
     else:
         pytest.fail(f"the hung server (pid {pid}) is still running")
+
+
+@pytest.mark.anyio
+async def test_the_sdk_s_initialize_is_answered_from_the_front_s_handshake_with_the_server_s_own_messages_after_it(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "count.log"
+    early = EarlyStart(COUNTING[0], COUNTING[1:], env=counting_env(log))
+    shake_hands(early, deadline=time.monotonic() + 60, client_info={"name": "fastmcp", "version": "test"})
+    process = early.take()
+    assert process is not None
+    assert early.handshake is not None
+    adopted = await _AdoptedProcess.adopt(process, early.handshake)
+    received = b""
+    try:
+        with anyio.fail_after(60):
+            initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "x"}}
+            await adopted.stdin.send(json.dumps(initialize).encode() + b"\n")
+            while received.count(b"\n") < 2:
+                received += await adopted.stdout.receive()
+            await adopted.stdin.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+            await adopted.stdin.send(b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}\n')
+            while received.count(b"\n") < 3:
+                received += await adopted.stdout.receive()
+    finally:
+        await adopted.stdin.aclose()
+        await adopted.aclose()
+    answer, told, listed = (json.loads(line) for line in received.splitlines())
+    assert answer == {"jsonrpc": "2.0", "id": 0, "result": early.handshake.initialize_result}  # the SDK's own id
+    assert told["method"] == "notifications/message"  # what the server wrote after its answer, kept in order
+    assert listed["id"] == 1
+    assert [tool["name"] for tool in listed["result"]["tools"]] == ["echo", "fail", "crash"]
+    sent = [json.loads(line).get("method") for line in log.read_text().splitlines()]
+    assert sent == [
+        "initialize",
+        "notifications/initialized",
+        "tools/list",
+        "tools/list",
+    ]  # the front's, then the SDK's
+
+
+@pytest.mark.anyio
+async def test_an_sdk_that_cannot_adopt_starts_the_server_anew_with_its_own_handshake(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(child_module, "_ADOPTS", False)
+    log = tmp_path / "count.log"
+    early = EarlyStart(COUNTING[0], COUNTING[1:], env=counting_env(log))
+    shake_hands(early, deadline=time.monotonic() + 60, client_info={"name": "fastmcp", "version": "test"})
+    gateway = Gateway(
+        [GatewayServer("count", ChildProcess(COUNTING[0], COUNTING[1:], env=counting_env(log), early=early))]
+    )
+    try:
+        with anyio.fail_after(SESSION_SECONDS):
+            await gateway.start()
+            async with Client(gateway.server._mcp_server, mode="legacy") as client:
+                echoed = await client.call_tool("count_echo", {"text": "hello"})
+    finally:
+        await gateway.aclose()
+    assert echoed.structured_content == {"text": "hello"}
+    assert early.process is None  # stopped, not adopted
+    assert initializes(log) == 2  # the front's with the first process, the SDK's with its own
+
+
+@pytest.mark.anyio
+async def test_with_idempotency_keys_the_gateway_itself_answers_the_listing_it_changes(tmp_path: Path) -> None:
+    with anyio.fail_after(SESSION_SECONDS):
+        async with gateway_over_stdio(tmp_path, {"count": COUNTING}, "--idempotency-keys") as (client, log):
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            echoed = await client.call_tool("count_echo", {"text": "hello"})
+            log_text = said(log)
+    assert {"count_echo", "count_fail", "count_crash"} <= names
+    assert echoed.structured_content == {"text": "hello"}
+    assert "tools/list answered" not in log_text  # the front stepped aside
+    assert "differ" not in log_text

@@ -365,7 +365,7 @@ class Front:
     """Set once every server's handshake is over: only then may the SDK's clients adopt them."""
     _queue: list[bytes] = field(default_factory=list)
     _waiting_lists: list[Any] = field(default_factory=list)
-    _listed: bool = False
+    _listing: list[dict[str, Any]] | None = None
     _host_gone: bool = False
     _sink: Callable[[bytes | None], object] | None = None
     _in_fd: int = -1
@@ -471,7 +471,7 @@ class Front:
             and self.list_tools
             and not (isinstance(params, dict) and params.get("cursor") is not None)
         ):
-            if self._listed:
+            if self._listing is not None:
                 self._answer_list(ident)
             else:
                 self._waiting_lists.append(ident)
@@ -505,7 +505,7 @@ class Front:
             tools = None
         with self._lock:
             down = [each for each in self.early.values() if each.handshake is None or each.handshake.tools is None]
-            if tools is None or (self.require_all and down):
+            if tools is None or not self.list_tools or (self.require_all and down):
                 # The gateway lists (and, with require_all, says which server did not start and exits).
                 self.list_tools = False
                 self._queue.extend(
@@ -514,8 +514,7 @@ class Front:
                 self._waiting_lists = []
                 self._needed.set()
                 return
-            self.answered.tools = tools
-            self._listed = True
+            self._listing = tools
             for ident in self._waiting_lists:
                 self._answer_list(ident)
             self._waiting_lists = []
@@ -525,7 +524,8 @@ class Front:
         timer.start()
 
     def _answer_list(self, ident: Any) -> None:
-        assert self.answered.tools is not None
+        assert self._listing is not None
+        self.answered.tools = self._listing
         if os.environ.get(TRACE_VARIABLE):
             # For the tests: proof that the list goes out before the gateway's imports (said
             # first, so that it is in the log when the host has the list).
