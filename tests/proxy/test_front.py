@@ -398,3 +398,22 @@ async def test_with_idempotency_keys_the_gateway_itself_answers_the_listing_it_c
     assert echoed.structured_content == {"text": "hello"}
     assert "tools/list answered" not in log_text  # the front stepped aside
     assert "differ" not in log_text
+
+
+@pytest.mark.anyio
+async def test_when_the_gateway_lists_otherwise_than_the_front_did_the_host_is_told_to_list_again(
+    tmp_path: Path,
+) -> None:
+    grows = {"command": COUNTING[0], "args": COUNTING[1:], "env": {"COUNTING_UPSTREAM_GROWS": "1"}}
+    messages: list[Any] = []
+    with anyio.fail_after(SESSION_SECONDS):
+        async with gateway_over_stdio(tmp_path, {"count": grows}, messages=messages) as (client, log):
+            first = {tool.name for tool in (await client.list_tools()).tools}
+            late = await client.call_tool("count_late", {})  # answered once the gateway took over
+            again = {tool.name for tool in (await client.list_tools()).tools}
+            log_text = said(log)
+    assert "count_late" not in first
+    assert "count_late" in again
+    assert not late.is_error
+    assert any(isinstance(message, ToolListChangedNotification) for message in messages)
+    assert "the host is told (tools/list_changed)" in log_text

@@ -11,7 +11,9 @@ from the server the front reads before the SDK takes over: it must still reach t
 
 Tools: `echo` (returns its `text`), `fail` (an `isError` result in prose, which the proxy
 classifies), `crash` (the process exits with status 9 in the middle of the call).
-`COUNTING_UPSTREAM_PAGES=1` lists the tools one per page (`nextCursor`).
+`COUNTING_UPSTREAM_PAGES=1` lists the tools one per page (`nextCursor`);
+`COUNTING_UPSTREAM_GROWS=1` adds a tool `late` from its second listing on (a list that changed
+between the front's listing and the gateway's).
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ TOOLS: list[dict[str, Any]] = [
 def main() -> None:
     log_path = os.environ.get("COUNTING_UPSTREAM_LOG")
     paged = os.environ.get("COUNTING_UPSTREAM_PAGES") == "1"
+    grows = os.environ.get("COUNTING_UPSTREAM_GROWS") == "1"
+    listings = 0
     initialized = False
     out = sys.stdout
 
@@ -82,14 +86,16 @@ def main() -> None:
                 }
             )
         elif method == "tools/list":
+            listings += 1
+            tools = [*TOOLS, {"name": "late", "inputSchema": {"type": "object"}}] if grows and listings > 1 else TOOLS
             if paged:
                 cursor = int((message.get("params") or {}).get("cursor") or 0)
-                page: dict[str, Any] = {"tools": TOOLS[cursor : cursor + 1]}
-                if cursor + 1 < len(TOOLS):
+                page: dict[str, Any] = {"tools": tools[cursor : cursor + 1]}
+                if cursor + 1 < len(tools):
                     page["nextCursor"] = str(cursor + 1)
                 send({"jsonrpc": "2.0", "id": ident, "result": page})
             else:
-                send({"jsonrpc": "2.0", "id": ident, "result": {"tools": TOOLS}})
+                send({"jsonrpc": "2.0", "id": ident, "result": {"tools": tools}})
         elif method == "tools/call":
             params = message.get("params") or {}
             name, arguments = params.get("name"), params.get("arguments") or {}
@@ -101,6 +107,8 @@ def main() -> None:
                     "content": [{"type": "text", "text": text}],
                     "structuredContent": {"text": text},
                 }
+            elif name == "late":
+                result = {"content": [{"type": "text", "text": "late"}]}
             elif name == "fail":
                 result = {
                     "content": [{"type": "text", "text": "Error: permission denied for this file"}],

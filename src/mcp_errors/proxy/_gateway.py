@@ -446,6 +446,8 @@ class _FrontStdio:
                 )
             return
         listed = result.get("tools") if isinstance(result, dict) else None
+        if not isinstance(listed, list):
+            return  # no list (the host left meanwhile): nothing to compare, nobody to tell
         if _by_name(listed) != _by_name(answered.tools):
             logger.warning(
                 "Gateway front: the tools the host got at start-up differ from the gateway's now; "
@@ -470,10 +472,8 @@ def _same_id(one: Any, other: Any) -> bool:
     return other is not None and type(one) is type(other) and one == other
 
 
-def _by_name(tools: Any) -> list[Any]:
-    if not isinstance(tools, list):
-        return []
-    return sorted(tools, key=lambda tool: str(tool.get("name")) if isinstance(tool, dict) else "")
+def _by_name(tools: list[Any] | None) -> list[Any]:
+    return sorted(tools or [], key=lambda tool: str(tool.get("name")) if isinstance(tool, dict) else "")
 
 
 def run_gateway(
