@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import logging
 import os
 import select
 import sys
@@ -50,8 +49,6 @@ __all__ = [
     "gateway_tool",
     "inline_refs",
 ]
-
-logger = logging.getLogger("mcp_errors.proxy")
 
 GATEWAY_NAME: Final = "mcp-errors gateway"
 """The gateway's serverInfo name (`Gateway` names its fastmcp server with it)."""
@@ -78,7 +75,8 @@ SERVER_CAPABILITIES: Final[Mapping[str, Any]] = {
 """What the gateway's fastmcp server answers `initialize` with (a test holds them equal)."""
 
 MAX_LINE_BYTES: Final = 32 * 1024 * 1024
-"""The longest message line the front reads; a longer one from a server fails its start."""
+"""The longest message line the front reads. A server that writes a longer one is left as it is to
+the gateway's own client; a host's is answered by the gateway as a message it cannot read."""
 
 _MAX_PAGES: Final = 1000
 _INITIALIZE_ID: Final = "mcp-errors-front-initialize"
