@@ -265,7 +265,7 @@ def write_config(tmp_path: Path, servers: dict[str, list[str]]) -> Path:
     return path
 
 
-INITIALIZE = {
+INITIALIZE: dict[str, Any] = {
     "jsonrpc": "2.0",
     "id": 1,
     "method": "initialize",
@@ -417,3 +417,32 @@ async def test_when_the_gateway_lists_otherwise_than_the_front_did_the_host_is_t
     assert not late.is_error
     assert any(isinstance(message, ToolListChangedNotification) for message in messages)
     assert "the host is told (tools/list_changed)" in log_text
+
+
+def test_a_host_on_an_older_protocol_version_gets_its_tool_list_from_the_gateway(tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"count": COUNTING})
+    older = {**INITIALIZE, "params": {**INITIALIZE["params"], "protocolVersion": "2025-06-18"}}
+    lines = [
+        older,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    with subprocess.Popen(
+        [*PROXY, "--config", str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, TRACE_VARIABLE: "1"},
+    ) as gateway:
+        assert gateway.stdin is not None
+        assert gateway.stdout is not None
+        gateway.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+        gateway.stdin.flush()
+        answers = [json.loads(gateway.stdout.readline()) for _ in range(2)]
+        gateway.stdin.close()
+        gateway.wait(timeout=60)
+        assert gateway.stderr is not None
+        err = gateway.stderr.read()
+    assert answers[0]["result"]["protocolVersion"] == "2025-06-18"
+    assert {tool["name"] for tool in answers[1]["result"]["tools"]} >= {"count_echo", "count_fail"}
+    assert b"tools/list answered" not in err  # the gateway's answer, not the front's

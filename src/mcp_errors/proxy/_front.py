@@ -467,6 +467,9 @@ class Front:
             method == "tools/list"
             and ident is not None
             and self.list_tools
+            # The SDK's server shapes results per protocol version: the front's tools are the
+            # latest handshake version's, and an older host gets its list from the gateway.
+            and self.answered.initialize_result["protocolVersion"] == CLIENT_PROTOCOL_VERSION
             and not (isinstance(params, dict) and params.get("cursor") is not None)
         ):
             if self._listing is not None:
