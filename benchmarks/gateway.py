@@ -10,8 +10,11 @@ host's configuration holds) are started three ways, as a host starts them, over 
 For each N (1, 3, 6, 10) and each of `--runs` rounds (the variants' order rotates every round):
 
 - start-up: spawn of all N (or the one gateway) at once to every tool listed;
-- memory once all are listed: RSS and PSS (`/proc/<pid>/smaps_rollup`) summed over the whole
-  process trees this benchmark started, and how many processes those trees hold.
+- first call: spawn to the answer of a first call (`get_current_time` of the first server),
+  once every tool is listed (the gateway's stdio front lists the tools before it imports
+  fastmcp, so its first call waits for those imports);
+- memory once that call is answered: RSS and PSS (`/proc/<pid>/smaps_rollup`) summed over the
+  whole process trees this benchmark started, and how many processes those trees hold.
 
 Then per call, at the largest N: `time0_get_current_time` through a gateway against
 `get_current_time` through one proxy, both built in this process and reached in memory, called
@@ -116,8 +119,9 @@ def memory(pids: Sequence[int]) -> Memory:
 
 
 @contextlib.asynccontextmanager
-async def started(lines: list[list[str]]) -> AsyncIterator[tuple[list[Client], float]]:
-    """Start every command at once and list each one's tools; yields the clients and seconds to all listed.
+async def started(lines: list[list[str]]) -> AsyncIterator[tuple[list[Client], float, float]]:
+    """Start every command at once and list each one's tools; yields the clients, seconds to all listed and
+    seconds from the start to the time `stamp` is read (call it when the first call is answered).
 
     Each client lives in a task of its own (its context is entered and left there), as a host
     keeps one connection per server.
@@ -140,7 +144,7 @@ async def started(lines: list[list[str]]) -> AsyncIterator[tuple[list[Client], f
             await listed.wait()
         elapsed = time.perf_counter() - begin
         try:
-            yield clients, elapsed
+            yield clients, elapsed, begin
         finally:
             stop.set()
 
@@ -149,26 +153,29 @@ async def started(lines: list[list[str]]) -> AsyncIterator[tuple[list[Client], f
 class Round:
     seconds: float
     memory: Memory
-    slowest_bare: float | None = None
+    first_call: float
 
 
 async def one_round(variant: str, count: int, config: Path) -> Round:
     lines = commands(variant, count, config)
-    async with started(lines) as (clients, seconds):
+    async with started(lines) as (clients, seconds, begin):
+        tool = "time0_get_current_time" if variant == "gateway" else "get_current_time"
+        assert not (await clients[0].call_tool(tool, {"timezone": "UTC"})).is_error
+        first_call = time.perf_counter() - begin
         if variant == "gateway":
             names = {tool.name for tool in (await clients[0].list_tools()).tools}
             assert all(any(name.startswith(f"{server}_") for name in names) for server in servers(count)), names
         await anyio.sleep(0.5)  # let start-up garbage settle before reading memory
         trees = my_trees()
         used = memory([pid for tree in trees for pid in tree])
-    return Round(seconds, used)
+    return Round(seconds, used, first_call)
 
 
 async def slowest_bare(count: int) -> float:
     """Each bare server alone, one after the other: the slowest spawn to tools listed."""
     times = []
     for line in servers(count).values():
-        async with started([line]) as (_, seconds):
+        async with started([line]) as (_, seconds, _begin):
             times.append(seconds)
     return max(times)
 
@@ -266,13 +273,14 @@ async def main() -> None:
             print(f"\nN = {count} upstreams ({options.runs} rounds; medians, spread p25-p75)")
             print(
                 f"{'variant':<9} {'processes':>9} {'RSS MiB':>9} {'PSS MiB':>9} {'PSS/bare':>9} {'start s':>8} "
-                f"{'spread':>11}"
+                f"{'spread':>11} {'1st call s':>10} {'spread':>11}"
             )
             for variant in variants:
                 got = rounds[variant]
                 pss = [r.memory.pss_mib for r in got]
                 rss = [r.memory.rss_mib for r in got]
                 secs = [r.seconds for r in got]
+                first = [r.first_call for r in got]
                 ratio = [p / b for p, b in zip(pss, bare_pss, strict=True)]
                 row[variant] = {
                     "processes": statistics.median(r.memory.processes for r in got),
@@ -282,23 +290,29 @@ async def main() -> None:
                     "rss_over_bare": statistics.median([r / b for r, b in zip(rss, bare_rss, strict=True)]),
                     "start_seconds": statistics.median(secs),
                     "start_spread": spread(secs),
+                    "first_call_seconds": statistics.median(first),
+                    "first_call_spread": spread(first),
                 }
                 print(
                     f"{variant:<9} {row[variant]['processes']:>9.0f} {statistics.median(rss):>9.0f} "
                     f"{statistics.median(pss):>9.0f} {statistics.median(ratio):>9.2f} {statistics.median(secs):>8.2f} "
-                    f"{spread(secs):>11}"
+                    f"{spread(secs):>11} {statistics.median(first):>10.2f} {spread(first):>11}"
                 )
             start_ratio = [r.seconds / s for r, s in zip(rounds["gateway"], slowest, strict=True)]
             together = [g.seconds / b.seconds for g, b in zip(rounds["gateway"], rounds["bare"], strict=True)]
+            first_calls = [g.first_call / b.first_call for g, b in zip(rounds["gateway"], rounds["bare"], strict=True)]
             row["slowest_bare_alone_seconds"] = statistics.median(slowest)
             row["gateway_start_over_slowest_bare"] = statistics.median(start_ratio)
             row["gateway_start_over_slowest_bare_spread"] = spread(start_ratio)
             row["gateway_start_over_bare_together"] = statistics.median(together)
             row["gateway_start_over_bare_together_spread"] = spread(together)
+            row["gateway_first_call_over_bare_together"] = statistics.median(first_calls)
+            row["gateway_first_call_over_bare_together_spread"] = spread(first_calls)
             print(
                 f"slowest bare server alone: {statistics.median(slowest):.2f} s; gateway start / slowest bare "
                 f"{statistics.median(start_ratio):.2f} (spread {spread(start_ratio)}); gateway start / the N bare "
-                f"servers together {statistics.median(together):.2f} (spread {spread(together)})"
+                f"servers together {statistics.median(together):.2f} (spread {spread(together)}); first call answered, "
+                f"gateway / bare together {statistics.median(first_calls):.2f} (spread {spread(first_calls)})"
             )
             figures["sizes"][count] = row
         count = max(sizes)

@@ -16,6 +16,8 @@ what a wrapper in front of someone else's server needs:
 - a child started before the proxy's imports (`_spawn.EarlyStart`, the gateway's) is adopted
   by the first connection: the SDK's stdio client drives its pipes as if it had started it
   (its one start function is wrapped to hand the process over; it starts every other child).
+  When the gateway's front did that child's handshake (`_front.py`), the SDK's `initialize`
+  is answered from it and not sent again, and what the child wrote meanwhile comes first.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import json
 import logging
 import os
 import shlex
@@ -44,7 +47,7 @@ from mcp import ClientSession
 
 from mcp_errors._exit_status import describe_exit, find_command, read_exit_status, with_exit_status
 from mcp_errors._shared.telemetry import record_proxy_decision
-from mcp_errors.proxy._spawn import EarlyStart, StderrTail
+from mcp_errors.proxy._spawn import EarlyStart, StderrTail, UpstreamHandshake
 
 __all__ = ["ChildProcess", "RestartBackoff", "StderrTail", "UpstreamUnavailableError", "find_command"]
 
@@ -192,6 +195,18 @@ class ChildProcess(StdioTransport):
                 self._restarted(self._exited)
         return session
 
+    def early_timed_out(self) -> bool:
+        """Whether the server started early did not answer the gateway front's handshake in time.
+
+        It is then stopped: the gateway counts it as not started and tries it again later.
+        """
+        early = self._early
+        if early is None or not early.timed_out:
+            return False
+        self._early = None
+        early.discard()
+        return True
+
     def _restarted(self, how: str) -> None:
         self.restarts += 1
         self.last_exit, self._exited = how, None
@@ -274,6 +289,70 @@ class _PipeSend(anyio.abc.ByteSendStream):
         self._writer.close()
 
 
+class _Handover:
+    """The SDK's handshake with a child whose handshake the gateway's front did: answered, not sent again."""
+
+    def __init__(self, handshake: UpstreamHandshake) -> None:
+        self.handshake = handshake
+        self.answered = anyio.Event()
+        self.first: bytes | None = None
+        """The SDK's `initialize` answer and what the child wrote after the front's last answer."""
+        self.done = False
+        self.partial = b""
+
+    def sift(self, data: bytes) -> bytes:
+        """What of the SDK's bytes goes to the child: not its `initialize` nor `notifications/initialized`."""
+        lines = (self.partial + data).split(b"\n")
+        self.partial = lines.pop()
+        passed = []
+        for line in lines:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                message = None
+            method = message.get("method") if isinstance(message, dict) else None
+            if method == "initialize" and self.first is None:
+                answer = {"jsonrpc": "2.0", "id": message["id"], "result": self.handshake.initialize_result}
+                self.first = json.dumps(answer).encode() + b"\n" + self.handshake.leftover
+                self.answered.set()
+            elif method == "notifications/initialized" and self.first is not None:
+                self.done = True
+            else:
+                passed.append(line + b"\n")
+        if self.done and self.partial:
+            passed.append(self.partial)
+            self.partial = b""
+        return b"".join(passed)
+
+
+class _HandoverSend(_PipeSend):
+    def __init__(self, writer: asyncio.StreamWriter, handover: _Handover) -> None:
+        super().__init__(writer)
+        self._handover = handover
+
+    async def send(self, item: bytes) -> None:
+        if not self._handover.done:
+            item = self._handover.sift(item)
+            if not item:
+                return
+        await super().send(item)
+
+
+class _HandoverReceive(_PipeReceive):
+    def __init__(self, reader: asyncio.StreamReader, transport: asyncio.BaseTransport, handover: _Handover) -> None:
+        super().__init__(reader, transport)
+        self._handover: _Handover | None = handover
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        handover = self._handover
+        if handover is not None:
+            await handover.answered.wait()
+            self._handover = None
+            assert handover.first is not None
+            return handover.first
+        return await super().receive(max_bytes)
+
+
 class _AdoptedProcess(anyio.abc.Process):
     """A process started early (`subprocess.Popen`), as the anyio process the SDK's stdio client drives.
 
@@ -284,7 +363,7 @@ class _AdoptedProcess(anyio.abc.Process):
         self._popen, self._stdin, self._stdout = process, stdin, stdout
 
     @classmethod
-    async def adopt(cls, process: subprocess.Popen[bytes]) -> _AdoptedProcess:
+    async def adopt(cls, process: subprocess.Popen[bytes], handshake: UpstreamHandshake | None) -> _AdoptedProcess:
         assert process.stdin is not None
         assert process.stdout is not None
         loop = asyncio.get_running_loop()
@@ -294,7 +373,10 @@ class _AdoptedProcess(anyio.abc.Process):
             lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), process.stdin
         )
         writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
-        return cls(process, _PipeSend(writer), _PipeReceive(reader, read_transport))
+        if handshake is None:
+            return cls(process, _PipeSend(writer), _PipeReceive(reader, read_transport))
+        handover = _Handover(handshake)
+        return cls(process, _HandoverSend(writer, handover), _HandoverReceive(reader, read_transport, handover))
 
     async def aclose(self) -> None:
         await self._stdin.aclose()
@@ -357,10 +439,10 @@ def _hand_early_starts_to_the_sdk() -> bool:
     ) -> Any:
         early = _adopting.get()
         process = early.take() if early is not None else None
-        if process is None:
+        if early is None or process is None:
             return await start(command=command, args=args, env=env, errlog=errlog, cwd=cwd)
         try:
-            return await _AdoptedProcess.adopt(process)
+            return await _AdoptedProcess.adopt(process, early.handshake)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.killpg(process.pid, signal.SIGKILL)  # its whole group, as the SDK stops one

@@ -10,6 +10,7 @@ import typer
 from mcp_errors._cli_params import HTTP_METAVAR, open_store_or_exit, parse_http_address
 
 if TYPE_CHECKING:
+    from mcp_errors.proxy._front import Front
     from mcp_errors.proxy._gateway_config import ServerEntry
     from mcp_errors.proxy._spawn import EarlyStart
 
@@ -203,8 +204,17 @@ def proxy(
         _fail("give the server to front (`-- <command>` or a URL), or --config FILE for many, not both.", status=2)
     if config is not None and rules is not None:
         _fail('--rules is per server with --config: give an entry a "rules" key.', status=2)
+    gateway_front = None
     if config is not None:
         entries, early = _start_gateway_servers(config, packs=not no_packs)
+        if http is None:
+            gateway_front = _start_front(
+                entries,
+                early,
+                startup_seconds=startup_timeout,
+                require_all=require_all,
+                list_tools=not idempotency_keys,
+            )
     try:
         import fastmcp  # noqa: F401  (only to say clearly that it is missing)
     except ImportError:
@@ -261,6 +271,7 @@ def proxy(
             http=front,
             startup_seconds=startup_timeout,
             require_all=require_all,
+            front=gateway_front,
         )
         return
     assert upstream is not None
@@ -297,6 +308,40 @@ def _start_gateway_servers(config: Path, *, packs: bool) -> tuple[list[ServerEnt
     for each in early.values():
         atexit.register(each.discard)
     return entries, early
+
+
+def _start_front(
+    entries: list[ServerEntry],
+    early: dict[str, EarlyStart],
+    *,
+    startup_seconds: float,
+    require_all: bool,
+    list_tools: bool,
+) -> Front | None:
+    """Answer the host and shake hands with every stdio server before the gateway's imports (`_front.py`).
+
+    Returns once the gateway is needed (the host has its tool list, or asked for more than
+    the front answers); exits when the host left before. `None` where servers are not
+    started early (not POSIX). The front lists the tools itself unless an HTTP server is in
+    the file (the gateway lists those) or `list_tools` is off (`--idempotency-keys` changes
+    what is listed).
+    """
+    import os
+
+    from mcp_errors.proxy._front import Front
+
+    if os.name != "posix" or not early:
+        return None
+    front = Front(
+        early,
+        startup_seconds=startup_seconds,
+        require_all=require_all,
+        list_tools=list_tools and all(entry.command is not None for entry in entries),
+    )
+    front.start()
+    if not front.wait_for_gateway():
+        raise typer.Exit(0)  # the host closed stdin: the servers are stopped at exit
+    return front
 
 
 def _quiet_fastmcp() -> None:

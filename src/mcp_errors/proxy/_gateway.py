@@ -5,6 +5,9 @@ its own rules, circuit breaker, restart notice, repeat guard and key namespace
 `proxy/<server>`) and mounts them on one fastmcp server, which names their tools
 `<server>_<tool>` as fastmcp's multi-server configurations do. The command starts the stdio
 servers before it imports fastmcp (`_gateway_config`, `_spawn`); their transports adopt them.
+Over stdio, a front with the standard library only (`_front`) answers the host's `initialize`
+and `tools/list` meanwhile, with each server's handshake done; the gateway then serves
+through it (`serve_through_front`).
 
 One server never takes the others down. Each is started and listed on its own, within the
 start-up time; one that does not start (it exits, hangs, or is not found) is left out, the
@@ -18,7 +21,10 @@ last good list kept). `require_all` restores fail-fast start-up.
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import dataclasses
+import json
 import logging
 import weakref
 from collections.abc import Mapping, Sequence
@@ -39,6 +45,7 @@ from mcp_errors._server.classify import new_error_id
 from mcp_errors._server.fastmcp import error_tool_result
 from mcp_errors._shared.envelope import FailureDetails
 from mcp_errors.proxy._child import ChildProcess
+from mcp_errors.proxy._front import GATEWAY_NAME, Front
 from mcp_errors.proxy._gateway_config import ServerEntry, read_server_entries
 from mcp_errors.proxy._hosts import HostConfigError
 from mcp_errors.proxy._middleware import unavailable_failure
@@ -50,6 +57,7 @@ from mcp_errors.proxy._server import (
     build_proxy,
     check_upstream,
     close_upstream,
+    handshake_timeout,
 )
 from mcp_errors.proxy._spawn import EarlyStart
 
@@ -146,7 +154,7 @@ class Gateway:
         settings = settings or ProxySettings()
         self.startup_seconds = startup_seconds
         self.require_all = require_all
-        self.server: FastMCP[Any] = FastMCP("mcp-errors gateway")
+        self.server: FastMCP[Any] = FastMCP(GATEWAY_NAME)
         self.members: dict[str, _Member] = {}
         prefix = settings.store_namespace or "proxy"
         for each in servers:
@@ -193,14 +201,16 @@ class Gateway:
 
     async def _try_start(self, member: _Member) -> bool:
         name = member.server.name
+        upstream = member.server.upstream
         try:
-            tools = await check_upstream(member.proxy, member.server.upstream, seconds=self.startup_seconds)
+            if isinstance(upstream, ChildProcess) and upstream.early_timed_out():
+                raise handshake_timeout(upstream, self.startup_seconds)
+            tools = await check_upstream(member.proxy, upstream, seconds=self.startup_seconds)
         except StartupError as exc:
             member.reason = str(exc)
             logger.warning(
                 "Gateway: server %r did not start; the others serve without it, and it is tried again. %s", name, exc
             )
-            upstream = member.server.upstream
             if isinstance(upstream, ChildProcess):
                 with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                     await upstream.disconnect()
@@ -294,25 +304,176 @@ async def serve_gateway(
     gateway: Gateway,
     *,
     http: tuple[str, int] | None = None,
+    front: Front | None = None,
 ) -> None:
     """Start the gateway's servers, then serve it over stdio (or streamable HTTP) until stopped.
+
+    Args:
+        gateway: The gateway.
+        http: Serve streamable HTTP on this host and port instead of stdio.
+        front: The stdio front that answered the host so far (`_front.Front`): served through it.
 
     Raises:
         StartupError: With `require_all`, if a server did not start.
     """
     try:
+        if front is not None:
+            await anyio.to_thread.run_sync(front.settled.wait)  # its handshakes are over: adopted now
+        not_started: StartupError | None = None
         async with anyio.create_task_group() as background:
-            await gateway.start(background=background)
-            if http is None:
-                await gateway.server.run_stdio_async(show_banner=False)
+            try:
+                await gateway.start(background=background)
+            except StartupError as exc:
+                # Raised in the task group, it would reach the command inside an exception group.
+                not_started = exc
             else:
-                host, port = http
-                await gateway.server.run_http_async(
-                    show_banner=False, host=host, port=port, stateless_http=True, json_response=True
-                )
+                await _serve(gateway.server, http=http, front=front)
             background.cancel_scope.cancel()
+        if not_started is not None:
+            raise not_started
     finally:
         await gateway.aclose()
+
+
+async def _serve(server: FastMCP[Any], *, http: tuple[str, int] | None, front: Front | None) -> None:
+    if front is not None:
+        await serve_through_front(server, front)
+    elif http is None:
+        await server.run_stdio_async(show_banner=False)
+    else:
+        host, port = http
+        await server.run_http_async(show_banner=False, host=host, port=port, stateless_http=True, json_response=True)
+
+
+async def serve_through_front(server: FastMCP[Any], front: Front) -> None:
+    """Serve `server` over stdio as fastmcp's `run_stdio_async` does, with `front` as its stdio.
+
+    What the front kept is replayed first: the host's `initialize` (the answer the front gave
+    is checked against the server's, and not sent twice), then the rest in order, then every
+    line both ways, read and written by the SDK's own stdio server. When the front answered
+    `tools/list`, the server's own list is asked for and compared: if it differs (a server
+    that came up since), the host gets `notifications/tools/list_changed`.
+    """
+    from fastmcp.server.context import reset_transport, set_transport
+    from mcp.server.stdio import stdio_server
+
+    host = _FrontStdio(front, asyncio.get_running_loop())
+
+    token = set_transport("stdio")
+    try:
+        async with server._lifespan_manager(), stdio_server(stdin=host, stdout=host) as (read, write):  # type: ignore[arg-type]
+            await server._mcp_server.run(read, write, server._mcp_server.create_initialization_options())
+    finally:
+        reset_transport(token)
+
+
+_LIST_AGAIN_ID: Final = "mcp-errors-front-tools-list-again"
+
+
+class _FrontStdio:
+    """The front as the SDK's stdio server's stdin (lines, `async for`) and stdout (`write`, `flush`).
+
+    What the front kept is given first; when it starts with the host's `initialize`, the rest
+    waits for its answer, as the host itself waited (the SDK's server takes nothing else
+    before it has answered `initialize`).
+    """
+
+    def __init__(self, front: Front, loop: asyncio.AbstractEventLoop) -> None:
+        self._front = front
+        self._lines: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._replay = collections.deque(
+            front.hand_over(lambda line: loop.call_soon_threadsafe(self._lines.put_nowait, line))
+        )
+        answered = front.answered
+        # The answers to intercept: the replayed initialize's, and the list asked again.
+        self._expected: dict[str, Any] = {}
+        if answered.initialize_result is not None:
+            self._expected["initialize"] = answered.initialize_id
+        if answered.tools is not None:
+            self._expected["tools/list"] = _LIST_AGAIN_ID
+            self._replay.append(_message_line({"jsonrpc": "2.0", "id": _LIST_AGAIN_ID, "method": "tools/list"}))
+        self._initialize_id = _initialize_id(self._replay[0]) if self._replay else None
+        self._initialized = asyncio.Event()
+        if self._initialize_id is None:
+            self._initialized.set()
+        self._given = 0
+
+    def __aiter__(self) -> _FrontStdio:
+        return self
+
+    async def __anext__(self) -> str:
+        if self._replay:
+            if self._given:
+                await self._initialized.wait()
+            line: bytes | None = self._replay.popleft()
+            self._given += 1
+        else:
+            line = await self._lines.get()
+        if line is None:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+    async def write(self, text: str) -> None:
+        if (self._expected or not self._initialized.is_set()) and self._intercepted(text):
+            return
+        await anyio.to_thread.run_sync(self._front.write, text.encode())
+
+    async def flush(self) -> None:
+        await anyio.lowlevel.checkpoint()
+
+    def _intercepted(self, text: str) -> bool:
+        message = json.loads(text)
+        if not isinstance(message, dict) or "method" in message:
+            return False
+        ident = message.get("id")
+        if _same_id(ident, self._initialize_id):
+            self._initialized.set()
+        for method, expected in list(self._expected.items()):
+            if _same_id(ident, expected):
+                del self._expected[method]
+                self._compare(method, message.get("result"))
+                return True
+        return False
+
+    def _compare(self, method: str, result: Any) -> None:
+        answered = self._front.answered
+        if method == "initialize":
+            if result != answered.initialize_result:
+                logger.warning(
+                    "Gateway front: its initialize answer differs from the gateway's (%s against %s)",
+                    json.dumps(answered.initialize_result),
+                    json.dumps(result),
+                )
+            return
+        listed = result.get("tools") if isinstance(result, dict) else None
+        if not isinstance(listed, list):
+            return  # no list (the host left meanwhile): nothing to compare, nobody to tell
+        if _by_name(listed) != _by_name(answered.tools):
+            logger.warning(
+                "Gateway front: the tools the host got at start-up differ from the gateway's now; "
+                "the host is told (tools/list_changed)"
+            )
+            self._front.write(_message_line({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
+
+
+def _message_line(message: Mapping[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def _initialize_id(line: bytes) -> Any:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message.get("id") if isinstance(message, dict) and message.get("method") == "initialize" else None
+
+
+def _same_id(one: Any, other: Any) -> bool:
+    return other is not None and type(one) is type(other) and one == other
+
+
+def _by_name(tools: list[Any] | None) -> list[Any]:
+    return sorted(tools or [], key=lambda tool: str(tool.get("name")) if isinstance(tool, dict) else "")
 
 
 def run_gateway(
@@ -324,10 +485,12 @@ def run_gateway(
     http: tuple[str, int] | None,
     startup_seconds: float,
     require_all: bool,
+    front: Front | None = None,
 ) -> None:
     """`mcp-errors proxy --config FILE`: serve the gateway of `entries` until stopped, exit as the proxy does.
 
-    `early` holds the stdio servers the command started before its imports (`_spawn.EarlyStart`).
+    `early` holds the stdio servers the command started before its imports (`_spawn.EarlyStart`);
+    `front`, the stdio front that answered the host meanwhile (`_front.Front`).
     """
     import functools
     import sys
@@ -342,7 +505,7 @@ def run_gateway(
         print(f"mcp-errors proxy: {path}: {exc}", file=sys.stderr)
         raise typer.Exit(2) from None
     try:
-        anyio.run(functools.partial(serve_gateway, gateway, http=http))
+        anyio.run(functools.partial(serve_gateway, gateway, http=http, front=front))
     except StartupError as exc:
         print(f"mcp-errors proxy: --require-all: these servers did not start:\n{exc}", file=sys.stderr)
         raise typer.Exit(1) from None

@@ -270,14 +270,19 @@ async def check_upstream(server: FastMCP[Any], upstream: Upstream, *, seconds: f
         await _learn_roots(server, provider, tools)
         return names
     except TimeoutError:
-        reason = f"did not answer the MCP handshake within {seconds_in_words(seconds)}"
-        if isinstance(upstream, ChildProcess):
-            reason += " (is it an MCP server that speaks stdio?)"
-        raise StartupError(_startup_message(upstream, reason)) from None
+        raise handshake_timeout(upstream, seconds) from None
     except Exception as exc:
         if isinstance(upstream, ChildProcess):
             raise StartupError(_startup_message(upstream, upstream.describe_exit())) from exc
         raise StartupError(_startup_message(upstream, f"is not reachable ({type(exc).__name__}: {exc})")) from exc
+
+
+def handshake_timeout(upstream: Upstream, seconds: float) -> StartupError:
+    """The start-up failure of an upstream that did not answer its handshake and listing in time."""
+    reason = f"did not answer the MCP handshake within {seconds_in_words(seconds)}"
+    if isinstance(upstream, ChildProcess):
+        reason += " (is it an MCP server that speaks stdio?)"
+    return StartupError(_startup_message(upstream, reason))
 
 
 async def _learn_roots(server: FastMCP[Any], provider: Any, tools: Sequence[Tool]) -> None:

@@ -23,12 +23,13 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Final, TextIO
+from typing import Any, BinaryIO, Final, TextIO
 
 from mcp_errors._exit_status import with_exit_status
 
-__all__ = ["EarlyStart", "StderrTail"]
+__all__ = ["EarlyStart", "StderrTail", "UpstreamHandshake"]
 
 
 class StderrTail:
@@ -99,6 +100,18 @@ class StderrTail:
 _SETTLE_SECONDS: Final = 0.5
 
 
+@dataclass
+class UpstreamHandshake:
+    """A stdio server's handshake done by the front: what the SDK's client gets instead of doing it again."""
+
+    initialize_result: dict[str, Any]
+    """The server's `InitializeResult`, as it sent it."""
+    leftover: bytes = b""
+    """Every byte the server wrote after the front's last answer (its own messages included), in order."""
+    tools: list[dict[str, Any]] | None = None
+    """Its tools as it listed them; `None` when the listing failed."""
+
+
 class EarlyStart:
     """A stdio server started now, for a transport to adopt at its first connection.
 
@@ -127,6 +140,10 @@ class EarlyStart:
         self.status_file = Path(self.status_dir.name) / "exit-status"
         shell, shell_args = with_exit_status(command, args, self.status_file)
         self._process: subprocess.Popen[bytes] | None = None
+        self.handshake: UpstreamHandshake | None = None
+        """Its handshake and listing, when the gateway's front did them (`_front.py`)."""
+        self.timed_out = False
+        """Whether it did not answer the front's handshake and listing within the start-up time."""
         if os.name != "posix":
             return  # the SDK's own start (a job object on Windows)
         with contextlib.suppress(OSError):
@@ -139,6 +156,11 @@ class EarlyStart:
                 cwd=cwd,
                 start_new_session=True,  # the SDK stops the whole process group
             )
+
+    @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        """The running process, not taken (`None` once taken, or when it could not be started)."""
+        return self._process
 
     def take(self) -> subprocess.Popen[bytes] | None:
         """The running process, once (`None` after, or when it could not be started)."""
