@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -54,6 +55,8 @@ def load(path: Path) -> ModuleType:
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    # dataclasses reads a class's module from sys.modules while the class is made.
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 

@@ -190,7 +190,7 @@ def phrase_sources(entries: list[dict[str, Any]]) -> dict[tuple[str, ...], set[s
         source = source_of(entry)
         words = _text_words(entry)
         for at, word in enumerate(words):
-            for phrase, _kind, _strength in failure_vocabulary.PHRASES_BY_FIRST_WORD.get(word, ()):
+            for phrase, _kind, _strength in failure_vocabulary.phrases_by_first_word().get(word, ()):
                 if tuple(words[at : at + len(phrase)]) == phrase:
                     found[phrase].add(source)
         for size in (1, 2, 3):

@@ -16,9 +16,9 @@ from mcp_errors._shared.failure_vocabulary import (
     EXACT_CODES,
     KINDS,
     MINED,
-    PHRASES_BY_FIRST_WORD,
     VOCABULARY,
     build_phrases,
+    phrases_by_first_word,
     words_of,
 )
 from mcp_errors._shared.failure_words import judge_failure
@@ -41,7 +41,7 @@ def test_every_kind_says_what_happened_and_only_transient_kinds_are_retryable_on
 
 
 def test_every_phrase_is_indexed_by_its_first_word_longest_first() -> None:
-    for first, entries in PHRASES_BY_FIRST_WORD.items():
+    for first, entries in phrases_by_first_word().items():
         assert all(phrase[0] == first for phrase, _, _ in entries)
         lengths = [len(phrase) for phrase, _, _ in entries]
         assert lengths == sorted(lengths, reverse=True)

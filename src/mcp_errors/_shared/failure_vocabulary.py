@@ -29,7 +29,6 @@ __all__ = [
     "KINDS",
     "LIMIT_PHRASES",
     "MINED",
-    "PHRASES_BY_FIRST_WORD",
     "FailureKind",
     "MinedEntry",
     "PhraseTable",
@@ -421,17 +420,11 @@ MINED: tuple[MinedEntry, ...]
 """The mined entries, `(words, kind, provenance)`: read as exact names (strength 3) where the
 hand-written vocabulary does not already have the same words. Read on first use (`mined_entries()`)."""
 
-PHRASES_BY_FIRST_WORD: PhraseTable
-"""The typed vocabulary and the mined entries it lacks, by first word. Built on first use
-(`phrases_by_first_word()`)."""
-
 
 def __getattr__(name: str) -> object:
-    # `MINED` and `PHRASES_BY_FIRST_WORD` are built when first asked for (PEP 562), not at import.
+    # `MINED` is read when first asked for (PEP 562), not at import.
     if name == "MINED":
         return mined_entries()
-    if name == "PHRASES_BY_FIRST_WORD":
-        return phrases_by_first_word()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -414,8 +414,7 @@ def _http_status(words: Sequence[str], at: int) -> Match | None:
     kind = HTTP_STATUSES.get(int(word))
     if kind is None:
         return None
-    before = words[at - 1] if at > 0 else ""
-    if at == 0 or before in _STATUS_LEADS or (at > 0 and words[at - 1].startswith("1.")):
+    if at == 0 or _led_as_status(words, at):
         return (kind, word, 2, at)
     return None
 
@@ -427,10 +426,17 @@ def _names_unknown_status(words: Sequence[str]) -> bool:
         and word.isdigit()
         and 400 <= int(word) < 600
         and int(word) not in HTTP_STATUSES
-        and at > 0
-        and words[at - 1] in _STATUS_LEADS
+        and _led_as_status(words, at)
         for at, word in enumerate(words)
     )
+
+
+def _led_as_status(words: Sequence[str], at: int) -> bool:
+    """Whether the word before `at` says a status follows: a status word, or a protocol version ("HTTP/1.1 503")."""
+    if at == 0:
+        return False
+    before = words[at - 1]
+    return before in _STATUS_LEADS or before.startswith("1.")
 
 
 _STATUS_LEADS: Final = frozenset(
