@@ -121,6 +121,11 @@ async def run_interleaved(sides: list[Side], runs: int, calls: int) -> None:
                 await side.client.call_tool(tool, {"text": "hi"})
         side.wall.clear()
         side.cpu.clear()
+    # What exists now (imports, servers, sessions) stays out of the collector's passes, so that
+    # a full collection does not land on whichever side's batch happens to run then (as
+    # `_paired.compare` and `instructions.py` do).
+    gc.collect()
+    gc.freeze()
     for run in range(runs):
         for index in range(len(sides)):
             side = sides[(run + index) % len(sides)]
