@@ -12,7 +12,10 @@ paired per-run ratios:
   client over stdio), `plain` (`fastmcp.server.create_proxy` of a `StdioTransport`) and
   `ours` (`build_proxy` of a `ChildProcess`), both proxies in this process and reached in
   memory by the SDK's client, so what differs is only what each proxy does. Wall time and
-  this process's CPU time per call. Targets: ours/plain <= 1.05 (success), <= 1.10 (errors).
+  this process's CPU time per call; each run's calls alternate between the sides in batches
+  of `--batch` (ABC CBA ...), so that the sides of a run see the same moments of a loaded
+  machine, and objects made before the runs are frozen out of the collector's passes.
+  Targets: ours/plain <= 1.05 (success), <= 1.10 (errors).
 - `http`: the same upstream over streamable HTTP (one uvicorn process, stateful: it gives
   session ids), called `direct` (the SDK's client to its URL), through `plain` and through
   `ours`, each reached in memory. fastmcp's proxy opens an MCP session per call; ours keeps
@@ -113,7 +116,28 @@ async def time_calls(side: Side, tool: str, calls: int) -> None:
     side.cpu.setdefault(tool, []).append((time.process_time() - cpu) / calls)
 
 
-async def run_interleaved(sides: list[Side], runs: int, calls: int) -> None:
+async def time_calls_paired(sides: list[Side], tool: str, calls: int, batch: int) -> None:
+    """One run of `calls` calls per side, made in batches of `batch` that alternate ABC CBA...:
+    each side's time in a run comes from the same moments of the machine as the others'."""
+    wall = dict.fromkeys((side.name for side in sides), 0.0)
+    cpu = dict.fromkeys((side.name for side in sides), 0.0)
+    for index in range(max(1, calls // batch)):
+        for side in sides if index % 2 == 0 else sides[::-1]:
+            started, used = time.perf_counter(), time.process_time()
+            for _ in range(batch):
+                await side.client.call_tool(tool, {"text": "hi"})
+            wall[side.name] += time.perf_counter() - started
+            cpu[side.name] += time.process_time() - used
+    made = max(1, calls // batch) * batch
+    for side in sides:
+        side.wall.setdefault(tool, []).append(wall[side.name] / made)
+        side.cpu.setdefault(tool, []).append(cpu[side.name] / made)
+
+
+async def run_interleaved(sides: list[Side], runs: int, calls: int, batch: int | None = None) -> None:
+    """`runs` runs of `calls` calls per side and tool: one side after the other (the order
+    rotating every run), or with `batch`, each run's calls alternating between the sides in
+    batches of that many (`time_calls_paired`)."""
     for side in sides:  # warm-up as a host does (tools/list first), caches, lazy imports
         await side.client.list_tools()
         for tool in ("echo", "fail"):
@@ -127,13 +151,19 @@ async def run_interleaved(sides: list[Side], runs: int, calls: int) -> None:
     gc.collect()
     gc.freeze()
     for run in range(runs):
+        if batch is not None:
+            for tool in ("echo", "fail"):
+                await time_calls_paired(sides[run % len(sides) :] + sides[: run % len(sides)], tool, calls, batch)
+            continue
         for index in range(len(sides)):
             side = sides[(run + index) % len(sides)]
             for tool in ("echo", "fail"):
                 await time_calls(side, tool, calls)
 
 
-async def measure_sides(direct: Any, plain: Any, ours: Any, *, runs: int, calls: int, mode: str) -> dict[str, Side]:
+async def measure_sides(
+    direct: Any, plain: Any, ours: Any, *, runs: int, calls: int, mode: str, batch: int | None = None
+) -> dict[str, Side]:
     """`direct` (what `mcp.Client` connects to), `plain` and `ours` (fastmcp servers), timed interleaved."""
     async with contextlib.AsyncExitStack() as stack:
         sides = [
@@ -142,7 +172,7 @@ async def measure_sides(direct: Any, plain: Any, ours: Any, *, runs: int, calls:
             Side("plain", await stack.enter_async_context(Client(plain._mcp_server, mode=mode))),
             Side("ours", await stack.enter_async_context(Client(ours._mcp_server, mode=mode))),
         ]
-        await run_interleaved(sides, runs, calls)
+        await run_interleaved(sides, runs, calls, batch)
     return {side.name: side for side in sides}
 
 
@@ -175,10 +205,13 @@ async def stdio_sides() -> AsyncIterator[tuple[StdioServerParameters, Any, Any]]
         await child.close()
 
 
-async def bench_calls(runs: int, calls: int, mode: str) -> None:
+async def bench_calls(runs: int, calls: int, mode: str, batch: int) -> None:
     async with stdio_sides() as (direct, plain, ours):
-        by_name = await measure_sides(direct, plain, ours, runs=runs, calls=calls, mode=mode)
-    print(f"calls, stdio upstream: mode={mode} runs={runs} calls/run={calls} (medians over interleaved runs)")
+        by_name = await measure_sides(direct, plain, ours, runs=runs, calls=calls, mode=mode, batch=batch)
+    print(
+        f"calls, stdio upstream: mode={mode} runs={runs} calls/run={calls} in alternating batches of {batch}"
+        " (medians over runs)"
+    )
     print(
         f"{'path':<8} {'direct ms':>10} {'plain ms':>9} {'ours ms':>8} {'ours-plain ms':>14} {'ours/plain wall':>16}"
         f" {'plain cpu ms':>13} {'ours cpu ms':>12} {'ours/plain cpu':>15} {'spread (p25-p75)':>18}"
@@ -450,6 +483,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--part", default="all", choices=["calls", "http", "startup", "all"])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument(
+        "--batch", type=int, default=10, help="With --part calls: calls per side before the next side's batch."
+    )
     parser.add_argument("--startup-runs", type=int, default=9)
     parser.add_argument("--mode", default="legacy", choices=["auto", "legacy"])
     parser.add_argument(
@@ -479,7 +515,7 @@ def main(argv: list[str] | None = None) -> None:
         bench_call_instructions(sys.argv[1:] if argv is None else argv, args.runs, args.calls, args.mode)
         return
     parts: dict[str, Callable[[], Any]] = {
-        "calls": lambda: anyio.run(bench_calls, args.runs, args.calls, args.mode),
+        "calls": lambda: anyio.run(bench_calls, args.runs, args.calls, args.mode, args.batch),
         "http": lambda: anyio.run(bench_http, args.runs, max(1, args.calls // 4), args.mode),
         "startup": lambda: anyio.run(bench_startup, args.startup_runs),
     }
