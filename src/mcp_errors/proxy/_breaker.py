@@ -308,7 +308,9 @@ class Breaker:
     def admit(self, name: str, front: FrontSession) -> ToolResult | Admitted:
         """The proxy's answer while a circuit of the call is open, else the call let through."""
         now = time.monotonic()
-        mine: OrderedDict[str, Circuit] = front.state.setdefault(self._slot, OrderedDict())
+        mine: OrderedDict[str, Circuit] | None = front.state.get(self._slot)
+        if mine is None:
+            mine = front.state[self._slot] = OrderedDict()
         admitted = Admitted(mine)
         circuits: tuple[tuple[BreakerScope, Circuit | None], ...] = (
             ("upstream", self.upstream),
@@ -316,8 +318,8 @@ class Breaker:
             ("caller", mine.get(name)),
         )
         for scope, circuit in circuits:
-            if circuit is None:
-                continue
+            if circuit is None or circuit.state == "closed":
+                continue  # a closed circuit lets every call through, none as a probe
             probe, wait = circuit.admit(now)
             if wait is not None:
                 admitted.release()
