@@ -197,6 +197,8 @@ class Circuit:
         self.changed(state)
 
 
+_TRANSIENT: Final = ErrorCategory.TRANSIENT.value
+"""A transient failure's `errorCategory` (an enum's `value` is a property: read once, not per call)."""
 _PROBE_WAIT: Final = 1.0
 """What a call is told to wait while a probe is out: about one call's time."""
 _MAX_TOOL_CIRCUITS: Final = 1024
@@ -333,7 +335,7 @@ class Breaker:
         answer, mine = admitted.answer, admitted.mine
         now = time.monotonic()
         envelope = result.structured_content if result.is_error else None
-        transient = isinstance(envelope, Mapping) and envelope.get("errorCategory") == ErrorCategory.TRANSIENT.value
+        transient = isinstance(envelope, Mapping) and envelope.get("errorCategory") == _TRANSIENT
         retry_after = _retry_after(envelope) if transient else None
         # Only what the proxy knows counts: not a category read from prose, nor a success read as a failure.
         known = transient and not answer.succeeded and not (envelope or {}).get(CATEGORY_INFERRED)
