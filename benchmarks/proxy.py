@@ -12,7 +12,10 @@ paired per-run ratios:
   client over stdio), `plain` (`fastmcp.server.create_proxy` of a `StdioTransport`) and
   `ours` (`build_proxy` of a `ChildProcess`), both proxies in this process and reached in
   memory by the SDK's client, so what differs is only what each proxy does. Wall time and
-  this process's CPU time per call. Targets: ours/plain <= 1.05 (success), <= 1.10 (errors).
+  this process's CPU time per call; each run's calls alternate between the sides in batches
+  of `--batch` (ABC CBA ...), so that the sides of a run see the same moments of a loaded
+  machine, and objects made before the runs are frozen out of the collector's passes.
+  Targets: ours/plain <= 1.05 (success), <= 1.10 (errors).
 - `http`: the same upstream over streamable HTTP (one uvicorn process, stateful: it gives
   session ids), called `direct` (the SDK's client to its URL), through `plain` and through
   `ours`, each reached in memory. fastmcp's proxy opens an MCP session per call; ours keeps
@@ -25,13 +28,21 @@ paired per-run ratios:
   Also each server process's resident memory (VmRSS) once it has answered 20 calls of each
   tool. Targets: ours/plain <= 1.05 (start-up), <= 1.10 (memory).
 
-Run: `uv run python benchmarks/proxy.py [--part calls|http|startup|all] [--runs 15 --calls 200]`.
+With `--instructions` (and `--part calls`), the `calls` part is counted instead of timed: the
+script runs itself under valgrind's callgrind (as `instructions.py` does) and counts the
+instructions (Ir) of each batch of calls through `plain` and through `ours`, `--runs` batches
+of `--calls` calls per proxy and path, whatever else runs on the machine. The upstream children
+run outside valgrind: only the proxies' own work (and the client's) is counted.
+
+Run: `uv run python benchmarks/proxy.py [--part calls|http|startup|all] [--runs 15 --calls 200]`,
+`uv run python benchmarks/proxy.py --part calls --instructions [--runs 5 --calls 100]`.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import logging
 import os
 import socket
@@ -105,7 +116,28 @@ async def time_calls(side: Side, tool: str, calls: int) -> None:
     side.cpu.setdefault(tool, []).append((time.process_time() - cpu) / calls)
 
 
-async def run_interleaved(sides: list[Side], runs: int, calls: int) -> None:
+async def time_calls_paired(sides: list[Side], tool: str, calls: int, batch: int) -> None:
+    """One run of `calls` calls per side, made in batches of `batch` that alternate ABC CBA...:
+    each side's time in a run comes from the same moments of the machine as the others'."""
+    wall = dict.fromkeys((side.name for side in sides), 0.0)
+    cpu = dict.fromkeys((side.name for side in sides), 0.0)
+    for index in range(max(1, calls // batch)):
+        for side in sides if index % 2 == 0 else sides[::-1]:
+            started, used = time.perf_counter(), time.process_time()
+            for _ in range(batch):
+                await side.client.call_tool(tool, {"text": "hi"})
+            wall[side.name] += time.perf_counter() - started
+            cpu[side.name] += time.process_time() - used
+    made = max(1, calls // batch) * batch
+    for side in sides:
+        side.wall.setdefault(tool, []).append(wall[side.name] / made)
+        side.cpu.setdefault(tool, []).append(cpu[side.name] / made)
+
+
+async def run_interleaved(sides: list[Side], runs: int, calls: int, batch: int | None = None) -> None:
+    """`runs` runs of `calls` calls per side and tool: one side after the other (the order
+    rotating every run), or with `batch`, each run's calls alternating between the sides in
+    batches of that many (`time_calls_paired`)."""
     for side in sides:  # warm-up as a host does (tools/list first), caches, lazy imports
         await side.client.list_tools()
         for tool in ("echo", "fail"):
@@ -113,14 +145,25 @@ async def run_interleaved(sides: list[Side], runs: int, calls: int) -> None:
                 await side.client.call_tool(tool, {"text": "hi"})
         side.wall.clear()
         side.cpu.clear()
+    # What exists now (imports, servers, sessions) stays out of the collector's passes, so that
+    # a full collection does not land on whichever side's batch happens to run then (as
+    # `_paired.compare` and `instructions.py` do).
+    gc.collect()
+    gc.freeze()
     for run in range(runs):
+        if batch is not None:
+            for tool in ("echo", "fail"):
+                await time_calls_paired(sides[run % len(sides) :] + sides[: run % len(sides)], tool, calls, batch)
+            continue
         for index in range(len(sides)):
             side = sides[(run + index) % len(sides)]
             for tool in ("echo", "fail"):
                 await time_calls(side, tool, calls)
 
 
-async def measure_sides(direct: Any, plain: Any, ours: Any, *, runs: int, calls: int, mode: str) -> dict[str, Side]:
+async def measure_sides(
+    direct: Any, plain: Any, ours: Any, *, runs: int, calls: int, mode: str, batch: int | None = None
+) -> dict[str, Side]:
     """`direct` (what `mcp.Client` connects to), `plain` and `ours` (fastmcp servers), timed interleaved."""
     async with contextlib.AsyncExitStack() as stack:
         sides = [
@@ -129,7 +172,7 @@ async def measure_sides(direct: Any, plain: Any, ours: Any, *, runs: int, calls:
             Side("plain", await stack.enter_async_context(Client(plain._mcp_server, mode=mode))),
             Side("ours", await stack.enter_async_context(Client(ours._mcp_server, mode=mode))),
         ]
-        await run_interleaved(sides, runs, calls)
+        await run_interleaved(sides, runs, calls, batch)
     return {side.name: side for side in sides}
 
 
@@ -143,7 +186,9 @@ def paired(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]
 # --- calls: the stdio upstream ---------------------------------------------------------------
 
 
-async def bench_calls(runs: int, calls: int, mode: str) -> None:
+@contextlib.asynccontextmanager
+async def stdio_sides() -> AsyncIterator[tuple[StdioServerParameters, Any, Any]]:
+    """`direct` (the upstream's command), `plain` and `ours` (fastmcp servers), each with its own stdio child."""
     from fastmcp.client.transports import StdioTransport
     from fastmcp.server import create_proxy
 
@@ -155,11 +200,18 @@ async def bench_calls(runs: int, calls: int, mode: str) -> None:
         ours = build_proxy(child)
         await check_upstream(ours, child, seconds=60)
         plain = create_proxy(StdioTransport(UPSTREAM[0], UPSTREAM[1:]), mode="legacy")
-        direct = StdioServerParameters(command=UPSTREAM[0], args=UPSTREAM[1:])
-        by_name = await measure_sides(direct, plain, ours, runs=runs, calls=calls, mode=mode)
+        yield StdioServerParameters(command=UPSTREAM[0], args=UPSTREAM[1:]), plain, ours
     finally:
         await child.close()
-    print(f"calls, stdio upstream: mode={mode} runs={runs} calls/run={calls} (medians over interleaved runs)")
+
+
+async def bench_calls(runs: int, calls: int, mode: str, batch: int) -> None:
+    async with stdio_sides() as (direct, plain, ours):
+        by_name = await measure_sides(direct, plain, ours, runs=runs, calls=calls, mode=mode, batch=batch)
+    print(
+        f"calls, stdio upstream: mode={mode} runs={runs} calls/run={calls} in alternating batches of {batch}"
+        " (medians over runs)"
+    )
     print(
         f"{'path':<8} {'direct ms':>10} {'plain ms':>9} {'ours ms':>8} {'ours-plain ms':>14} {'ours/plain wall':>16}"
         f" {'plain cpu ms':>13} {'ours cpu ms':>12} {'ours/plain cpu':>15} {'spread (p25-p75)':>18}"
@@ -173,6 +225,72 @@ async def bench_calls(runs: int, calls: int, mode: str) -> None:
             f"{label:<8} {wall['direct']:>10.3f} {wall['plain']:>9.3f} {wall['ours']:>8.3f}"
             f" {wall['ours'] - wall['plain']:>14.3f} {wall_ratio:>16.3f}"
             f" {cpu['plain']:>13.3f} {cpu['ours']:>12.3f} {cpu_ratio:>15.3f} {q1:>8.3f}-{q3:<9.3f}"
+        )
+
+
+# --- calls, counted: instructions per call under callgrind ----------------------------------
+
+
+async def count_calls(runs: int, calls: int, mode: str) -> list[str]:
+    """Under callgrind: `runs` batches of `calls` calls per proxy and tool, a dump around each batch; their labels."""
+    from instructions import _dump
+
+    labels: list[str] = []
+    async with stdio_sides() as (_, plain, ours), contextlib.AsyncExitStack() as stack:
+        clients = {
+            "plain": await stack.enter_async_context(Client(plain._mcp_server, mode=mode)),
+            "ours": await stack.enter_async_context(Client(ours._mcp_server, mode=mode)),
+        }
+        for client in clients.values():  # as `run_interleaved` warms up
+            await client.list_tools()
+            for tool in ("echo", "fail"):
+                for _ in range(20):
+                    await client.call_tool(tool, {"text": "hi"})
+        # What exists now stays out of the collector's passes (as instructions.py does).
+        gc.collect()
+        gc.freeze()
+        for run in range(runs):
+            names = list(clients)[run % 2 :] + list(clients)[: run % 2]
+            for name in names:
+                for tool in ("echo", "fail"):
+                    _dump()  # what ran since the last batch: discarded
+                    for _ in range(calls):
+                        await clients[name].call_tool(tool, {"text": "hi"})
+                    _dump()  # this batch
+                    labels.append(f"{name}\t{tool}")
+    return labels
+
+
+def bench_call_instructions(argv: list[str], runs: int, calls: int, mode: str) -> None:
+    """Run this script under callgrind (`count_calls`), then print instructions per call and ours/plain."""
+    from instructions import _UNDER_CALLGRIND, _batch_totals
+
+    with tempfile.TemporaryDirectory(prefix="mcp-errors-callgrind-") as tmp:
+        labels_file = Path(tmp) / "labels"
+        out_prefix = str(Path(tmp) / "cg")
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_prefix}.%p", sys.executable, __file__, *argv],
+            check=True,
+            env={**os.environ, _UNDER_CALLGRIND: str(labels_file)},
+            stderr=subprocess.DEVNULL,
+        )
+        labels = [tuple(line.split("\t")) for line in labels_file.read_text().splitlines()]
+        totals = _batch_totals(out_prefix)
+    per_call: dict[tuple[str, ...], list[float]] = {}
+    for label, total in zip(labels, totals, strict=True):
+        per_call.setdefault(label, []).append(total / calls)
+    print(f"calls, stdio upstream, instructions (callgrind Ir): mode={mode} batches={runs} calls/batch={calls}")
+    print(
+        f"{'path':<8} {'plain Ir/call':>14} {'ours Ir/call':>13} {'ours-plain':>11} {'ours/plain':>11}"
+        f" {'spread (p25-p75)':>17}"
+    )
+    for tool, label in (("echo", "success"), ("fail", "error")):
+        plain, ours = per_call["plain", tool], per_call["ours", tool]
+        ratio, q1, q3 = paired(plain, ours)
+        median_plain, median_ours = statistics.median(plain), statistics.median(ours)
+        print(
+            f"{label:<8} {median_plain:>14.0f} {median_ours:>13.0f} {median_ours - median_plain:>11.0f}"
+            f" {ratio:>11.3f} {q1:>7.3f}-{q3:<7.3f}"
         )
 
 
@@ -365,8 +483,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--part", default="all", choices=["calls", "http", "startup", "all"])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument(
+        "--batch", type=int, default=10, help="With --part calls: calls per side before the next side's batch."
+    )
     parser.add_argument("--startup-runs", type=int, default=9)
     parser.add_argument("--mode", default="legacy", choices=["auto", "legacy"])
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="With --part calls: count instructions per call under callgrind (--runs batches) instead of CPU time.",
+    )
     parser.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--http", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -376,8 +502,20 @@ def main(argv: list[str] | None = None) -> None:
         return
     # Both proxies log at INFO on failures; formatting log lines would dominate here.
     logging.disable(logging.CRITICAL)
+    if args.instructions:
+        from instructions import _UNDER_CALLGRIND
+
+        if args.part != "calls":
+            parser.error("--instructions counts only --part calls")
+        if _UNDER_CALLGRIND in os.environ:
+            labels = anyio.run(count_calls, args.runs, args.calls, args.mode)
+            Path(os.environ[_UNDER_CALLGRIND]).write_text("\n".join(labels))
+            return
+        print(f"load average at start: {os.getloadavg()[0]:.2f} (instruction counts do not mind)")
+        bench_call_instructions(sys.argv[1:] if argv is None else argv, args.runs, args.calls, args.mode)
+        return
     parts: dict[str, Callable[[], Any]] = {
-        "calls": lambda: anyio.run(bench_calls, args.runs, args.calls, args.mode),
+        "calls": lambda: anyio.run(bench_calls, args.runs, args.calls, args.mode, args.batch),
         "http": lambda: anyio.run(bench_http, args.runs, max(1, args.calls // 4), args.mode),
         "startup": lambda: anyio.run(bench_startup, args.startup_runs),
     }

@@ -10,16 +10,18 @@ from typing import Any
 
 import anyio
 import pytest
+from fastmcp.tools import ToolResult
 from hypothesis import given
 from hypothesis import strategies as st
 from mcp import Client
+from mcp_types import TextContent
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
 from mcp_errors._shared.telemetry import recording_metrics
-from mcp_errors.proxy import ChildProcess, ProxySettings
-from mcp_errors.proxy._breaker import BreakerSettings, Circuit, Verdict
+from mcp_errors.proxy import ChildProcess, ProxySettings, _breaker
+from mcp_errors.proxy._breaker import Answer, BreakerSettings, Circuit, Verdict
 from proxying import STARTUP_SECONDS, UPSTREAM, command_params, front, http_upstream, proxied, served
 
 pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
@@ -251,6 +253,29 @@ async def test_a_probe_that_hangs_counts_as_failed_after_its_bound_and_other_cal
     assert not answer.is_error  # Bob's call was the next probe, and it closed the circuit
     assert not after.is_error
     assert sum(waited) < 5
+
+
+def test_a_failed_answers_words_are_read_only_when_the_breaker_asks_whom_they_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    read: list[ToolResult] = []
+    words_of = _breaker._words_of
+
+    def counted_words_of(result: ToolResult) -> str:
+        read.append(result)
+        return words_of(result)
+
+    monkeypatch.setattr(_breaker, "_words_of", counted_words_of)
+    failed = ToolResult(
+        content=[TextContent(type="text", text="Rate limit exceeded for user 42")],
+        structured_content={"error": "quota"},
+        is_error=True,
+    )
+    answer = Answer()
+    answer.heard(failed)
+    assert read == []  # most failures are not transient: their words are never asked for
+    assert answer.said == 'Rate limit exceeded for user 42 {"error": "quota"}'
+    assert read == [failed]
 
 
 @pytest.mark.anyio

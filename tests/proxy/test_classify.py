@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import jsonschema
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from leak_strategies import texts_with_a_path, texts_with_a_secret
 from mcp_errors import ENVELOPE_SCHEMA, ErrorCategory, ExecutionState
 from mcp_errors._shared.sanitize import find_leaks
-from mcp_errors.proxy._classify import MAX_SAID_CHARS, UpstreamClassifier, UpstreamFailure
+from mcp_errors.proxy._classify import MAX_SAID_CHARS, UpstreamClassifier, UpstreamFailure, _canonical
 from mcp_errors.proxy._rules import parse_rules
 
 CHAIN = UpstreamClassifier()
@@ -156,3 +157,21 @@ def test_any_upstream_failure_becomes_a_valid_envelope_without_its_secrets_or_pa
 def test_the_upstreams_words_are_capped(text: str) -> None:
     details = classify(text)
     assert len(details.description) <= 1000
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(st.dictionaries(st.text(max_size=8), _JSON_VALUES, max_size=4))
+def test_the_arguments_key_of_shared_classifications_is_their_sorted_compact_json(arguments: dict[str, Any]) -> None:
+    assert _canonical(arguments) == json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def test_arguments_that_are_not_json_share_no_classification() -> None:
+    assert _canonical({"when": object()}) is None
+    unsortable: dict[Any, Any] = {1: "a", "b": 2}  # keys that cannot be sorted together
+    assert _canonical(unsortable) is None

@@ -20,10 +20,10 @@ from mcp_types import CallToolResult
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
 from mcp_errors._shared.contract import IDEMPOTENCY_KEY_META, REPLAYED_META
-from mcp_errors.proxy import ProxySettings
+from mcp_errors.proxy import ProxySettings, _sessions
 from mcp_errors.proxy._guard import REPEAT_OF_META
 from mcp_errors.proxy._restarts import RESTARTED_META
-from mcp_errors.proxy._sessions import current_front_session, is_session_dropped
+from mcp_errors.proxy._sessions import ANONYMOUS, caller_of_request, current_front_session, is_session_dropped
 from proxying import (
     PROXY,
     STARTUP_SECONDS,
@@ -377,6 +377,48 @@ async def test_a_caller_whose_idle_session_was_closed_to_make_room_is_told_as_af
 def test_sessionless_callers_are_told_apart_by_their_credentials_only() -> None:
     # Outside any request: the sessionless caller without credentials, the same one each time.
     assert current_front_session().key == current_front_session().key == ("sessionless", None)
+
+
+def test_a_caller_over_stdio_or_in_memory_is_anonymous_without_reading_any_headers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Read on every request: fastmcp's header reading builds its exclusion set and raises and
+    # catches an error when there is no HTTP request (benchmarks/proxy.py, issue 36).
+    def read_headers(**kwargs: Any) -> dict[str, str]:
+        raise AssertionError("headers read outside an HTTP request")
+
+    monkeypatch.setattr(_sessions, "get_http_headers", read_headers)
+    assert caller_of_request() is ANONYMOUS
+    assert caller_of_request("X-Tenant") is ANONYMOUS
+
+
+def _http_request(headers: dict[str, str]) -> Any:
+    from starlette.requests import Request
+
+    raw = [(name.lower().encode(), value.encode()) for name, value in headers.items()]
+    return Request({"type": "http", "method": "POST", "path": "/mcp", "headers": raw})
+
+
+def test_an_http_requests_credentials_and_a_tasks_carried_headers_still_tell_their_caller() -> None:
+    from fastmcp.server.dependencies import _background_task_headers
+    from fastmcp.server.http import _current_http_request
+
+    token = _current_http_request.set(_http_request({"Authorization": "Bearer alice", "X-Tenant": "acme"}))
+    try:
+        alice, tenant = caller_of_request(), caller_of_request("X-Tenant")
+    finally:
+        _current_http_request.reset(token)
+    assert alice.identity is not None
+    assert alice.headers["authorization"] == "Bearer alice"
+    assert tenant.identity is not None
+    assert tenant.headers == {"x-tenant": "acme"}
+    carried = _background_task_headers.set({"authorization": "Bearer bob"})
+    try:
+        bob = caller_of_request()
+    finally:
+        _background_task_headers.reset(carried)
+    assert bob.identity not in (None, alice.identity)
+    assert bob.headers == {"authorization": "Bearer bob"}
 
 
 def test_only_a_404_on_a_session_counts_as_a_dropped_session() -> None:

@@ -197,6 +197,8 @@ class Circuit:
         self.changed(state)
 
 
+_TRANSIENT: Final = ErrorCategory.TRANSIENT.value
+"""A transient failure's `errorCategory` (an enum's `value` is a property: read once, not per call)."""
 _PROBE_WAIT: Final = 1.0
 """What a call is told to wait while a probe is out: about one call's time."""
 _MAX_TOOL_CIRCUITS: Final = 1024
@@ -215,21 +217,29 @@ class Answer:
     """`True` it answered, `False` it could not be reached or heard from, `None` nothing known."""
     succeeded: bool = False
     """Its own answer was a success (a failure the proxy then read in it was disguised)."""
-    said: str = ""
-    """The words of its failed answer (capped), for whom they name."""
+    _said: str | ToolResult = ""
+    """The words of its failed answer, or the failed result to read them from (`said`)."""
+
+    @property
+    def said(self) -> str:
+        """The words of its failed answer (capped), for whom they name."""
+        # Read only for a transient failure the proxy knows of (`Breaker.record`): a failed
+        # result's words are not joined (and its structuredContent not dumped) on every error.
+        said = self._said
+        return said if isinstance(said, str) else _words_of(said)
 
     def heard(self, result: ToolResult) -> None:
-        """The upstream answered `result`."""
+        """The upstream answered `result` (the contract makes new results, never changes this one)."""
         self.answered = True
         self.succeeded = not result.is_error
         if result.is_error:
-            self.said = _words_of(result)
+            self._said = result
 
     def failed(self, exc: BaseException) -> None:
         """The call raised `exc`: a failure to reach the upstream, its JSON-RPC error, or neither."""
         self.answered = _answered(exc)
         rpc = next((cause for cause in causes(exc) if isinstance(cause, MCPError)), None)
-        self.said = rpc.error.message[:_MAX_SAID_CHARS] if rpc is not None else ""
+        self._said = rpc.error.message[:_MAX_SAID_CHARS] if rpc is not None else ""
 
 
 _MAX_SAID_CHARS: Final = 4096
@@ -269,7 +279,10 @@ class Admitted:
     answer: Answer = field(default_factory=Answer)
 
     def ticket(self, circuit: Circuit | None) -> int | None:
-        return next((ticket for probed, ticket in self.probes if probed is circuit), None)
+        for probed, ticket in self.probes:  # most calls probe nothing
+            if probed is circuit:
+                return ticket
+        return None
 
     def release(self) -> None:
         """Give back its probes: the call was not sent, or its end tells nothing of the upstream."""
@@ -297,7 +310,9 @@ class Breaker:
     def admit(self, name: str, front: FrontSession) -> ToolResult | Admitted:
         """The proxy's answer while a circuit of the call is open, else the call let through."""
         now = time.monotonic()
-        mine: OrderedDict[str, Circuit] = front.state.setdefault(self._slot, OrderedDict())
+        mine: OrderedDict[str, Circuit] | None = front.state.get(self._slot)
+        if mine is None:
+            mine = front.state[self._slot] = OrderedDict()
         admitted = Admitted(mine)
         circuits: tuple[tuple[BreakerScope, Circuit | None], ...] = (
             ("upstream", self.upstream),
@@ -305,8 +320,8 @@ class Breaker:
             ("caller", mine.get(name)),
         )
         for scope, circuit in circuits:
-            if circuit is None:
-                continue
+            if circuit is None or circuit.state == "closed":
+                continue  # a closed circuit lets every call through, none as a probe
             probe, wait = circuit.admit(now)
             if wait is not None:
                 admitted.release()
@@ -320,7 +335,7 @@ class Breaker:
         answer, mine = admitted.answer, admitted.mine
         now = time.monotonic()
         envelope = result.structured_content if result.is_error else None
-        transient = isinstance(envelope, Mapping) and envelope.get("errorCategory") == ErrorCategory.TRANSIENT.value
+        transient = isinstance(envelope, Mapping) and envelope.get("errorCategory") == _TRANSIENT
         retry_after = _retry_after(envelope) if transient else None
         # Only what the proxy knows counts: not a category read from prose, nor a success read as a failure.
         known = transient and not answer.succeeded and not (envelope or {}).get(CATEGORY_INFERRED)
@@ -329,10 +344,8 @@ class Breaker:
         upstream: Verdict = (
             "success" if answer.answered else ("failure" if answer.answered is False and known else "neither")
         )
-        self.upstream.record(
-            upstream, now=now, probe=admitted.ticket(self.upstream) is not None, retry_after=retry_after,
-            ticket=admitted.ticket(self.upstream),
-        )  # fmt: skip
+        ticket = admitted.ticket(self.upstream)
+        self.upstream.record(upstream, now=now, probe=ticket is not None, retry_after=retry_after, ticket=ticket)
         if not answer.answered:
             admitted.release()  # the tool's and the caller's probes learnt nothing
             return

@@ -66,18 +66,55 @@ class ProxyCallMiddleware(Middleware):
 
     async def __call__(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
         # fastmcp's documented middleware form, entered once per message: the base class
-        # builds three wrappers per message and hook.
-        method = context.method
-        if method == "tools/call":
-            if not self.modern_front:
-                return await self._call(context, call_next)
-            try:
-                return await self._call(context, call_next)
-            except Exception as exc:
-                answer = modern_front_answer(context, exc)
-                if answer is None:
+        # builds three wrappers per message and hook. A call's steps run right here, in this
+        # one coroutine (and the attempt's, below): each coroutine more is resumed every time
+        # the upstream's answer wakes the call.
+        if context.method != "tools/call":
+            return await self._not_a_call(context, call_next)
+        try:
+            name = context.message.name
+            restarts, guard, breaker = self.restarts, self.guard, self.breaker
+            front = current_front_session() if restarts or guard or breaker else None
+            if restarts is not None and front is not None:
+                restarts.begin(front)
+            guarded = guard.before(context, front) if guard is not None and front is not None else None
+            admitted = None
+            if breaker is not None and front is not None and not isinstance(guarded, ToolResult):
+                admitted = breaker.admit(name, front)
+            result: ToolResult
+            if isinstance(guarded, ToolResult):
+                result = guarded  # the repeat of a call that failed for good: no circuit is asked
+            elif isinstance(admitted, ToolResult):
+                result = admitted  # a circuit is open
+            else:
+                answer = admitted.answer if admitted is not None else None
+                try:
+                    if self.retry is None:
+                        result = await self._attempt(context, call_next, answer)
+                    else:
+                        result = await self.retry.on_call_tool(
+                            context, partial(self._attempt, call_next=call_next, answer=answer)
+                        )
+                except BaseException:
+                    if admitted is not None:
+                        # Cancelled or failed inside the proxy: it tells nothing of the upstream.
+                        admitted.release()
                     raise
-                return answer
+                if breaker is not None and admitted is not None:
+                    breaker.record(name, result, admitted)
+                if guard is not None and guarded is not None:
+                    await guard.after(context, guarded, result)
+            if restarts is not None and front is not None:
+                result = restarts.end(front, name, result)
+            return result
+        except Exception as exc:
+            answer_instead = modern_front_answer(context, exc) if self.modern_front else None
+            if answer_instead is None:
+                raise
+            return answer_instead
+
+    async def _not_a_call(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
+        method = context.method
         if method == "tools/list" and self.contract is not None:
             return await self.contract.on_list_tools(context, call_next)
         if method == "resources/read" and self.modern_front:
@@ -87,49 +124,6 @@ class ProxyCallMiddleware(Middleware):
                 modern_front_answer(context, exc)  # raises what a retired code becomes; a read has no other
                 raise
         return await call_next(context)
-
-    async def _call(
-        self,
-        context: MiddlewareContext[CallToolRequestParams],
-        call_next: CallNext[CallToolRequestParams, ToolResult],
-    ) -> ToolResult:
-        # The steps run in this one coroutine (and the attempt's, below): each coroutine more
-        # is resumed every time the upstream's answer wakes the call.
-        name = context.message.name
-        restarts, guard, breaker = self.restarts, self.guard, self.breaker
-        front = current_front_session() if restarts or guard or breaker else None
-        if restarts is not None and front is not None:
-            restarts.begin(front)
-        guarded = guard.before(context, front) if guard is not None and front is not None else None
-        admitted = None
-        if breaker is not None and front is not None and not isinstance(guarded, ToolResult):
-            admitted = breaker.admit(name, front)
-        result: ToolResult
-        if isinstance(guarded, ToolResult):
-            result = guarded  # the repeat of a call that failed for good: no circuit is asked
-        elif isinstance(admitted, ToolResult):
-            result = admitted  # a circuit is open
-        else:
-            answer = admitted.answer if admitted is not None else None
-            try:
-                if self.retry is None:
-                    result = await self._attempt(context, call_next, answer)
-                else:
-                    result = await self.retry.on_call_tool(
-                        context, partial(self._attempt, call_next=call_next, answer=answer)
-                    )
-            except BaseException:
-                if admitted is not None:
-                    # Cancelled or failed inside the proxy: it tells nothing of the upstream.
-                    admitted.release()
-                raise
-            if breaker is not None and admitted is not None:
-                breaker.record(name, result, admitted)
-            if guard is not None and guarded is not None:
-                await guard.after(context, guarded, result)
-        if restarts is not None and front is not None:
-            result = restarts.end(front, name, result)
-        return result
 
     async def _attempt(
         self,

@@ -160,10 +160,11 @@ class ChildProcess(StdioTransport):
         """Reuse the live session, or start the child, unless the restart backoff says wait."""
         now = time.monotonic()
         task = self._connect_task
-        if task is not None and task is not self._exit_recorded and (task.done() or self._is_session_dead()):
+        running = task is not None and not task.done() and not self._is_session_dead()  # `running`, read once per call
+        if task is not None and task is not self._exit_recorded and not running:
             self._exit_recorded = task
             self.backoff.exited(lived=now - self._started_at, now=now)
-        if not self.running:
+        if not running:
             wait = self.backoff.wait_left(now)
             if wait > 0:
                 raise UpstreamUnavailableError(

@@ -240,9 +240,13 @@ class UpstreamClassifier:
 
 def _canonical(arguments: Mapping[str, Any] | None) -> str | None:
     try:
-        return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return _CANONICAL_JSON.encode(arguments)
     except (TypeError, ValueError):
         return None
+
+
+# What `json.dumps(..., sort_keys=True, separators=(",", ":"), ensure_ascii=False)` builds on each call.
+_CANONICAL_JSON: Final = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 _MAX_SHARED: Final = 256

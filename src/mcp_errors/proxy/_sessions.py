@@ -49,7 +49,13 @@ import httpx2
 from fastmcp.client import Client
 from fastmcp.client.logging import LogMessage
 from fastmcp.client.transports import StreamableHttpTransport
-from fastmcp.server.dependencies import get_context, get_http_headers
+from fastmcp.server.dependencies import (
+    _background_task_headers,
+    fastmcp_request_ctx,
+    get_context,
+    get_http_headers,
+)
+from fastmcp.server.http import _current_http_request
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.server.providers.proxy import (
     ProxyClient,
@@ -118,6 +124,8 @@ def caller_of_request(tenant_header: str | None = None) -> Caller:
             credentials among them), less those that describe one request or one hop, and the
             cookie (which identifies the caller but is not forwarded, as in fastmcp).
     """
+    if _without_headers():
+        return ANONYMOUS  # what the headers below would say, without reading them
     if tenant_header is not None:
         name = tenant_header.lower()
         value = get_http_headers(include={name}).get(name)
@@ -137,6 +145,21 @@ def caller_of_request(tenant_header: str | None = None) -> Caller:
     if cookie is not None:
         identifying.append(("cookie", cookie))
     return Caller(_digest(identifying), forwarded) if identifying else ANONYMOUS
+
+
+def _without_headers() -> bool:
+    """Whether `get_http_headers` has no headers to read: no HTTP request (over stdio, in
+    memory) and no task carrying one's headers.
+
+    Its own checks, in its order, without building its exclusion set and raising and catching
+    `RuntimeError` on every request of a stdio or in-memory front.
+    """
+    context = fastmcp_request_ctx.get()
+    return (
+        (context is None or context.request is None)
+        and _current_http_request.get() is None
+        and _background_task_headers.get() is None
+    )
 
 
 _CREDENTIALS: Final = {"authorization", "cookie"}
