@@ -1,12 +1,16 @@
 """`call_tool_with_recovery` end to end against real servers: in memory (both modes) and over stdio,
-through an `mcp.Client` and through the SDK's own `stdio_client` + `ClientSession`."""
+through an `mcp.Client` and through the SDK's own `stdio_client` + `ClientSession`.
+
+The stdio servers are started once for the module (`stdio_shops`) and reset before each test.
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import anyio
@@ -50,27 +54,70 @@ Connect = Callable[..., AbstractAsyncContextManager[Client | ClientSession]]
 
 pytestmark = pytest.mark.usefixtures("zero_wait")
 
+ShopKey = tuple[str, bool, str, bool]
+"""A stdio shop: transport, `idempotency`, `role`, `third_party` (the arguments of `connect`)."""
+STDIO_SHOPS: list[ShopKey] = [
+    (transport, idempotency, role, third_party)
+    for transport in ("stdio", "stdio-session")
+    for idempotency, role, third_party in (
+        (False, "support", False),
+        (True, "support", False),
+        (False, "admin", False),
+        (False, "support", True),
+    )
+]
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """Module-wide, so that the tests can share the stdio servers (`stdio_shops`)."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def stdio_shops() -> AsyncIterator[dict[ShopKey, Client | ClientSession]]:
+    """A client of each stdio shop the tests ask for, started once for the module.
+
+    Starting a server process costs about a second of CPU; the shops' `reset` tool gives each
+    test the fresh start a new process would.
+    """
+    clients: dict[ShopKey, Client | ClientSession] = {}
+    async with AsyncExitStack() as stack:
+        for key in STDIO_SHOPS:
+            transport, idempotency, role, third_party = key
+            args = [str(SHOP), "--role", role, "--resettable"]
+            args += ["--idempotency"] if idempotency else []
+            args += ["--third-party"] if third_party else []
+            target: Any = StdioServerParameters(command=sys.executable, args=args)
+            if transport == "stdio-session":
+                read, write = await stack.enter_async_context(stdio_client(target))
+                session = await stack.enter_async_context(ClientSession(read, write))
+                await session.initialize()
+                clients[key] = session
+            else:
+                clients[key] = await stack.enter_async_context(Client(target))
+        yield clients
+
+
+def run_apart(main: Callable[[], Awaitable[Any]]) -> Any:
+    """`anyio.run(main)` for a sync test, in a thread of its own: this one runs the module's event loop."""
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(anyio.run, main).result()
+
 
 @pytest.fixture(params=TRANSPORTS)
 def connect(request: pytest.FixtureRequest) -> Connect:
     transport: str = request.param
+    shops = request.getfixturevalue("stdio_shops") if transport.startswith("stdio") else {}
 
     @asynccontextmanager
     async def open_client(
         *, idempotency: bool = False, role: str = "support", third_party: bool = False
     ) -> AsyncIterator[Client | ClientSession]:
         if transport.startswith("stdio"):
-            args = [str(SHOP), "--role", role]
-            args += ["--idempotency"] if idempotency else []
-            args += ["--third-party"] if third_party else []
-            target: Any = StdioServerParameters(command=sys.executable, args=args)
-            if transport == "stdio-session":
-                async with stdio_client(target) as (read, write), ClientSession(read, write) as session:
-                    await session.initialize()
-                    yield session
-            else:
-                async with Client(target) as client:
-                    yield client
+            client = shops[transport, idempotency, role, third_party]
+            assert (await client.call_tool("reset", {})).is_error is False
+            yield client
         else:
             server = build_third_party() if third_party else build_shop(idempotency=idempotency, role=role)
             async with Client(server, mode=transport) as client:
@@ -489,7 +536,7 @@ def test_waits_stay_between_the_floor_and_the_cap_and_within_the_deadline(
         with set_testing():
             return await call_tool_with_recovery(down, "read", {}, policy=policy, budget=RetryBudget(max_tokens=100))
 
-    report = anyio.run(run)
+    report = run_apart(run)
     assert 1 <= len(report.attempts) <= max_attempts
     asked = 0 if floor is None else to_milliseconds(floor)  # as the envelope carries it
     for attempt in report.attempts[1:]:
@@ -572,7 +619,7 @@ def test_whatever_a_server_answers_the_recovery_ends_in_a_report(answers: list[d
             async with Client(build_scripted_server(answer), mode=mode) as client:
                 return await call_tool_with_recovery(client, "answer", {}, policy=RecoveryPolicy(max_attempts=3))
 
-    report = anyio.run(run)
+    report = run_apart(run)
     assert report.decision in Decision
     assert 1 <= len(report.attempts) <= 3
     for attempt in report.attempts:

@@ -1,6 +1,9 @@
 """A small shop server for the recovery tests; run it as a script for the stdio transport.
 
-`python shop.py [--idempotency] [--role admin|support] [--third-party]`
+`python shop.py [--idempotency] [--role admin|support] [--third-party] [--resettable]`
+
+`--resettable` adds a `reset` tool that forgets every call so far, so that one process can
+serve the stdio tests of a module one after the other, each from a fresh start.
 """
 
 from __future__ import annotations
@@ -19,13 +22,25 @@ from mcp_errors.testing import add_flaky_tool
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 
 
-def build_shop(*, idempotency: bool = False, role: str = "support") -> MCPServer[Any]:
+def build_shop(*, idempotency: bool = False, role: str = "support", resettable: bool = False) -> MCPServer[Any]:
     """The contract-following shop: one tool per recovery case."""
     server: MCPServer[Any] = MCPServer("shop")
     install(server, idempotency=MemoryStore() if idempotency else None)
     charges: list[float] = []
-    add_flaky_tool(server, "search_orders", failures=2, read_only=True, result="3 orders")
-    add_flaky_tool(server, "inventory_status", failures=10**9, read_only=True)
+    flaky = [
+        add_flaky_tool(server, "search_orders", failures=2, read_only=True, result="3 orders"),
+        add_flaky_tool(server, "inventory_status", failures=10**9, read_only=True),
+    ]
+
+    if resettable:  # (the idempotency keys the tests send are each new: the store needs no reset)
+
+        @server.tool()
+        def reset() -> str:
+            """Forget every charge and every flaky tool's calls so far."""
+            charges.clear()
+            for tool in flaky:
+                tool.calls = tool.side_effects = 0
+            return "reset"
 
     @server.tool()
     def charge(amount: float) -> str:
@@ -74,10 +89,18 @@ def build_shop(*, idempotency: bool = False, role: str = "support") -> MCPServer
     return server
 
 
-def build_third_party() -> MCPServer[Any]:
+def build_third_party(*, resettable: bool = False) -> MCPServer[Any]:
     """A server without the contract: the SDK turns every failure into text only."""
     server: MCPServer[Any] = MCPServer("third-party")
     calls = {"weather": 0}
+
+    if resettable:
+
+        @server.tool()
+        def reset() -> str:
+            """Forget every call so far."""
+            calls["weather"] = 0
+            return "reset"
 
     @server.tool(annotations=READ_ONLY)
     def weather(city: str) -> str:
@@ -115,8 +138,9 @@ if __name__ == "__main__":
     parser.add_argument("--idempotency", action="store_true")
     parser.add_argument("--role", default="support")
     parser.add_argument("--third-party", action="store_true")
+    parser.add_argument("--resettable", action="store_true")
     options = parser.parse_args()
     if options.third_party:
-        build_third_party().run()
+        build_third_party(resettable=options.resettable).run()
     else:
-        build_shop(idempotency=options.idempotency, role=options.role).run()
+        build_shop(idempotency=options.idempotency, role=options.role, resettable=options.resettable).run()
