@@ -92,9 +92,12 @@ async def test_the_upstream_started_before_the_proxys_imports_is_the_one_it_serv
 def test_the_proxys_start_up_leaves_what_only_some_calls_need_unimported() -> None:
     # What the proxy needs on some paths only is imported there: a key store's backend (sqlite3
     # and the drivers' modules), jsonschema (a failure whose arguments are checked), the client
-    # side (a failure read as a client reads it), tenacity (`--retry`). One fresh interpreter
-    # imports the command and builds a proxy, then says which of them got imported.
+    # side (a failure read as a client reads it), tenacity (`--retry`), tasks (a task's call),
+    # OpenTelemetry's metrics API (an SDK configured). One fresh interpreter imports the command
+    # and builds a proxy, then says which of them got imported.
     deferred = [
+        "opentelemetry.metrics",
+        "mcp_errors._server.tasks",
         "sqlite3",
         "mcp_errors.stores._memory",
         "mcp_errors.stores._sqlite",
