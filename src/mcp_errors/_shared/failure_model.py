@@ -209,7 +209,9 @@ def _shipped() -> WordModel:
     global _MODEL
     if _MODEL is None:
         text = resources.files("mcp_errors._shared").joinpath("failure_model.json").read_text(encoding="utf-8")
-        _MODEL = load_model(json.loads(text))
+        # Each number read once as it is parsed, too: the parse's own peak stays low (RSS keeps it).
+        numbers: dict[str, float] = {}
+        _MODEL = load_model(json.loads(text, parse_float=lambda word: numbers.setdefault(word, float(word))))
     return _MODEL
 
 
