@@ -26,7 +26,10 @@ paired per-run ratios:
   where the time goes: each proxy's imports alone (`python -c "import ..."`, the interpreter's
   own start subtracted), and, in this process, our first listing and its schema widening.
   Also each server process's resident memory (VmRSS) once it has answered 20 calls of each
-  tool. Targets: ours/plain <= 1.05 (start-up), <= 1.10 (memory).
+  tool. Targets: ours/plain <= 1.05 (start-up), <= 1.10 (memory). Every module's bytecode is
+  cached, as in an installed package (the measured processes get a private PYTHONPYCACHEPREFIX,
+  written by a warm-up run of each side); `--no-bytecode-cache` keeps this environment's
+  PYTHONDONTWRITEBYTECODE, under which every uncached module is compiled at each start.
 
 With `--instructions` (and `--part calls`), the `calls` part is counted instead of timed: the
 script runs itself under valgrind's callgrind (as `instructions.py` does) and counts the
@@ -42,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import gc
 import logging
 import os
@@ -341,13 +345,15 @@ async def bench_http(runs: int, calls: int, mode: str) -> None:
 # --- startup: spawn to the first tools/list ---------------------------------------------------
 
 
-async def spawn_to_first_listing(command: list[str], pid_file: Path) -> tuple[float, float, float]:
+async def spawn_to_first_listing(
+    command: list[str], pid_file: Path, env: dict[str, str] | None = None
+) -> tuple[float, float, float]:
     """Wall seconds from spawn to the first tools/list answered, the CPU seconds the server
     process itself (not its upstream child) used by then, and its resident memory (MiB) once it
     has answered `MEMORY_CALLS` calls of each tool, read from /proc (Linux)."""
     # `exec` keeps the pid that `sh` writes down.
     wrapped = ["-c", 'echo $$ > "$0"; exec "$@"', str(pid_file), *command]
-    params = StdioServerParameters(command="sh", args=wrapped, env=dict(os.environ))
+    params = StdioServerParameters(command="sh", args=wrapped, env=dict(os.environ) if env is None else env)
     started = time.perf_counter()
     async with Client(params, mode="legacy") as client:
         await client.list_tools()
@@ -378,15 +384,17 @@ def process_cpu_seconds(pid_file: Path) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def spawn_seconds(code: str) -> float:
+def spawn_seconds(code: str, env: dict[str, str] | None = None) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
     return time.perf_counter() - started
 
 
-def import_self_times(code: str) -> dict[str, float]:
+def import_self_times(code: str, env: dict[str, str] | None = None) -> dict[str, float]:
     """`python -X importtime -c code`: each module's own import time, in seconds."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True, check=True, env=env
+    )
     times: dict[str, float] = {}
     for line in done.stderr.splitlines():
         fields = line.removeprefix("import time:").split("|")
@@ -395,9 +403,9 @@ def import_self_times(code: str) -> dict[str, float]:
     return times
 
 
-def added_imports(top: int = 8) -> tuple[float, list[tuple[str, float]]]:
+def added_imports(top: int = 8, env: dict[str, str] | None = None) -> tuple[float, list[tuple[str, float]]]:
     """What our proxy imports beyond the plain one: the total, and the packages that cost most."""
-    plain, ours = import_self_times(PLAIN_IMPORTS), import_self_times(OUR_IMPORTS)
+    plain, ours = import_self_times(PLAIN_IMPORTS, env), import_self_times(OUR_IMPORTS, env)
     packages: dict[str, float] = {}
     for module, seconds in ours.items():
         if module not in plain:
@@ -430,7 +438,19 @@ async def first_listing_and_widening() -> tuple[float, float]:
         await child.close()
 
 
-async def bench_startup(runs: int) -> None:
+def bytecode_env(folder: Path, *, cached: bool) -> dict[str, str]:
+    """The measured processes' environment: as installed, each module's bytecode cached (in
+    `folder`, written by the warm-up run), or, with `cached=False`, as this process has it
+    (where PYTHONDONTWRITEBYTECODE is set, every module without a cached .pyc compiled from
+    source at every start)."""
+    env = dict(os.environ)
+    if cached:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
+    return env
+
+
+async def bench_startup(runs: int, *, bytecode_cache: bool = True) -> None:
     sides: dict[str, list[str]] = {
         "direct": UPSTREAM,
         "plain": [sys.executable, "-c", PLAIN_PROXY, *UPSTREAM],
@@ -443,19 +463,23 @@ async def bench_startup(runs: int) -> None:
     codes = {"python": "pass", "plain": PLAIN_IMPORTS, "ours": OUR_IMPORTS}
     with tempfile.TemporaryDirectory() as folder:
         pid_file = Path(folder) / "pid"
-        await spawn_to_first_listing(sides["direct"], pid_file)  # file caches warm for every side
+        env = bytecode_env(Path(folder), cached=bytecode_cache)
+        for command in sides.values():  # file caches (and bytecode caches) warm for every side
+            await spawn_to_first_listing(command, pid_file, env)
         for run in range(runs):
             names = list(sides)
             for name in names[run % 3 :] + names[: run % 3]:
-                wall, used, resident = await spawn_to_first_listing(sides[name], pid_file)
+                wall, used, resident = await spawn_to_first_listing(sides[name], pid_file, env)
                 seconds[name].append(wall)
                 cpu[name].append(used)
                 rss[name].append(resident)
             keys = list(codes)
             for key in keys[run % 3 :] + keys[: run % 3]:
-                imports[key].append(spawn_seconds(codes[key]))
+                imports[key].append(spawn_seconds(codes[key], env))
+        added, packages = added_imports(env=env)
     listing, widening = await first_listing_and_widening()
-    print(f"start-up, spawn to the first tools/list over stdio: runs={runs} (medians, p25-p75)")
+    cache = "cached (as installed)" if bytecode_cache else "as this environment has it (--no-bytecode-cache)"
+    print(f"start-up, spawn to the first tools/list over stdio: runs={runs} (medians, p25-p75); bytecode {cache}")
     print(f"  {'side':<7} {'wall s':>7} {'(p25-p75)':>13}   {'server CPU s':>12} {'(p25-p75)':>13}   {'RSS MiB':>7}")
     for name in sides:
         q1, median, q3 = statistics.quantiles(seconds[name], n=4)
@@ -471,7 +495,6 @@ async def bench_startup(runs: int) -> None:
     print("where it goes:")
     for key in ("plain", "ours"):
         print(f"  imports, {key:<5} {statistics.median(imports[key]) - python:7.3f} s (interpreter start subtracted)")
-    added, packages = added_imports()
     print(f"  modules only ours imports (-X importtime, own times) {added * 1000:7.1f} ms, most:")
     print("    " + ", ".join(f"{package} {seconds * 1000:.1f}" for package, seconds in packages))
     print(f"  our first listing (check_upstream, child running) {listing * 1000:7.2f} ms")
@@ -487,6 +510,11 @@ def main(argv: list[str] | None = None) -> None:
         "--batch", type=int, default=10, help="With --part calls: calls per side before the next side's batch."
     )
     parser.add_argument("--startup-runs", type=int, default=9)
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="start-up: leave PYTHONDONTWRITEBYTECODE as it is (modules without a .pyc compiled at every start)",
+    )
     parser.add_argument("--mode", default="legacy", choices=["auto", "legacy"])
     parser.add_argument(
         "--instructions",
@@ -517,7 +545,9 @@ def main(argv: list[str] | None = None) -> None:
     parts: dict[str, Callable[[], Any]] = {
         "calls": lambda: anyio.run(bench_calls, args.runs, args.calls, args.mode, args.batch),
         "http": lambda: anyio.run(bench_http, args.runs, max(1, args.calls // 4), args.mode),
-        "startup": lambda: anyio.run(bench_startup, args.startup_runs),
+        "startup": lambda: anyio.run(
+            functools.partial(bench_startup, args.startup_runs, bytecode_cache=not args.no_bytecode_cache)
+        ),
     }
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
     for name, part in parts.items():

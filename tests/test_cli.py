@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -103,6 +104,19 @@ def test_a_switch_word_after_the_double_dash_belongs_to_the_server_command() -> 
     result = CliRunner().invoke(app, ["proxy", "--idempotency-keys", "--", "no-such-command-true"])
     assert result.exit_code == 2
     assert "not on PATH" in result.output
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_command_named_first_is_built_alone_and_reads_the_same(command: str) -> None:
+    # The console script builds only the command it is asked for (a faster start-up): its help
+    # is the whole command's, word for word.
+    env = {"NO_COLOR": "1", "COLUMNS": "120"}
+    script = Path(sys.executable).with_name("mcp-errors")
+    alone = subprocess.run(
+        [str(script), command, "--help"], capture_output=True, text=True, check=True, env={**os.environ, **env}
+    )
+    whole = CliRunner().invoke(app, [command, "--help"], env=env)
+    assert alone.stdout == whole.output
 
 
 def test_help_does_not_import_the_mcp_sdk() -> None:

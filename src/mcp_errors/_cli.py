@@ -8,7 +8,9 @@ what it drives inside its body.
 from __future__ import annotations
 
 import itertools
-from typing import Annotated, Any
+import sys
+from collections.abc import Callable, Iterable
+from typing import Annotated, Any, Final
 
 import typer
 
@@ -80,15 +82,16 @@ class _Group(TyperGroup):
         super().format_help(ctx, formatter)
 
 
-app = typer.Typer(
-    name="mcp-errors",
-    cls=_Group,
-    help="Structured, actionable MCP tool errors: demo, serve, check, proxy and wrap.",
-    no_args_is_help=True,
-    add_completion=False,
-    # Inherited by every subcommand's context.
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+def _new_app() -> typer.Typer:
+    return typer.Typer(
+        name="mcp-errors",
+        cls=_Group,
+        help="Structured, actionable MCP tool errors: demo, serve, check, proxy and wrap.",
+        no_args_is_help=True,
+        add_completion=False,
+        # Inherited by every subcommand's context.
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
 
 
 def _print_version(value: bool) -> None:
@@ -99,7 +102,6 @@ def _print_version(value: bool) -> None:
         raise typer.Exit
 
 
-@app.callback()
 def _root(
     _version: Annotated[
         bool,
@@ -110,13 +112,31 @@ def _root(
 
 
 # Subcommands register here, one line each.
-app.command("demo", cls=_Command)(_demo_cli.demo_command)
-app.command("serve", cls=_Command)(_demo_cli.serve_command)
-app.command("check", cls=_Command)(_check_cli.check)
-app.command("proxy", cls=_Command)(_proxy_cli.proxy)
-app.command("wrap", cls=_Command)(_wrap_cli.wrap)
+_COMMANDS: Final[dict[str, Callable[..., None]]] = {
+    "demo": _demo_cli.demo_command,
+    "serve": _demo_cli.serve_command,
+    "check": _check_cli.check,
+    "proxy": _proxy_cli.proxy,
+    "wrap": _wrap_cli.wrap,
+}
+
+
+def _app_of(names: Iterable[str]) -> typer.Typer:
+    built = _new_app()
+    built.callback()(_root)
+    for name in names:
+        built.command(name, cls=_Command)(_COMMANDS[name])
+    return built
+
+
+app = _app_of(_COMMANDS)
 
 
 def main() -> None:
     """Entry point of the console script."""
-    app()
+    # Typer turns every registered command into a click command, each annotation evaluated,
+    # before it parses anything: a command named first is built alone, which a proxy's
+    # start-up feels (docs/performance.md#proxy-start-up-and-memory). Anything else (the
+    # top help, a mistyped command, `--version`) gets the whole command.
+    named = sys.argv[1] if len(sys.argv) > 1 else None
+    (_app_of([named]) if named in _COMMANDS else app)()

@@ -78,6 +78,47 @@ def test_a_bad_rules_file_names_the_file_the_rule_and_the_problem(tmp_path: Path
 
 
 @pytest.mark.anyio
+async def test_the_upstream_started_before_the_proxys_imports_is_the_one_it_serves(tmp_path: Path) -> None:
+    # The command starts a stdio server before it imports fastmcp (its start-up overlaps the
+    # proxy's) and its transport adopts that process: one start, not a second one.
+    starts = tmp_path / "starts"
+    script = f'echo $$ >> "{starts}"; exec "{sys.executable}" "{UPSTREAM}"'
+    async with Client(command_params("--", "sh", "-c", script), mode="legacy") as client:
+        result = await client.call_tool("echo", {"text": "hi"})
+    assert not result.is_error
+    assert len(starts.read_text().split()) == 1
+
+
+def test_the_proxys_start_up_leaves_what_only_some_calls_need_unimported() -> None:
+    # What the proxy needs on some paths only is imported there: a key store's backend (sqlite3
+    # and the drivers' modules), jsonschema (a failure whose arguments are checked), the client
+    # side (a failure read as a client reads it), tenacity (`--retry`), tasks (a task's call),
+    # OpenTelemetry's metrics API (an SDK configured). One fresh interpreter imports the command
+    # and builds a proxy, then says which of them got imported.
+    deferred = [
+        "opentelemetry.metrics",
+        "mcp_errors._server.tasks",
+        "sqlite3",
+        "mcp_errors.stores._memory",
+        "mcp_errors.stores._sqlite",
+        "mcp_errors.stores._postgres",
+        "mcp_errors.stores._redis",
+        "jsonschema",
+        "mcp_errors._client.outcome",
+        "tenacity",
+    ]
+    script = (
+        "import sys\n"
+        "import mcp_errors.__main__, mcp_errors.proxy._cli\n"
+        "from mcp_errors.proxy import ChildProcess, build_proxy\n"
+        "build_proxy(ChildProcess(sys.executable, ['-c', 'pass']))\n"
+        f"print([name for name in {deferred!r} if name in sys.modules])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
+@pytest.mark.anyio
 async def test_the_command_gives_the_child_the_callers_environment_and_working_directory(tmp_path: Path) -> None:
     # The SDK's stdio client would pass the child only HOME, PATH and a few more.
     params = command_params("--", sys.executable, UPSTREAM, env={"WEATHER_TOKEN": "w-123"}, cwd=tmp_path)

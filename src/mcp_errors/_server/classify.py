@@ -46,9 +46,10 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import sqlite3
+import sys
 import warnings
 from collections.abc import Callable, Mapping
+from types import ModuleType
 from typing import Any, Final
 
 from mcp.server.mcpserver.exceptions import ResourceError as _SDKResourceError
@@ -471,7 +472,10 @@ def _from_known_types(exc: BaseException) -> FailureDetails | None:
         # A bug's `ValueError`, `KeyError`, ...: none of the checks below can match it, and
         # they cost more than the rest of the crash path (docs/performance.md).
         return None
-    if isinstance(exc, sqlite3.OperationalError) and _is_sqlite_busy(exc):
+    # Only a process that imported sqlite3 can raise its errors: a server (or proxy) without it
+    # is not made to load it (docs/performance.md#proxy-start-up-and-memory).
+    sqlite3 = sys.modules.get("sqlite3")
+    if sqlite3 is not None and isinstance(exc, sqlite3.OperationalError) and _is_sqlite_busy(exc, sqlite3):
         return _DATABASE_BUSY
     if isinstance(exc, MCPError):
         if exc.code == CONNECTION_CLOSED and _raised_in(exc, "fastmcp.tools"):
@@ -490,7 +494,7 @@ def _from_known_types(exc: BaseException) -> FailureDetails | None:
     return None
 
 
-def _is_sqlite_busy(exc: sqlite3.OperationalError) -> bool:
+def _is_sqlite_busy(exc: BaseException, sqlite3: ModuleType) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
         # Extended codes (e.g. SQLITE_BUSY_SNAPSHOT) keep the primary code in the low byte.

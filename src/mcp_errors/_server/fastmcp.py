@@ -35,7 +35,6 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_errors._server.arguments import classify_arguments, unknown_tool
 from mcp_errors._server.classify import classify_failure, new_error_id
 from mcp_errors._server.replay import Replay, TaskCreated, advertise, covers, principal, request_key
-from mcp_errors._server.tasks import TaskBodies, created_task, resend_task, task_state_in_contract
 from mcp_errors._shared.contract import TASKS_EXTENSION, is_error_envelope, is_protocol_signal
 from mcp_errors._shared.envelope import FailureDetails, WideningCache, marked_empty
 from mcp_errors._shared.sanitize import (
@@ -74,6 +73,9 @@ def install_on_fastmcp(
     if contract is None:
         contract = _ContractMiddleware(tool_failure_meta=tool_failure_meta, empty_results=empty_results)
         server.add_middleware(contract)
+        # The tasks module is imported where a task can be: `mcp-errors proxy` starts without it.
+        from mcp_errors._server.tasks import TaskBodies
+
         server.add_transform(TaskBodies(tool_failure_meta=tool_failure_meta))
     if store is None:
         return
@@ -245,6 +247,8 @@ class _ContractMiddleware(Middleware):
             state = await call_next(context)
             # The wire's JSON here (the extension's result, serialized below this point).
             if isinstance(state, Mapping):
+                from mcp_errors._server.tasks import task_state_in_contract
+
                 return task_state_in_contract(state, tool_failure_meta=self.tool_failure_meta)
             return state
         return await super().__call__(context, call_next)
@@ -330,6 +334,8 @@ class ReplayMiddleware(Middleware):
         server = fastmcp_context.fastmcp
 
         async def resend(handle: Mapping[str, Any]) -> Any:
+            from mcp_errors._server.tasks import resend_task
+
             return await resend_task(
                 server, handle, as_task=_asks_for_a_task(fastmcp_context), tool_failure_meta=self._tool_failure_meta
             )
@@ -381,6 +387,8 @@ def _asks_for_a_task(context: Context) -> bool:
 
 def _to_wire(result: object) -> CallToolResult | TaskCreated | None:
     if not isinstance(result, ToolResult):
+        from mcp_errors._server.tasks import created_task
+
         task = created_task(result)
         return None if task is None else TaskCreated(task)
     wire = result.to_mcp_result()

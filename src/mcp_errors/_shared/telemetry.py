@@ -24,22 +24,25 @@ from __future__ import annotations
 
 import collections
 import datetime
-import importlib.metadata
+import functools
 import os
+import sys
 import threading
 from collections.abc import Container, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
-import opentelemetry.metrics._internal as _metrics_state
 import opentelemetry.trace as _trace_state
-from opentelemetry import metrics, trace
+from opentelemetry import trace
 from opentelemetry.propagate import inject
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from mcp_errors._shared.contract import CATEGORY_VALUES
 from mcp_errors._shared.envelope import ResultLike, is_empty_result
 from mcp_errors._shared.signals import CONTRACT_CODES
+
+if TYPE_CHECKING:
+    from opentelemetry import metrics
 
 __all__ = [
     "ATTEMPT_EVENT",
@@ -62,12 +65,26 @@ __all__ = [
 ]
 
 _NAME: Final = "mcp_errors"
-try:
-    _VERSION = importlib.metadata.version("mcp-errors")
-except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a source tree
-    _VERSION = ""
 
-_tracer: Final = trace.get_tracer(_NAME, _VERSION)
+# The tracer, the meter (and with it OpenTelemetry's metrics API) and this package's version
+# are looked up when something is first recorded, not at import: a process with no SDK
+# configured never needs them (docs/performance.md#proxy-start-up-and-memory).
+
+
+@functools.cache
+def _version() -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("mcp-errors")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a source tree
+        return ""
+
+
+@functools.cache
+def _tracer() -> trace.Tracer:
+    return trace.get_tracer(_NAME, _version())
+
 
 OutcomeLabel = Literal["success", "empty", "error"]
 
@@ -167,13 +184,27 @@ class _Instruments:
             self._result_counts[labels] += 1
 
     def _observe_results(self, options: metrics.CallbackOptions) -> list[metrics.Observation]:
+        from opentelemetry.metrics import Observation
+
         with self._result_counts_lock:
             totals = list(self._result_counts.items())
-        return [metrics.Observation(count, dict(labels)) for labels, count in totals]
+        return [Observation(count, dict(labels)) for labels, count in totals]
 
 
-_instruments = _Instruments(metrics.get_meter(_NAME, _VERSION))
-_global_instruments: Final = _instruments
+_recording: _Instruments | None = None
+"""The instruments of `recording_metrics`' provider while it lasts."""
+
+
+@functools.cache
+def _global_instruments() -> _Instruments:
+    from opentelemetry import metrics
+
+    return _Instruments(metrics.get_meter(_NAME, _version()))
+
+
+def _instruments() -> _Instruments:
+    """Where metrics go now: `recording_metrics`' provider, else the global one (made on first use)."""
+    return _recording if _recording is not None else _global_instruments()
 
 
 def enabled() -> bool:
@@ -183,13 +214,13 @@ def enabled() -> bool:
     attribute reads per call and nothing else (docs/performance.md#observability).
     """
     global _configured
-    if _configured or _instruments is not _global_instruments:
+    if _configured or _recording is not None:
         return True
     # The API's own globals, read directly: `get_tracer_provider()` and `get_meter_provider()`
     # look at the environment on every call, which showed in the per-call cost (benchmarks/instructions.py).
-    if (
-        getattr(_trace_state, "_TRACER_PROVIDER", None) is None
-        and getattr(_metrics_state, "_METER_PROVIDER", None) is None
+    # A meter provider is set through the metrics API's module: not imported, none is set.
+    if getattr(_trace_state, "_TRACER_PROVIDER", None) is None and (
+        getattr(sys.modules.get("opentelemetry.metrics._internal"), "_METER_PROVIDER", None) is None
     ):
         return False
     _configured = True  # a global provider, once set, is never unset
@@ -207,12 +238,12 @@ def recording_metrics(meter_provider: metrics.MeterProvider) -> Iterator[None]:
     For a program that reads its own metrics (`mcp-errors demo` prints its run's figures)
     without installing a process-wide provider that the user's own setup would then lose to.
     """
-    global _instruments
-    previous, _instruments = _instruments, _Instruments(meter_provider.get_meter(_NAME, _VERSION))
+    global _recording
+    previous, _recording = _recording, _Instruments(meter_provider.get_meter(_NAME, _version()))
     try:
         yield
     finally:
-        _instruments = previous
+        _recording = previous
 
 
 def annotate_tool_result(
@@ -242,7 +273,7 @@ def annotate_tool_result(
         labels[CODE] = _CODE_LABELS.label(facts[CODE], upstream_codes)
     if replayed:
         labels[REPLAYED] = True
-    _instruments.count_result(tuple(labels.items()))
+    _instruments().count_result(tuple(labels.items()))
     span = trace.get_current_span()
     if not span.is_recording():
         return
@@ -267,7 +298,7 @@ def recovery_span(tool: str, *, server: str, idempotency_key: str | None) -> Ite
         attributes[IDEMPOTENCY_KEY] = idempotency_key
     # Errors are the decision's to report (`record_decision`), not an exception's: a call
     # that failed twice and then answered is a success.
-    with _tracer.start_as_current_span(
+    with _tracer().start_as_current_span(
         f"recover {tool}",
         kind=SpanKind.INTERNAL,
         attributes=attributes,
@@ -330,8 +361,9 @@ def record_decision(
     labels: dict[str, str] = {TOOL: _tool_label(tool, code) if listed else UNKNOWN_TOOL, DECISION: decision}
     if category is not None:
         labels[CATEGORY] = category
-    _instruments.call_attempts.record(attempts, labels)
-    _instruments.retry_delay.record(total_wait, labels)
+    instruments = _instruments()
+    instruments.call_attempts.record(attempts, labels)
+    instruments.retry_delay.record(total_wait, labels)
     if not span.is_recording():
         return
     attributes: dict[str, Any] = {DECISION: decision, ATTEMPTS: attempts}
@@ -349,7 +381,7 @@ def record_budget_refusal(*, tool: str, listed: bool, server: str) -> None:
     """Count a logical call whose resend the retry budget refused (`listed` as for `record_decision`)."""
     if not enabled():
         return
-    _instruments.budget_refusals.add(1, {TOOL: tool if listed else UNKNOWN_TOOL, SERVER: server})
+    _instruments().budget_refusals.add(1, {TOOL: tool if listed else UNKNOWN_TOOL, SERVER: server})
 
 
 def record_proxy_decision(
@@ -367,7 +399,7 @@ def record_proxy_decision(
     labels: dict[str, str] = {PROXY_DECISION: decision}
     if scope is not None:
         labels[BREAKER_SCOPE] = scope
-    _instruments.proxy_decisions.add(1, labels)
+    _instruments().proxy_decisions.add(1, labels)
     span = trace.get_current_span()
     if span.is_recording():
         span.add_event(PROXY_DECISION_EVENT, {**labels, TOOL: tool} if tool is not None else labels)
@@ -380,7 +412,7 @@ def partial_span(names: int) -> Iterator[Span]:
     if not enabled():
         yield trace.INVALID_SPAN
         return
-    with _tracer.start_as_current_span("gather_partial", attributes={TOTAL: names}) as span:
+    with _tracer().start_as_current_span("gather_partial", attributes={TOTAL: names}) as span:
         yield span
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Annotated, Literal
 
 import typer
@@ -94,6 +93,8 @@ def serve_command(
     config = DeskConfig(db=db or default_db_path(), role=role, faults=faults, contract=not no_contract, store=store)
     if workers > 1 and str(config.db) == MEMORY:
         raise typer.BadParameter("replicas cannot share an in-memory desk: give a file", param_hint="--db")
+    import sqlite3
+
     try:
         # Built here first in every case: it checks the file and the store URL, and seeds a
         # new desk once, before any replica starts.

@@ -13,7 +13,7 @@ what a wrapper in front of someone else's server needs:
   proxy answers a transient, not-executed error with the wait) instead of piling up;
 - each restart is counted and logged with how the child ended, for the restart notice
   (`_restarts.py`);
-- a child started before the proxy's imports (`_spawn.EarlyStart`, the gateway's) is adopted
+- a child started before the proxy's imports (`_spawn.EarlyStart`, the command's) is adopted
   by the first connection: the SDK's stdio client drives its pipes as if it had started it
   (its one start function is wrapped to hand the process over; it starts every other child).
   When the gateway's front did that child's handshake (`_front.py`), the SDK's `initialize`

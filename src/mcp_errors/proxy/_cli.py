@@ -215,11 +215,19 @@ def proxy(
                 require_all=require_all,
                 list_tools=not idempotency_keys,
             )
+    target = target or []
+    single_early = None
+    if config is None and not _is_url(target):
+        from mcp_errors._exit_status import find_command
+
+        if find_command(target[0]) is None and "/" not in target[0]:
+            _fail(f"The upstream server's command {target[0]!r} is not on PATH.", status=2)
+        single_early = _start_early(target)
     try:
         import fastmcp  # noqa: F401  (only to say clearly that it is missing)
     except ImportError:
         _fail('the proxy needs fastmcp 4: pip install "fastmcp>=4,<5" (the proxy extra of mcp-errors)', status=2)
-    from mcp_errors.proxy._child import ChildProcess, find_command
+    from mcp_errors.proxy._child import ChildProcess
     from mcp_errors.proxy._rules import RulesError, load_rules
     from mcp_errors.proxy._server import ProxySettings, StartupError, Upstream, serve
 
@@ -230,15 +238,9 @@ def proxy(
         except RulesError as exc:
             _fail(str(exc), status=2)
     front = parse_http_address(http) if http is not None else None
-    target = target or []
     upstream: Upstream | None = None
     if config is None:
-        if len(target) == 1 and target[0].startswith(("http://", "https://")):
-            upstream = target[0]
-        else:
-            if find_command(target[0]) is None and "/" not in target[0]:
-                _fail(f"The upstream server's command {target[0]!r} is not on PATH.", status=2)
-            upstream = ChildProcess(target[0], target[1:])
+        upstream = target[0] if _is_url(target) else ChildProcess(target[0], target[1:], early=single_early)
     opened_store = open_store_or_exit(store, command="proxy") if store is not None else None
     _quiet_fastmcp()
     if not failure_log:
@@ -282,6 +284,27 @@ def proxy(
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
+
+
+def _is_url(target: list[str]) -> bool:
+    return len(target) == 1 and target[0].startswith(("http://", "https://"))
+
+
+def _start_early(command: list[str]) -> EarlyStart:
+    """Start the stdio server now, as the gateway starts its servers: it starts while the proxy imports.
+
+    Importing fastmcp takes about as long as many servers take to start; started after it, a
+    server's start-up adds to the proxy's. The child's transport adopts the running process at
+    its first connection; one that is not adopted is stopped when this process exits.
+    """
+    import atexit
+    import os
+
+    from mcp_errors.proxy._spawn import EarlyStart
+
+    early = EarlyStart(command[0], command[1:], env=dict(os.environ))
+    atexit.register(early.discard)
+    return early
 
 
 def _start_gateway_servers(config: Path, *, packs: bool) -> tuple[list[ServerEntry], dict[str, EarlyStart]]:

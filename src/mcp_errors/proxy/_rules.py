@@ -206,7 +206,8 @@ def parse_rules(data: Mapping[str, Any], *, source: str) -> Rules:
 
 # The raw shape, validated by pydantic: unknown keys (a typo) are errors, not ignored.
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    # Built when a rules file is first read: a proxy without one does without the schema (start-up time).
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
 
 Scalar = str | int | float | bool

@@ -59,7 +59,7 @@ from mcp_errors.proxy._sessions import (
     http_transport,
     is_session_dropped,
 )
-from mcp_errors.stores import IdempotencyStore, MemoryStore
+from mcp_errors.stores import IdempotencyStore
 
 __all__ = ["ProxySettings", "StartupError", "build_proxy", "check_upstream", "serve"]
 
@@ -217,7 +217,7 @@ def build_proxy(
     guard = RepeatGuard(settings.repeat_guard) if settings.repeat_guard else None
     breaker = Breaker(_breaker_settings(settings)) if settings.breaker_failures else None
     if settings.idempotency_keys:
-        store = MemoryStore() if settings.store is None else as_store(settings.store)
+        store = as_store("memory://" if settings.store is None else settings.store)
         server.add_middleware(ProxyCallMiddleware(modern_front=True, restarts=notice, guard=guard))
         # Keys are the caller's: another caller sending the same key runs its own call.
         server.add_middleware(replay_middleware(store, namespace=settings.store_namespace, caller=_caller_identity))

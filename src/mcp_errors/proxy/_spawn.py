@@ -1,8 +1,9 @@
 """Stdio servers started before the proxy's own imports; their pipes are handed to the SDK later.
 
 Importing fastmcp and the MCP SDK takes a Python process longer than many servers take to
-start (docs/gateway.md). So the gateway starts its stdio servers first, with the standard
-library only (`EarlyStart`), and imports what it needs while they start. The first
+start (docs/gateway.md). So the proxy (`mcp-errors proxy -- <command>`, and the gateway for
+each of its servers) starts its stdio servers first, with the standard library only
+(`EarlyStart`), and imports what it needs while they start. The first
 connection of each server's transport (`_child.py`) adopts the running process instead of
 starting another; every later start (a restart) is the SDK's own.
 

@@ -6,12 +6,20 @@ host, across restarts; `PostgresStore` and `RedisStore` replicas on any number o
 (extras `postgres` and `redis`). To keep keys elsewhere, subclass `IdempotencyStore`.
 """
 
-from mcp_errors.stores._memory import MemoryStore
-from mcp_errors.stores._postgres import PostgresStore
+from __future__ import annotations
+
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
 from mcp_errors.stores._protocol import Abandoned, Claim, Finished, IdempotencyStore, InProgress, Mismatch, Won
-from mcp_errors.stores._redis import RedisStore
-from mcp_errors.stores._sqlite import SQLiteStore
 from mcp_errors.stores._url import open_store
+
+if _TYPE_CHECKING:
+    from mcp_errors.stores._memory import MemoryStore
+    from mcp_errors.stores._postgres import PostgresStore
+    from mcp_errors.stores._redis import RedisStore
+    from mcp_errors.stores._sqlite import SQLiteStore
 
 __all__ = [
     "Abandoned",
@@ -27,3 +35,25 @@ __all__ = [
     "Won",
     "open_store",
 ]
+
+# The backends are imported on first use: a server or proxy that keeps no keys (or keeps them in
+# memory) does without sqlite3 and the database drivers' modules.
+_BACKENDS: dict[str, str] = {
+    "MemoryStore": "mcp_errors.stores._memory",
+    "PostgresStore": "mcp_errors.stores._postgres",
+    "RedisStore": "mcp_errors.stores._redis",
+    "SQLiteStore": "mcp_errors.stores._sqlite",
+}
+
+
+def __getattr__(name: str) -> _Any:
+    home = _BACKENDS.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(home), name)
+    globals()[name] = value  # looked up once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

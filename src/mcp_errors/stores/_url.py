@@ -6,9 +6,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from mcp_errors._shared.sanitize import redact_url
-from mcp_errors.stores._memory import MemoryStore
 from mcp_errors.stores._protocol import IdempotencyStore
-from mcp_errors.stores._sqlite import SQLiteStore
 
 __all__ = ["open_store"]
 
@@ -47,7 +45,10 @@ def open_store(url: str, **options: Any) -> IdempotencyStore:
         ```
     """
     scheme = urlsplit(url).scheme.lower()
+    # Each store is imported when named: a process with no SQLite store does without sqlite3.
     if scheme == "memory":
+        from mcp_errors.stores._memory import MemoryStore
+
         return MemoryStore(**options)
     if scheme == "sqlite":
         path = unquote(url.split(":", 1)[1].removeprefix("///"))
@@ -56,6 +57,8 @@ def open_store(url: str, **options: Any) -> IdempotencyStore:
                 "a SQLite store URL needs a file: sqlite:///relative/path or sqlite:////absolute/path, "
                 f"not {redact_url(url)!r}"
             )
+        from mcp_errors.stores._sqlite import SQLiteStore
+
         return SQLiteStore(path, **options)
     if scheme in ("postgresql", "postgres"):
         from mcp_errors.stores._postgres import PostgresStore
