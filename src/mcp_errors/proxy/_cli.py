@@ -204,6 +204,10 @@ def proxy(
         _fail("give the server to front (`-- <command>` or a URL), or --config FILE for many, not both.", status=2)
     if config is not None and rules is not None:
         _fail('--rules is per server with --config: give an entry a "rules" key.', status=2)
+    import importlib.util
+
+    if importlib.util.find_spec("fastmcp") is None:  # told before any server starts; found, not imported
+        _fail('the proxy needs fastmcp 4: pip install "fastmcp>=4,<5" (the proxy extra of mcp-errors)', status=2)
     gateway_front = None
     if config is not None:
         entries, early = _start_gateway_servers(config, packs=not no_packs)
