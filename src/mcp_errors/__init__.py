@@ -6,9 +6,10 @@ The names below live in private modules and are imported on first use: `import m
 
 from __future__ import annotations
 
-import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
+
+from mcp_errors._shared.lazy import lazy_exports as _lazy_exports
 
 if _TYPE_CHECKING:
     __version__: str
@@ -124,18 +125,12 @@ _HOMES: dict[str, str] = {
 }
 
 
+_lazy_getattr, __dir__ = _lazy_exports(__name__, _HOMES)
+
+
 def __getattr__(name: str) -> _Any:
     if name == "__version__":
         from importlib.metadata import version
 
         return version("mcp-errors")
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(home), name)
-    globals()[name] = value  # looked up once
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return _lazy_getattr(name)

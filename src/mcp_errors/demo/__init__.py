@@ -6,8 +6,9 @@ The names below are imported on first use, so that `mcp-errors --help` (which re
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mcp_errors._shared.lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from mcp_errors.demo._db import Database
@@ -19,8 +20,4 @@ __all__ = ["Database", "DeskConfig", "FaultConfig", "build_server"]
 _HOMES = {"Database": "_db", "FaultConfig": "_faults", "DeskConfig": "_server", "build_server": "_server"}
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__, __dir__ = _lazy_exports(__name__, _HOMES)

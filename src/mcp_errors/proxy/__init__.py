@@ -12,8 +12,9 @@ registers `proxy`) starts without it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mcp_errors._shared.lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from mcp_errors.proxy._child import ChildProcess
@@ -33,8 +34,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__, __dir__ = _lazy_exports(__name__, _HOMES)

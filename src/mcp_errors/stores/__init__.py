@@ -8,10 +8,9 @@ host, across restarts; `PostgresStore` and `RedisStore` replicas on any number o
 
 from __future__ import annotations
 
-import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
 
+from mcp_errors._shared.lazy import lazy_exports as _lazy_exports
 from mcp_errors.stores._protocol import Abandoned, Claim, Finished, IdempotencyStore, InProgress, Mismatch, Won
 from mcp_errors.stores._url import open_store
 
@@ -46,14 +45,4 @@ _BACKENDS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> _Any:
-    home = _BACKENDS.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(home), name)
-    globals()[name] = value  # looked up once
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = _lazy_exports(__name__, _BACKENDS)
