@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 
@@ -207,7 +207,7 @@ def proxy(
     import importlib.util
 
     if importlib.util.find_spec("fastmcp") is None:  # told before any server starts; found, not imported
-        _fail('the proxy needs fastmcp 4: pip install "fastmcp>=4,<5" (the proxy extra of mcp-errors)', status=2)
+        _fail(_NEEDS_FASTMCP, status=2)
     gateway_front = None
     if config is not None:
         entries, early = _start_gateway_servers(config, packs=not no_packs)
@@ -230,7 +230,7 @@ def proxy(
     try:
         import fastmcp  # noqa: F401  (only to say clearly that it is missing)
     except ImportError:
-        _fail('the proxy needs fastmcp 4: pip install "fastmcp>=4,<5" (the proxy extra of mcp-errors)', status=2)
+        _fail(_NEEDS_FASTMCP, status=2)
     from mcp_errors.proxy._child import ChildProcess
     from mcp_errors.proxy._rules import RulesError, load_rules
     from mcp_errors.proxy._server import ProxySettings, StartupError, Upstream, serve
@@ -288,6 +288,9 @@ def proxy(
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
+
+
+_NEEDS_FASTMCP: Final = 'the proxy needs fastmcp 4: pip install "fastmcp>=4,<5" (the proxy extra of mcp-errors)'
 
 
 def _is_url(target: list[str]) -> bool:
