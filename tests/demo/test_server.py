@@ -196,6 +196,18 @@ async def test_a_search_of_thousands_of_words_is_a_validation_error_not_an_inter
 
 
 @pytest.mark.anyio
+async def test_a_search_word_longer_than_sqlite_takes_as_a_pattern_is_a_validation_error_not_an_internal_one(
+    mode: str,
+) -> None:
+    # 16,667 three-byte characters make a LIKE pattern of over 50,000 bytes, which SQLite refuses
+    # as "too complex" (found by tests/demo/test_fuzz.py).
+    async with desk(mode) as (client, schemas):
+        result = await call(client, "search_knowledge", {"query": "漢" * 16_667, "source": "faq"})
+    envelope = check_error(result, schemas["search_knowledge"])
+    assert (envelope["errorCategory"], envelope["code"]) == ("validation", "QUERY_TOO_LONG")
+
+
+@pytest.mark.anyio
 async def test_annotations_are_truthful(mode: str) -> None:
     async with Client(build_server(), mode=mode) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}

@@ -37,6 +37,9 @@ __all__ = ["DESK_TOOLS", "OUTAGE_TARGETS", "DeskConfig", "build_server"]
 _ORDER_ID: Final = re.compile(r"#\d{5}")
 _CUSTOMER_ID: Final = re.compile(r"C-\d{4}")
 _MAX_QUERY_WORDS: Final = 32
+# A word is a LIKE pattern: SQLite refuses one of over 50,000 bytes as "too complex", an
+# internal error for what is a bad input. No article has a word near this long.
+_MAX_WORD_CHARS: Final = 200
 # Dot-separated pieces, a dot never inside a piece, starting only where a word starts: one
 # way to read any text, and a failed start costs one step (linear, even searched).
 _EMAIL: Final = re.compile(r"(?<![^\s@])[^@\s.]+(?:\.[^@\s.]+)*@[^@\s.]+(?:\.[^@\s.]+)+")
@@ -389,6 +392,17 @@ def build_server(config: DeskConfig | None = None, *, database: Database | None 
                 code="QUERY_TOO_LONG",
                 execution_state=ExecutionState.NOT_EXECUTED,
                 field_errors=[FieldError("query", "too many words", expected=f"at most {_MAX_QUERY_WORDS} words")],
+            )
+        longest = max(words, key=len)
+        if len(longest) > _MAX_WORD_CHARS:
+            raise InputValidationError(
+                "Search word too long",
+                description=f"Use words of at most {_MAX_WORD_CHARS} characters; this query has one of {len(longest)}.",
+                code="QUERY_TOO_LONG",
+                execution_state=ExecutionState.NOT_EXECUTED,
+                field_errors=[
+                    FieldError("query", "word too long", expected=f"words of at most {_MAX_WORD_CHARS} characters")
+                ],
             )
         await faults.before_call("search_knowledge", source)
         results = db.search(source, query)
