@@ -370,18 +370,54 @@ PhraseTable = dict[str, list[tuple[tuple[str, ...], FailureKind, int]]]
 """Phrases by their first word, longest first: `(words, kind, strength)`."""
 
 
+def _mined_text() -> str:
+    return resources.files("mcp_errors._shared").joinpath("mined_vocabulary.json").read_text(encoding="utf-8")
+
+
 def _read_mined() -> tuple[MinedEntry, ...]:
     """`mined_vocabulary.json`: exception class names mined from client libraries, and code catalogues.
 
     Written by tools/mine_exceptions.py (which says how each was labelled), each with where it
     came from: `(words, kind, provenance)`.
     """
-    data = json.loads(
-        resources.files("mcp_errors._shared").joinpath("mined_vocabulary.json").read_text(encoding="utf-8")
-    )
+    data = json.loads(_mined_text())
     entries = [(name, code, provenance) for name, code, provenance in data["names"]]
     entries += [(phrase, code, source) for phrase, code, source in data["catalogue"]]
     return tuple((tuple(words_of(phrase)), KINDS[code], provenance) for phrase, code, provenance in entries)
+
+
+# `[name, code, provenance]` as tools/mine_exceptions.py writes each mined entry: the name and the
+# code are read, the provenance passed over.
+_MINED_SECTION: Final = re.compile(r'"(names|catalogue)":\s*\[\s*')
+_MINED_ENTRY: Final = re.compile(r'\[\s*"([^"\\]*)",\s*"([A-Z_]+)",\s*"(?:[^"\\]|\\.)*"\s*\]\s*([,\]])\s*')
+
+
+def _read_mined_phrases() -> tuple[tuple[tuple[str, ...], FailureKind], ...]:
+    """The mined entries' words and kinds, without where each came from: all that judging reads.
+
+    Read entry by entry from the text, not through `json.loads`: the whole parsed file (its
+    1,715 lists and their provenance, most of the file) would be dropped at once, and the
+    interpreter keeps the memory it took, in every process that judges a failure. A layout
+    other than the one tools/mine_exceptions.py writes is read by `json`.
+    """
+    text = _mined_text()
+    found: dict[str, list[tuple[tuple[str, ...], FailureKind]]] = {}
+    words: dict[str, str] = {}  # each word kept once however many entries have it
+    for section in _MINED_SECTION.finditer(text):
+        entries = found.setdefault(section[1], [])
+        at = section.end()
+        while (entry := _MINED_ENTRY.match(text, at)) is not None:
+            phrase = tuple([words.setdefault(word, word) for word in words_of(entry[1])])
+            entries.append((phrase, KINDS[entry[2]]))
+            at = entry.end()
+            if entry[3] == "]":
+                break
+        else:
+            found.clear()
+            break
+    if set(found) != {"names", "catalogue"}:
+        return tuple((words, kind) for words, kind, _provenance in _read_mined())
+    return (*found["names"], *found["catalogue"])
 
 
 # The mined data (200 KB of JSON) is read on first use, not at import: importing the proxy, the
@@ -408,11 +444,14 @@ def phrases_by_first_word() -> PhraseTable:
     global _PHRASES
     found = _PHRASES
     if found is None:
-        entries = mined_entries()  # before the lock: it takes it
         with _LOADING:
             found = _PHRASES
             if found is None:
-                found = _PHRASES = build_phrases(mined=entries)
+                # Judging needs no provenance: it is not kept (memory), unless a tool has read it already.
+                mined = _MINED
+                found = _PHRASES = _phrase_table(
+                    (), _read_mined_phrases() if mined is None else ((words, kind) for words, kind, _ in mined)
+                )
     return found
 
 
@@ -438,6 +477,13 @@ def build_phrases(
     `leave_out` and `mined` are for measuring (tools/evaluate_failure_words.py judges each
     source by a vocabulary without what came from it); the shipped table is built with neither.
     """
+    entries = mined_entries() if mined is None else mined
+    return _phrase_table(leave_out, ((words, kind) for words, kind, _provenance in entries))
+
+
+def _phrase_table(
+    leave_out: Container[tuple[str, ...]], mined: Iterable[tuple[tuple[str, ...], FailureKind]]
+) -> PhraseTable:
     by_first: PhraseTable = {}
     for code, strength, phrases in VOCABULARY:
         for phrase in phrases.split("|"):
@@ -445,7 +491,7 @@ def build_phrases(
             if words and words not in leave_out:
                 by_first.setdefault(words[0], []).append((words, KINDS[code], strength))
     typed = {words for entries in by_first.values() for words, _, _ in entries}
-    for words, kind, _provenance in mined_entries() if mined is None else mined:
+    for words, kind in mined:
         if words and words not in typed:
             typed.add(words)
             by_first.setdefault(words[0], []).append((words, kind, 3))
