@@ -160,9 +160,9 @@ def test_threads_that_judge_at_once_read_the_mined_data_once_and_share_one_table
     reads: list[int] = []
     real_read = vocabulary._read_mined_phrases
 
-    def counted_read() -> tuple[tuple[tuple[str, ...], vocabulary.FailureKind], ...]:
+    def counted_read(words: dict[str, str] | None = None) -> tuple[tuple[tuple[str, ...], vocabulary.FailureKind], ...]:
         reads.append(1)
-        return real_read()
+        return real_read(words)
 
     monkeypatch.setattr(vocabulary, "_MINED", None)
     monkeypatch.setattr(vocabulary, "_PHRASES", None)

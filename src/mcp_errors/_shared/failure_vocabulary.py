@@ -392,7 +392,7 @@ _MINED_SECTION: Final = re.compile(r'"(names|catalogue)":\s*\[\s*')
 _MINED_ENTRY: Final = re.compile(r'\[\s*"([^"\\]*)",\s*"([A-Z_]+)",\s*"(?:[^"\\]|\\.)*"\s*\]\s*([,\]])\s*')
 
 
-def _read_mined_phrases() -> tuple[tuple[tuple[str, ...], FailureKind], ...]:
+def _read_mined_phrases(words: dict[str, str] | None = None) -> tuple[tuple[tuple[str, ...], FailureKind], ...]:
     """The mined entries' words and kinds, without where each came from: all that judging reads.
 
     Read entry by entry from the text, not through `json.loads`: the whole parsed file (its
@@ -402,7 +402,8 @@ def _read_mined_phrases() -> tuple[tuple[tuple[str, ...], FailureKind], ...]:
     """
     text = _mined_text()
     found: dict[str, list[tuple[tuple[str, ...], FailureKind]]] = {}
-    words: dict[str, str] = {}  # each word kept once however many entries have it
+    if words is None:
+        words = {}  # each word kept once however many entries have it (`words` may hold the typed ones)
     for section in _MINED_SECTION.finditer(text):
         entries = found.setdefault(section[1], [])
         at = section.end()
@@ -449,9 +450,7 @@ def phrases_by_first_word() -> PhraseTable:
             if found is None:
                 # Judging needs no provenance: it is not kept (memory), unless a tool has read it already.
                 mined = _MINED
-                found = _PHRASES = _phrase_table(
-                    (), _read_mined_phrases() if mined is None else ((words, kind) for words, kind, _ in mined)
-                )
+                found = _PHRASES = _phrase_table((), None if mined is None else _words_and_kinds(mined))
     return found
 
 
@@ -477,21 +476,26 @@ def build_phrases(
     `leave_out` and `mined` are for measuring (tools/evaluate_failure_words.py judges each
     source by a vocabulary without what came from it); the shipped table is built with neither.
     """
-    entries = mined_entries() if mined is None else mined
-    return _phrase_table(leave_out, ((words, kind) for words, kind, _provenance in entries))
+    return _phrase_table(leave_out, _words_and_kinds(mined_entries() if mined is None else mined))
+
+
+def _words_and_kinds(mined: Iterable[MinedEntry]) -> Iterable[tuple[tuple[str, ...], FailureKind]]:
+    return ((words, kind) for words, kind, _provenance in mined)
 
 
 def _phrase_table(
-    leave_out: Container[tuple[str, ...]], mined: Iterable[tuple[tuple[str, ...], FailureKind]]
+    leave_out: Container[tuple[str, ...]], mined: Iterable[tuple[tuple[str, ...], FailureKind]] | None
 ) -> PhraseTable:
+    """The phrase table of the typed vocabulary and the mined entries (read without provenance when `None`)."""
     by_first: PhraseTable = {}
+    canonical: dict[str, str] = {}  # each word kept once, however many phrases have it
     for code, strength, phrases in VOCABULARY:
         for phrase in phrases.split("|"):
-            words = tuple(words_of(phrase))
+            words = tuple([canonical.setdefault(word, word) for word in words_of(phrase)])
             if words and words not in leave_out:
                 by_first.setdefault(words[0], []).append((words, KINDS[code], strength))
     typed = {words for entries in by_first.values() for words, _, _ in entries}
-    for words, kind in mined:
+    for words, kind in _read_mined_phrases(canonical) if mined is None else mined:
         if words and words not in typed:
             typed.add(words)
             by_first.setdefault(words[0], []).append((words, kind, 3))

@@ -36,6 +36,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Final
 
 from mcp_errors._shared import failure_model
@@ -359,10 +360,13 @@ def _best_match(words: Sequence[str], *, minimum_strength: int = 1) -> Match | N
     return best
 
 
-PhrasesBySecondWord = dict[str, tuple[dict[str, list[tuple[tuple[str, ...], FailureKind, int]]], Match | None]]
+PhraseEntry = tuple[tuple[str, ...], FailureKind, int]
+PhrasesBySecondWord = dict[str, tuple[Mapping[str, Sequence[PhraseEntry]], PhraseEntry | None]]
 """A phrase table by first word, then by second word (longest first), with the one-word phrase of that first word."""
 
 _INDEXED: list[tuple[PhraseTable, PhrasesBySecondWord]] = []
+_NO_LONGER: Final[Mapping[str, Sequence[PhraseEntry]]] = MappingProxyType({})
+"""Most first words start no longer phrase: they share this (memory: one empty mapping, not 1,675)."""
 
 
 def _by_second_word(phrases: PhraseTable) -> PhrasesBySecondWord:
@@ -371,14 +375,14 @@ def _by_second_word(phrases: PhraseTable) -> PhrasesBySecondWord:
         return _INDEXED[0][1]
     index: PhrasesBySecondWord = {}
     for first, entries in phrases.items():
-        longer: dict[str, list[tuple[tuple[str, ...], FailureKind, int]]] = {}
-        single: Match | None = None
+        longer: dict[str, list[PhraseEntry]] = {}
+        single: PhraseEntry | None = None
         for entry in entries:  # longest first
             if len(entry[0]) > 1:
                 longer.setdefault(entry[0][1], []).append(entry)
             elif single is None:
-                single = (entry[1], first, entry[2], 0)
-        index[first] = (longer, single)
+                single = entry  # the table's own entry: nothing more is kept for it
+        index[first] = (longer or _NO_LONGER, single)
     _INDEXED[:] = [(phrases, index)]
     return index
 
@@ -394,7 +398,7 @@ def _longest_phrase_at(by_second: PhrasesBySecondWord, words: Sequence[str], sta
             return (kind, " ".join(phrase), strength, start)  # sorted longest first
     if single is None:
         return None
-    return (single[0], single[1], single[2], start)
+    return (single[1], single[0][0], single[2], start)
 
 
 def _beats(candidate: Match, best: Match) -> bool:
