@@ -209,13 +209,15 @@ def test_a_model_file_in_another_layout_is_read_as_json_reads_it() -> None:
 
 def test_weights_by_pair_answer_as_the_names_they_were_given() -> None:
     weights = FeatureWeights({}, {})
+    same_words: dict[str, str] = {}
     for name in ("alpha", "alpha beta", SIGNAL_FEATURE):
-        weights.put(name, (1.0, 0.0, 0.0, 0.0))
+        weights.put(name, (1.0, 0.0, 0.0, 0.0), same_words)
     assert list(weights) == ["alpha", SIGNAL_FEATURE, "alpha beta"]
     assert weights["alpha beta"] == (1.0, 0.0, 0.0, 0.0)
     assert "beta alpha" not in weights
     assert "beta" not in weights
     assert set(weights.pairs) == {("alpha", "beta")}
+    assert next(iter(weights.pairs))[0] is next(iter(weights.words))  # "alpha" kept once
     assert weights == {
         "alpha": (1.0, 0.0, 0.0, 0.0),
         "alpha beta": (1.0, 0.0, 0.0, 0.0),

@@ -160,7 +160,7 @@ def test_threads_that_judge_at_once_read_the_mined_data_once_and_share_one_table
     reads: list[int] = []
     real_read = vocabulary._read_mined_phrases
 
-    def counted_read(words: dict[str, str] | None = None) -> tuple[tuple[tuple[str, ...], vocabulary.FailureKind], ...]:
+    def counted_read(words: dict[str, str] | None = None) -> vocabulary.MinedWords:
         reads.append(1)
         return real_read(words)
 
@@ -196,14 +196,14 @@ def test_judging_keeps_no_provenance_and_reads_the_table_the_mined_entries_make(
 
 
 def test_the_mined_words_read_entry_by_entry_are_those_json_reads() -> None:
-    from_json = tuple((words, kind) for words, kind, _provenance in vocabulary._read_mined())
-    assert vocabulary._read_mined_phrases() == from_json
+    from_json = [(words, kind) for words, kind, _provenance in vocabulary._read_mined()]
+    assert list(zip(*vocabulary._read_mined_phrases(), strict=True)) == from_json
     assert len(from_json) >= 1000
 
 
 def test_a_mined_file_in_another_layout_is_read_as_json_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
     data = {"names": [["Quota\u00e9xceeded", "UPSTREAM_RATE_LIMITED", 'a "library"']], "catalogue": []}
     monkeypatch.setattr(vocabulary, "_mined_text", lambda: json.dumps(data))
-    read = vocabulary._read_mined_phrases()
-    assert read == tuple((words, kind) for words, kind, _provenance in vocabulary._read_mined())
-    assert read == ((("quota", "xceeded"), KINDS["UPSTREAM_RATE_LIMITED"]),)
+    read = list(zip(*vocabulary._read_mined_phrases(), strict=True))
+    assert read == [(words, kind) for words, kind, _provenance in vocabulary._read_mined()]
+    assert read == [(("quota", "xceeded"), KINDS["UPSTREAM_RATE_LIMITED"])]

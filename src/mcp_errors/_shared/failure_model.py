@@ -18,7 +18,6 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -137,7 +136,7 @@ class Inference:
 class FeatureWeights(Mapping[str, Sequence[float]]):
     """Weights by feature, as a mapping of "word" and "first second" names, kept as the model reads them.
 
-    Words by their name, word pairs by the pair of (interned) words: a pair's "first second" name
+    Words by their name, word pairs by the pair of words (one string per word): a pair's "first second" name
     is never kept, so each pair is held once (memory, docs/performance.md).
     """
 
@@ -163,14 +162,17 @@ class FeatureWeights(Mapping[str, Sequence[float]]):
     def __len__(self) -> int:
         return len(self.words) + len(self.pairs)
 
-    def put(self, name: str, values: Sequence[float]) -> None:
-        """Keep the weights of the feature `name` (a word, a "first second" pair, or `SIGNAL_FEATURE`)."""
+    def put(self, name: str, values: Sequence[float], same_words: dict[str, str]) -> None:
+        """Keep the weights of the feature `name` (a word, a "first second" pair, or `SIGNAL_FEATURE`).
+
+        A word is in many pairs: `same_words` gives the one string kept for each word.
+        """
         pair = _pair_of(name)
         if pair is None:
-            self.words[name] = values
+            self.words[same_words.setdefault(name, name)] = values
         else:
-            # A word is in many pairs: each word is kept once.
-            self.pairs[sys.intern(pair[0]), sys.intern(pair[1])] = values
+            first, second = pair
+            self.pairs[same_words.setdefault(first, first), same_words.setdefault(second, second)] = values
 
 
 def _pair_of(name: str) -> tuple[str, str] | None:
@@ -184,8 +186,9 @@ def _split_pairs(weights: Mapping[str, Sequence[float]]) -> FeatureWeights:
     if isinstance(weights, FeatureWeights):
         return weights
     split = FeatureWeights({}, {})
+    same_words: dict[str, str] = {}
     for name, values in weights.items():
-        split.put(name, values)
+        split.put(name, values, same_words)
     return split
 
 
@@ -293,9 +296,10 @@ def _read_shipped(text: str) -> WordModel:
     data = json.loads(text[:at] + '"weights":{}}')
     shared = _Shared()
     weights = FeatureWeights({}, {})
+    same_words: dict[str, str] = {}
     at += len(_WEIGHTS_KEY)
     while (feature := _FEATURE.match(text, at)) is not None:
-        weights.put(feature[1], shared.row(feature.group(2, 3, 4, 5)))
+        weights.put(feature[1], shared.row(feature.group(2, 3, 4, 5)), same_words)
         at = feature.end()
         if feature[6] == "}":
             break

@@ -31,6 +31,7 @@ __all__ = [
     "MINED",
     "FailureKind",
     "MinedEntry",
+    "MinedWords",
     "PhraseTable",
     "build_phrases",
     "mined_entries",
@@ -392,33 +393,41 @@ _MINED_SECTION: Final = re.compile(r'"(names|catalogue)":\s*\[\s*')
 _MINED_ENTRY: Final = re.compile(r'\[\s*"([^"\\]*)",\s*"([A-Z_]+)",\s*"(?:[^"\\]|\\.)*"\s*\]\s*([,\]])\s*')
 
 
-def _read_mined_phrases(words: dict[str, str] | None = None) -> tuple[tuple[tuple[str, ...], FailureKind], ...]:
+MinedWords = tuple[list[tuple[str, ...]], list[FailureKind]]
+"""The mined entries' words, and their kinds, in two lists of the same order."""
+
+
+def _read_mined_phrases(words: dict[str, str] | None = None) -> MinedWords:
     """The mined entries' words and kinds, without where each came from: all that judging reads.
 
     Read entry by entry from the text, not through `json.loads`: the whole parsed file (its
     1,715 lists and their provenance, most of the file) would be dropped at once, and the
     interpreter keeps the memory it took, in every process that judges a failure. A layout
-    other than the one tools/mine_exceptions.py writes is read by `json`.
+    other than the one tools/mine_exceptions.py writes is read by `json`. `words` gives the one
+    string kept for each word (it may hold the typed vocabulary's already).
     """
     text = _mined_text()
-    found: dict[str, list[tuple[tuple[str, ...], FailureKind]]] = {}
-    if words is None:
-        words = {}  # each word kept once however many entries have it (`words` may hold the typed ones)
+    same_words: dict[str, str] = {} if words is None else words
+    phrases: list[tuple[str, ...]] = []
+    kinds: list[FailureKind] = []
+    sections: list[str] = []
+    complete = True
     for section in _MINED_SECTION.finditer(text):
-        entries = found.setdefault(section[1], [])
+        sections.append(section[1])
         at = section.end()
         while (entry := _MINED_ENTRY.match(text, at)) is not None:
-            phrase = tuple([words.setdefault(word, word) for word in words_of(entry[1])])
-            entries.append((phrase, KINDS[entry[2]]))
+            phrases.append(tuple([same_words.setdefault(word, word) for word in words_of(entry[1])]))
+            kinds.append(KINDS[entry[2]])
             at = entry.end()
             if entry[3] == "]":
                 break
         else:
-            found.clear()
+            complete = False  # not the miner's layout
             break
-    if set(found) != {"names", "catalogue"}:
-        return tuple((words, kind) for words, kind, _provenance in _read_mined())
-    return (*found["names"], *found["catalogue"])
+    if not complete or sections != ["names", "catalogue"]:
+        mined = _read_mined()
+        return [words for words, _, _ in mined], [kind for _, kind, _ in mined]
+    return phrases, kinds
 
 
 # The mined data (200 KB of JSON) is read on first use, not at import: importing the proxy, the
@@ -495,7 +504,8 @@ def _phrase_table(
             if words and words not in leave_out:
                 by_first.setdefault(words[0], []).append((words, KINDS[code], strength))
     typed = {words for entries in by_first.values() for words, _, _ in entries}
-    for words, kind in _read_mined_phrases(canonical) if mined is None else mined:
+    # Two lists zipped, not pairs: a pair made per entry and dropped would stay in the interpreter's free lists.
+    for words, kind in zip(*_read_mined_phrases(canonical), strict=True) if mined is None else mined:
         if words and words not in typed:
             typed.add(words)
             by_first.setdefault(words[0], []).append((words, kind, 3))
