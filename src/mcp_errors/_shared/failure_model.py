@@ -276,19 +276,19 @@ def load_model(data: Mapping[str, Any]) -> WordModel:
 
 
 # One feature of `failure_model.json`'s weights as tools/train_failure_model.py writes them: its
-# name (letters, digits, dots, one space, or `SIGNAL_FEATURE`) and its four weights.
+# name (a word, two words, or `SIGNAL_FEATURE`), its four weights, and what follows.
 _WEIGHTS_KEY: Final = '"weights":{'
-_FEATURE: Final = re.compile(r'"([^"\\]+)":\[([^,\]]+),([^,\]]+),([^,\]]+),([^,\]]+)\]([,}])')
+_FEATURE: Final = re.compile(r'"([^" \\]+)(?: ([^" \\]+))?":\[([^,\]]+,[^,\]]+,[^,\]]+,[^,\]]+)\]([,}])')
 
 
 def _read_shipped(text: str) -> WordModel:
     """The model from `failure_model.json`'s text, read feature by feature into the final tables.
 
     `json.loads` would first build the whole file as 5,473 lists, most of which are dropped at
-    once: the interpreter keeps the memory they took (about 1 MiB of resident memory in every
-    process that judges a failure). The head (margin, categories) is read by `json`; the
-    weights, the file's last member as the trainer writes it, one feature at a time. Any other
-    layout is read by `json` as it is.
+    once: the interpreter keeps the memory they took (resident memory in every process that
+    judges a failure). The head (margin, categories) is read by `json`; the weights, the file's
+    last member as the trainer writes it, one feature at a time. Any other layout is read by
+    `json` as it is.
     """
     at = text.find(_WEIGHTS_KEY)
     if at < 0:
@@ -296,12 +296,23 @@ def _read_shipped(text: str) -> WordModel:
     data = json.loads(text[:at] + '"weights":{}}')
     shared = _Shared()
     weights = FeatureWeights({}, {})
+    words, pairs = weights.words, weights.pairs
     same_words: dict[str, str] = {}
+    rows_by_text: dict[str, tuple[float, ...]] = {}  # 926 rows of 5,473: most are read once, by their text
     at += len(_WEIGHTS_KEY)
     while (feature := _FEATURE.match(text, at)) is not None:
-        weights.put(feature[1], shared.row(feature.group(2, 3, 4, 5)), same_words)
+        first, second, values, follows = feature.groups()
+        row = rows_by_text.get(values)
+        if row is None:
+            row = rows_by_text[values] = shared.row(values.split(","))
+        # As `FeatureWeights.put`, inline: this runs once per feature of the first failure judged.
+        if second is None or first.startswith("<"):
+            name = first if second is None else f"{first} {second}"
+            words[same_words.setdefault(name, name)] = row
+        else:
+            pairs[same_words.setdefault(first, first), same_words.setdefault(second, second)] = row
         at = feature.end()
-        if feature[6] == "}":
+        if follows == "}":
             break
     else:
         return load_model(json.loads(text))  # not the trainer's layout

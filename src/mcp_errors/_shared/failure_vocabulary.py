@@ -390,7 +390,7 @@ def _read_mined() -> tuple[MinedEntry, ...]:
 # `[name, code, provenance]` as tools/mine_exceptions.py writes each mined entry: the name and the
 # code are read, the provenance passed over.
 _MINED_SECTION: Final = re.compile(r'"(names|catalogue)":\s*\[\s*')
-_MINED_ENTRY: Final = re.compile(r'\[\s*"([^"\\]*)",\s*"([A-Z_]+)",\s*"(?:[^"\\]|\\.)*"\s*\]\s*([,\]])\s*')
+_MINED_ENTRY: Final = re.compile(r'\[\s*"([^"\\]*)",\s*"([A-Z_]+)",\s*"[^"\\]*(?:\\.[^"\\]*)*"\s*\]\s*([,\]])\s*')
 
 
 MinedWords = tuple[list[tuple[str, ...]], list[FailureKind]]
@@ -412,11 +412,13 @@ def _read_mined_phrases(words: dict[str, str] | None = None) -> MinedWords:
     kinds: list[FailureKind] = []
     sections: list[str] = []
     complete = True
-    for section in _MINED_SECTION.finditer(text):
+    at = 0
+    while (section := _MINED_SECTION.search(text, at)) is not None:
         sections.append(section[1])
         at = section.end()
         while (entry := _MINED_ENTRY.match(text, at)) is not None:
-            phrases.append(tuple([same_words.setdefault(word, word) for word in words_of(entry[1])]))
+            cut = words_of(entry[1])
+            phrases.append(tuple(map(same_words.setdefault, cut, cut)))
             kinds.append(KINDS[entry[2]])
             at = entry.end()
             if entry[3] == "]":
@@ -500,7 +502,8 @@ def _phrase_table(
     canonical: dict[str, str] = {}  # each word kept once, however many phrases have it
     for code, strength, phrases in VOCABULARY:
         for phrase in phrases.split("|"):
-            words = tuple([canonical.setdefault(word, word) for word in words_of(phrase)])
+            cut = words_of(phrase)
+            words = tuple(map(canonical.setdefault, cut, cut))
             if words and words not in leave_out:
                 by_first.setdefault(words[0], []).append((words, KINDS[code], strength))
     typed = {words for entries in by_first.values() for words, _, _ in entries}
