@@ -73,7 +73,7 @@ def _words_no_phrase_names(count: int) -> str:
     Nothing in them repeats as the padding prose does, so the word model looks up every one: its worst case.
     """
     model = json.loads(resources.files("mcp_errors._shared").joinpath("failure_model.json").read_text("utf-8"))
-    phrases = failure_vocabulary.PHRASES_BY_FIRST_WORD
+    phrases = failure_vocabulary.phrases_by_first_word()
     known = sorted(
         feature
         for feature in model["weights"]

@@ -17,7 +17,9 @@ from mcp_types import CallToolResult, TextContent
 from mcp_errors import ErrorCategory, read_result
 from mcp_errors._shared.failure_model import (
     SIGNAL_FEATURE,
+    FeatureWeights,
     WordModel,
+    _read_shipped,
     features,
     has_transient_signal,
     infer,
@@ -28,7 +30,8 @@ from mcp_errors._shared.failure_vocabulary import words_of
 from mcp_errors._shared.failure_words import judge_failure
 from mcp_errors.proxy._classify import UpstreamClassifier, UpstreamFailure
 
-SHIPPED = json.loads(resources.files("mcp_errors._shared").joinpath("failure_model.json").read_text("utf-8"))
+SHIPPED_TEXT = resources.files("mcp_errors._shared").joinpath("failure_model.json").read_text("utf-8")
+SHIPPED = json.loads(SHIPPED_TEXT)
 
 
 def test_the_shipped_weights_are_data_with_one_weight_per_category_and_a_margin() -> None:
@@ -179,3 +182,57 @@ def test_the_signals_are_read_with_articles_left_out() -> None:
     assert transient_signal(words_of("Server closed the connection unexpectedly")) == "closed connection"
     assert transient_signal(words_of("Kindly retry the request")) == "retry the"
     assert transient_signal(words_of("The door is closed; no connection needed")) is None
+
+
+# -- the shipped model as it is kept (memory: issue 36) -------------------------------------
+
+
+def test_the_shipped_file_read_feature_by_feature_is_what_json_reads_with_each_pair_kept_once_by_its_words() -> None:
+    model = _read_shipped(SHIPPED_TEXT)
+    assert isinstance(model.weights, FeatureWeights)
+    assert {name: list(values) for name, values in model.weights.items()} == SHIPPED["weights"]
+    assert (model.margin, model.minimum_known) == (SHIPPED["margin"], SHIPPED["minimum_known"])
+    pair_names = [name for name in SHIPPED["weights"] if " " in name and not name.startswith("<")]
+    assert len(model.weights.pairs) == len(pair_names) > 1000
+    assert all(" " not in word for word in model.weights.words if word != SIGNAL_FEATURE)
+    assert SIGNAL_FEATURE in model.weights.words
+
+
+def test_a_model_file_in_another_layout_is_read_as_json_reads_it() -> None:
+    weights_first = json.dumps({"weights": SHIPPED["weights"], "margin": 0.7}, separators=(",", ":"))
+    for text in (json.dumps(SHIPPED, indent=1), weights_first):
+        expected = json.loads(text)
+        model = _read_shipped(text)
+        assert {name: list(values) for name, values in model.weights.items()} == expected["weights"]
+        assert model.margin == expected["margin"]
+
+
+def test_weights_by_pair_answer_as_the_names_they_were_given() -> None:
+    weights = FeatureWeights({}, {})
+    same_words: dict[str, str] = {}
+    for name in ("alpha", "alpha beta", SIGNAL_FEATURE):
+        weights.put(name, (1.0, 0.0, 0.0, 0.0), same_words)
+    assert list(weights) == ["alpha", SIGNAL_FEATURE, "alpha beta"]
+    assert weights["alpha beta"] == (1.0, 0.0, 0.0, 0.0)
+    assert "beta alpha" not in weights
+    assert "beta" not in weights
+    assert set(weights.pairs) == {("alpha", "beta")}
+    assert next(iter(weights.pairs))[0] is next(iter(weights.words))  # "alpha" kept once
+    assert weights == {
+        "alpha": (1.0, 0.0, 0.0, 0.0),
+        "alpha beta": (1.0, 0.0, 0.0, 0.0),
+        SIGNAL_FEATURE: (1.0, 0.0, 0.0, 0.0),
+    }
+
+
+_AS_TRAINED = WordModel(
+    weights={name: tuple(values) for name, values in SHIPPED["weights"].items()},
+    margin=SHIPPED["margin"],
+    minimum_known=SHIPPED["minimum_known"],
+)
+
+
+@given(st.lists(st.sampled_from([*sorted(SHIPPED["weights"])[::7], "zzz", "try", "again", "is", "busy"]), max_size=40))
+def test_the_shipped_model_as_kept_reads_any_words_as_the_model_the_trainer_builds(words: list[str]) -> None:
+    split = [part for word in words for part in word.split()]
+    assert infer(split) == _AS_TRAINED.infer(split)

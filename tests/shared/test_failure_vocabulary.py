@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -157,15 +158,15 @@ def test_threads_that_judge_at_once_read_the_mined_data_once_and_share_one_table
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     reads: list[int] = []
-    real_read = vocabulary._read_mined
+    real_read = vocabulary._read_mined_phrases
 
-    def counted_read() -> tuple[vocabulary.MinedEntry, ...]:
+    def counted_read(words: dict[str, str] | None = None) -> vocabulary.MinedWords:
         reads.append(1)
-        return real_read()
+        return real_read(words)
 
     monkeypatch.setattr(vocabulary, "_MINED", None)
     monkeypatch.setattr(vocabulary, "_PHRASES", None)
-    monkeypatch.setattr(vocabulary, "_read_mined", counted_read)
+    monkeypatch.setattr(vocabulary, "_read_mined_phrases", counted_read)
     start = threading.Barrier(8)
     tables: list[vocabulary.PhraseTable] = []
 
@@ -182,3 +183,27 @@ def test_threads_that_judge_at_once_read_the_mined_data_once_and_share_one_table
     assert len(tables) == 8
     assert all(table is tables[0] for table in tables)
     assert tables[0] == build_phrases()
+
+
+def test_judging_keeps_no_provenance_and_reads_the_table_the_mined_entries_make(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(vocabulary, "_MINED", None)
+    monkeypatch.setattr(vocabulary, "_PHRASES", None)
+    table = vocabulary.phrases_by_first_word()
+    assert vocabulary._MINED is None  # the provenance of 1,715 entries is not held to judge
+    assert table == build_phrases()  # which reads them, with their provenance
+
+
+def test_the_mined_words_read_entry_by_entry_are_those_json_reads() -> None:
+    from_json = [(words, kind) for words, kind, _provenance in vocabulary._read_mined()]
+    assert list(zip(*vocabulary._read_mined_phrases(), strict=True)) == from_json
+    assert len(from_json) >= 1000
+
+
+def test_a_mined_file_in_another_layout_is_read_as_json_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = {"names": [["Quota\u00e9xceeded", "UPSTREAM_RATE_LIMITED", 'a "library"']], "catalogue": []}
+    monkeypatch.setattr(vocabulary, "_mined_text", lambda: json.dumps(data))
+    read = list(zip(*vocabulary._read_mined_phrases(), strict=True))
+    assert read == [(words, kind) for words, kind, _provenance in vocabulary._read_mined()]
+    assert read == [(("quota", "xceeded"), KINDS["UPSTREAM_RATE_LIMITED"])]

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import itertools
 import json
-import sys
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Final
@@ -29,6 +29,7 @@ __all__ = [
     "SIGNAL_FEATURE",
     "TRANSIENT_SIGNALS",
     "TRANSIENT_SIGNAL_PAIRS",
+    "FeatureWeights",
     "Inference",
     "WordModel",
     "features",
@@ -132,6 +133,65 @@ class Inference:
     margin: float
 
 
+class FeatureWeights(Mapping[str, Sequence[float]]):
+    """Weights by feature, as a mapping of "word" and "first second" names, kept as the model reads them.
+
+    Words by their name, word pairs by the pair of words (one string per word): a pair's "first second" name
+    is never kept, so each pair is held once (memory, docs/performance.md).
+    """
+
+    __slots__ = ("pairs", "words")
+
+    def __init__(self, words: dict[str, Sequence[float]], pairs: dict[tuple[str, str], Sequence[float]]) -> None:
+        self.words = words
+        self.pairs = pairs
+
+    def __getitem__(self, name: str) -> Sequence[float]:
+        found = self.words.get(name)
+        if found is None:
+            pair = _pair_of(name)
+            found = None if pair is None else self.pairs.get(pair)
+            if found is None:
+                raise KeyError(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.words
+        yield from (f"{first} {second}" for first, second in self.pairs)
+
+    def __len__(self) -> int:
+        return len(self.words) + len(self.pairs)
+
+    def put(self, name: str, values: Sequence[float], same_words: dict[str, str]) -> None:
+        """Keep the weights of the feature `name` (a word, a "first second" pair, or `SIGNAL_FEATURE`).
+
+        A word is in many pairs: `same_words` gives the one string kept for each word.
+        """
+        pair = _pair_of(name)
+        if pair is None:
+            self.words[same_words.setdefault(name, name)] = values
+        else:
+            first, second = pair
+            self.pairs[same_words.setdefault(first, first), same_words.setdefault(second, second)] = values
+
+
+def _pair_of(name: str) -> tuple[str, str] | None:
+    """The two words of a pair's name ("first second"), or `None` for a word or `SIGNAL_FEATURE`."""
+    first, _, second = name.partition(" ")
+    return (first, second) if second and not first.startswith("<") else None
+
+
+def _split_pairs(weights: Mapping[str, Sequence[float]]) -> FeatureWeights:
+    """The weights with their word pairs keyed by the pair (the names are "first second")."""
+    if isinstance(weights, FeatureWeights):
+        return weights
+    split = FeatureWeights({}, {})
+    same_words: dict[str, str] = {}
+    for name, values in weights.items():
+        split.put(name, values, same_words)
+    return split
+
+
 @dataclass(frozen=True, slots=True)
 class WordModel:
     """Weights per feature (one per category, in `_CATEGORIES` order), and how confident a decision must be."""
@@ -139,23 +199,20 @@ class WordModel:
     weights: Mapping[str, Sequence[float]]
     margin: float
     minimum_known: int = 2
-    _pair_weights: dict[tuple[str, str], Sequence[float]] = field(default_factory=dict, compare=False, repr=False)
+    _split: list[FeatureWeights] = field(default_factory=list, compare=False, repr=False)
 
-    def _pairs(self) -> dict[tuple[str, str], Sequence[float]]:
-        """The word pairs' weights by the pair, built once (the weights' keys are "first second")."""
-        if not self._pair_weights:
-            for name, values in self.weights.items():
-                first, _, second = name.partition(" ")
-                if second and not first.startswith("<"):  # not `SIGNAL_FEATURE`, which is no pair of words
-                    # A word is in many pairs: each is kept once (memory, docs/performance.md).
-                    self._pair_weights[sys.intern(first), sys.intern(second)] = values
-        return self._pair_weights
+    def _tables(self) -> FeatureWeights:
+        """The weights with word pairs keyed by the pair, built once (a `FeatureWeights` is used as it is)."""
+        if not self._split:
+            self._split.append(_split_pairs(self.weights))
+        return self._split[0]
 
     def infer(self, words: Sequence[str]) -> Inference | None:
         # A feature counts once however often it recurs, so each distinct word and pair is looked up once
         # (in the order first seen, for the evidence): dict.fromkeys drops repeats at C speed.
-        weights_of = self.weights
-        pair_weights = self._pairs()
+        tables = self._tables()
+        weights_of = tables.words
+        pair_weights = tables.pairs
         # No lone numbers but three-digit ones, as `features`.
         kept = [word for word in words if len(word) > 1 and (len(word) == 3 or not word[0].isdigit())]
         known: dict[str | tuple[str, str], Sequence[float]] = {
@@ -185,16 +242,82 @@ class WordModel:
         return Inference(_CATEGORIES[best], names, round(margin, 2))
 
 
+class _Shared:
+    """Each weight and each row of weights kept once, not once per feature.
+
+    Of 21,892 weights 1,556 differ, and of 5,473 rows 926: about 1 MiB less in every process that
+    judges a failure.
+    """
+
+    __slots__ = ("numbers", "rows")
+
+    def __init__(self) -> None:
+        self.numbers: dict[float | str, float] = {}
+        self.rows: dict[tuple[float, ...], tuple[float, ...]] = {}
+
+    def row(self, values: Iterable[float | str]) -> tuple[float, ...]:
+        """The row of these weights (numbers, or their text as the file has it), each kept once."""
+        numbers = self.numbers
+        row = tuple(
+            [numbers[value] if value in numbers else numbers.setdefault(value, float(value)) for value in values]
+        )
+        return self.rows.setdefault(row, row)
+
+
 def load_model(data: Mapping[str, Any]) -> WordModel:
     """A model from its data (`failure_model.json`'s shape: `margin`, `minimum_known`, `weights`)."""
-    # Of 21,892 weights 1,556 differ, and of 5,473 rows 926: each value and each row is kept
-    # once, not once per feature (about 1 MiB less in every process that judges a failure).
-    numbers: dict[float, float] = {}
-    rows: dict[tuple[float, ...], tuple[float, ...]] = {}
-    weights: dict[str, tuple[float, ...]] = {}
-    for feature, values in data["weights"].items():
-        row = tuple(numbers.setdefault(value, value) for value in values)
-        weights[feature] = rows.setdefault(row, row)
+    shared = _Shared()
+    weights = {feature: shared.row(values) for feature, values in data["weights"].items()}
+    return WordModel(
+        weights=_split_pairs(weights),
+        margin=float(data["margin"]),
+        minimum_known=int(data.get("minimum_known", 2)),
+    )
+
+
+# One feature of `failure_model.json`'s weights as tools/train_failure_model.py writes them: its
+# name (a word, two words, or `SIGNAL_FEATURE`), its four weights, and what follows.
+_WEIGHTS_KEY: Final = '"weights":{'
+_FEATURE: Final = re.compile(r'"([^" \\]+)(?: ([^" \\]+))?":\[([^,\]]+,[^,\]]+,[^,\]]+,[^,\]]+)\]([,}])')
+
+
+def _read_shipped(text: str) -> WordModel:
+    """The model from `failure_model.json`'s text, read feature by feature into the final tables.
+
+    `json.loads` would first build the whole file as 5,473 lists, most of which are dropped at
+    once: the interpreter keeps the memory they took (resident memory in every process that
+    judges a failure). The head (margin, categories) is read by `json`; the weights, the file's
+    last member as the trainer writes it, one feature at a time. Any other layout is read by
+    `json` as it is.
+    """
+    at = text.find(_WEIGHTS_KEY)
+    if at < 0:
+        return load_model(json.loads(text))
+    data = json.loads(text[:at] + '"weights":{}}')
+    shared = _Shared()
+    weights = FeatureWeights({}, {})
+    words, pairs = weights.words, weights.pairs
+    same_words: dict[str, str] = {}
+    rows_by_text: dict[str, tuple[float, ...]] = {}  # 926 rows of 5,473: most are read once, by their text
+    at += len(_WEIGHTS_KEY)
+    while (feature := _FEATURE.match(text, at)) is not None:
+        first, second, values, follows = feature.groups()
+        row = rows_by_text.get(values)
+        if row is None:
+            row = rows_by_text[values] = shared.row(values.split(","))
+        # As `FeatureWeights.put`, inline: this runs once per feature of the first failure judged.
+        if second is None or first.startswith("<"):
+            name = first if second is None else f"{first} {second}"
+            words[same_words.setdefault(name, name)] = row
+        else:
+            pairs[same_words.setdefault(first, first), same_words.setdefault(second, second)] = row
+        at = feature.end()
+        if follows == "}":
+            break
+    else:
+        return load_model(json.loads(text))  # not the trainer's layout
+    if text[at:].strip() != "}":
+        return load_model(json.loads(text))
     return WordModel(
         weights=weights,
         margin=float(data["margin"]),
@@ -209,9 +332,7 @@ def _shipped() -> WordModel:
     global _MODEL
     if _MODEL is None:
         text = resources.files("mcp_errors._shared").joinpath("failure_model.json").read_text(encoding="utf-8")
-        # Each number read once as it is parsed, too: the parse's own peak stays low (RSS keeps it).
-        numbers: dict[str, float] = {}
-        _MODEL = load_model(json.loads(text, parse_float=lambda word: numbers.setdefault(word, float(word))))
+        _MODEL = _read_shipped(text)
     return _MODEL
 
 

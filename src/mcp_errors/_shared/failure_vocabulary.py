@@ -31,6 +31,7 @@ __all__ = [
     "MINED",
     "FailureKind",
     "MinedEntry",
+    "MinedWords",
     "PhraseTable",
     "build_phrases",
     "mined_entries",
@@ -370,18 +371,65 @@ PhraseTable = dict[str, list[tuple[tuple[str, ...], FailureKind, int]]]
 """Phrases by their first word, longest first: `(words, kind, strength)`."""
 
 
+def _mined_text() -> str:
+    return resources.files("mcp_errors._shared").joinpath("mined_vocabulary.json").read_text(encoding="utf-8")
+
+
 def _read_mined() -> tuple[MinedEntry, ...]:
     """`mined_vocabulary.json`: exception class names mined from client libraries, and code catalogues.
 
     Written by tools/mine_exceptions.py (which says how each was labelled), each with where it
     came from: `(words, kind, provenance)`.
     """
-    data = json.loads(
-        resources.files("mcp_errors._shared").joinpath("mined_vocabulary.json").read_text(encoding="utf-8")
-    )
+    data = json.loads(_mined_text())
     entries = [(name, code, provenance) for name, code, provenance in data["names"]]
     entries += [(phrase, code, source) for phrase, code, source in data["catalogue"]]
     return tuple((tuple(words_of(phrase)), KINDS[code], provenance) for phrase, code, provenance in entries)
+
+
+# `[name, code, provenance]` as tools/mine_exceptions.py writes each mined entry: the name and the
+# code are read, the provenance passed over.
+_MINED_SECTION: Final = re.compile(r'"(names|catalogue)":\s*\[\s*')
+_MINED_ENTRY: Final = re.compile(r'\[\s*"([^"\\]*)",\s*"([A-Z_]+)",\s*"[^"\\]*(?:\\.[^"\\]*)*"\s*\]\s*([,\]])\s*')
+
+
+MinedWords = tuple[list[tuple[str, ...]], list[FailureKind]]
+"""The mined entries' words, and their kinds, in two lists of the same order."""
+
+
+def _read_mined_phrases(words: dict[str, str] | None = None) -> MinedWords:
+    """The mined entries' words and kinds, without where each came from: all that judging reads.
+
+    Read entry by entry from the text, not through `json.loads`: the whole parsed file (its
+    1,715 lists and their provenance, most of the file) would be dropped at once, and the
+    interpreter keeps the memory it took, in every process that judges a failure. A layout
+    other than the one tools/mine_exceptions.py writes is read by `json`. `words` gives the one
+    string kept for each word (it may hold the typed vocabulary's already).
+    """
+    text = _mined_text()
+    same_words: dict[str, str] = {} if words is None else words
+    phrases: list[tuple[str, ...]] = []
+    kinds: list[FailureKind] = []
+    sections: list[str] = []
+    complete = True
+    at = 0
+    while (section := _MINED_SECTION.search(text, at)) is not None:
+        sections.append(section[1])
+        at = section.end()
+        while (entry := _MINED_ENTRY.match(text, at)) is not None:
+            cut = words_of(entry[1])
+            phrases.append(tuple(map(same_words.setdefault, cut, cut)))
+            kinds.append(KINDS[entry[2]])
+            at = entry.end()
+            if entry[3] == "]":
+                break
+        else:
+            complete = False  # not the miner's layout
+            break
+    if not complete or sections != ["names", "catalogue"]:
+        mined = _read_mined()
+        return [words for words, _, _ in mined], [kind for _, kind, _ in mined]
+    return phrases, kinds
 
 
 # The mined data (200 KB of JSON) is read on first use, not at import: importing the proxy, the
@@ -408,11 +456,12 @@ def phrases_by_first_word() -> PhraseTable:
     global _PHRASES
     found = _PHRASES
     if found is None:
-        entries = mined_entries()  # before the lock: it takes it
         with _LOADING:
             found = _PHRASES
             if found is None:
-                found = _PHRASES = build_phrases(mined=entries)
+                # Judging needs no provenance: it is not kept (memory), unless a tool has read it already.
+                mined = _MINED
+                found = _PHRASES = _phrase_table((), None if mined is None else _words_and_kinds(mined))
     return found
 
 
@@ -438,14 +487,28 @@ def build_phrases(
     `leave_out` and `mined` are for measuring (tools/evaluate_failure_words.py judges each
     source by a vocabulary without what came from it); the shipped table is built with neither.
     """
+    return _phrase_table(leave_out, _words_and_kinds(mined_entries() if mined is None else mined))
+
+
+def _words_and_kinds(mined: Iterable[MinedEntry]) -> Iterable[tuple[tuple[str, ...], FailureKind]]:
+    return ((words, kind) for words, kind, _provenance in mined)
+
+
+def _phrase_table(
+    leave_out: Container[tuple[str, ...]], mined: Iterable[tuple[tuple[str, ...], FailureKind]] | None
+) -> PhraseTable:
+    """The phrase table of the typed vocabulary and the mined entries (read without provenance when `None`)."""
     by_first: PhraseTable = {}
+    canonical: dict[str, str] = {}  # each word kept once, however many phrases have it
     for code, strength, phrases in VOCABULARY:
         for phrase in phrases.split("|"):
-            words = tuple(words_of(phrase))
+            cut = words_of(phrase)
+            words = tuple(map(canonical.setdefault, cut, cut))
             if words and words not in leave_out:
                 by_first.setdefault(words[0], []).append((words, KINDS[code], strength))
     typed = {words for entries in by_first.values() for words, _, _ in entries}
-    for words, kind, _provenance in mined_entries() if mined is None else mined:
+    # Two lists zipped, not pairs: a pair made per entry and dropped would stay in the interpreter's free lists.
+    for words, kind in zip(*_read_mined_phrases(canonical), strict=True) if mined is None else mined:
         if words and words not in typed:
             typed.add(words)
             by_first.setdefault(words[0], []).append((words, kind, 3))

@@ -359,42 +359,46 @@ def _best_match(words: Sequence[str], *, minimum_strength: int = 1) -> Match | N
     return best
 
 
-PhrasesBySecondWord = dict[str, tuple[dict[str, list[tuple[tuple[str, ...], FailureKind, int]]], Match | None]]
-"""A phrase table by first word, then by second word (longest first), with the one-word phrase of that first word."""
+PhraseEntry = tuple[tuple[str, ...], FailureKind, int]
+PhrasesBySecondWord = tuple[dict[str, dict[str, list[PhraseEntry]]], dict[str, PhraseEntry]]
+"""A phrase table's longer phrases by first word, then by second word (longest first); and its one-word phrases."""
 
 _INDEXED: list[tuple[PhraseTable, PhrasesBySecondWord]] = []
 
 
 def _by_second_word(phrases: PhraseTable) -> PhrasesBySecondWord:
-    """The table indexed by its phrases' second words too, built once per table (a measuring tool binds others)."""
+    """The table indexed by its phrases' second words too, built once per table (a measuring tool binds others).
+
+    Most first words start no longer phrase: they are in the one-word phrases only, each as the table's own
+    entry (memory: nothing more is kept for them).
+    """
     if _INDEXED and _INDEXED[0][0] is phrases:
         return _INDEXED[0][1]
-    index: PhrasesBySecondWord = {}
+    longer_by_first: dict[str, dict[str, list[PhraseEntry]]] = {}
+    single_by_first: dict[str, PhraseEntry] = {}
     for first, entries in phrases.items():
-        longer: dict[str, list[tuple[tuple[str, ...], FailureKind, int]]] = {}
-        single: Match | None = None
         for entry in entries:  # longest first
             if len(entry[0]) > 1:
-                longer.setdefault(entry[0][1], []).append(entry)
-            elif single is None:
-                single = (entry[1], first, entry[2], 0)
-        index[first] = (longer, single)
+                longer_by_first.setdefault(first, {}).setdefault(entry[0][1], []).append(entry)
+            elif first not in single_by_first:
+                single_by_first[first] = entry
+    index = (longer_by_first, single_by_first)
     _INDEXED[:] = [(phrases, index)]
     return index
 
 
 def _longest_phrase_at(by_second: PhrasesBySecondWord, words: Sequence[str], start: int) -> Match | None:
-    found = by_second.get(words[start])
-    if found is None:
-        return None
-    longer, single = found
-    following = words[start + 1] if start + 1 < len(words) else None
-    for phrase, kind, strength in longer.get(following, ()) if following is not None else ():
-        if tuple(words[start : start + len(phrase)]) == phrase:
-            return (kind, " ".join(phrase), strength, start)  # sorted longest first
+    longer_by_first, single_by_first = by_second
+    first = words[start]
+    longer = longer_by_first.get(first)
+    if longer is not None and start + 1 < len(words):
+        for phrase, kind, strength in longer.get(words[start + 1], ()):
+            if tuple(words[start : start + len(phrase)]) == phrase:
+                return (kind, " ".join(phrase), strength, start)  # sorted longest first
+    single = single_by_first.get(first)
     if single is None:
         return None
-    return (single[0], single[1], single[2], start)
+    return (single[1], first, single[2], start)
 
 
 def _beats(candidate: Match, best: Match) -> bool:
