@@ -232,11 +232,12 @@ def proxy(
     except ImportError:
         _fail(_NEEDS_FASTMCP, status=2)
     from mcp_errors.proxy._child import ChildProcess
-    from mcp_errors.proxy._rules import RulesError, load_rules
     from mcp_errors.proxy._server import ProxySettings, StartupError, Upstream, serve
 
     loaded = None
     if rules is not None:
+        from mcp_errors.proxy._rules import RulesError, load_rules  # only with a rules file
+
         try:
             loaded = load_rules(rules)
         except RulesError as exc:
