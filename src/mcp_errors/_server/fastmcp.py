@@ -20,7 +20,7 @@ schemas with the same `error_tool_result` and `widen_tools`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import fastmcp.exceptions
 import pydantic
@@ -47,7 +47,9 @@ from mcp_errors._shared.sanitize import (
 )
 from mcp_errors._shared.telemetry import annotate_tool_result
 from mcp_errors._shared.tool_failure import with_tool_failure
-from mcp_errors.stores import IdempotencyStore
+
+if TYPE_CHECKING:
+    from mcp_errors.stores import IdempotencyStore  # the store's module loads with a store
 
 __all__ = [
     "ReplayMiddleware",

@@ -57,10 +57,10 @@ from mcp_errors.proxy._sessions import (
     http_transport,
     is_session_dropped,
 )
-from mcp_errors.stores import IdempotencyStore
 
 if TYPE_CHECKING:
     from mcp_errors.proxy._rules import Rules  # the rules file's module loads with the classification chain
+    from mcp_errors.stores import IdempotencyStore  # the store's module loads with a store
 
 __all__ = ["ProxySettings", "StartupError", "build_proxy", "check_upstream", "serve"]
 
