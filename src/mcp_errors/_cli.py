@@ -3,9 +3,10 @@
 `mcp-errors --help` and `mcp-errors <command> --help` must not load the MCP SDK: this module
 and the subcommands' `_cli` modules import only typer at their top, and each command imports
 what it drives inside its body.
-"""
 
-from __future__ import annotations
+No `from __future__ import annotations` in the command's modules: typer reads each command's
+annotations, which as strings would be compiled at every start (see `proxy/_cli.py`).
+"""
 
 import itertools
 import sys

@@ -46,7 +46,6 @@ from mcp_errors._shared.sanitize import (
     sanitize_text,
 )
 from mcp_errors._shared.telemetry import annotate_tool_result
-from mcp_errors._shared.tool_failure import with_tool_failure
 
 if TYPE_CHECKING:
     from mcp_errors.stores import IdempotencyStore  # the store's module loads with a store
@@ -108,6 +107,8 @@ def error_tool_result(
     """
     text, structured = details.write(error_id)
     if tool_failure_meta:
+        from mcp_errors._shared.tool_failure import with_tool_failure  # opt-in: not at start-up
+
         meta = with_tool_failure(meta, structured)
     return _built_tool_result([TextContent(type="text", text=text), *others], structured, dict(meta) if meta else None)
 
@@ -279,6 +280,8 @@ class _ContractMiddleware(Middleware):
             if empty is not None:
                 result.content, result.structured_content = list(empty.content), empty.structured_content
         if self.tool_failure_meta and result.is_error and is_error_envelope(result.structured_content):
+            from mcp_errors._shared.tool_failure import with_tool_failure  # opt-in: not at start-up
+
             result.meta = with_tool_failure(result.meta, cast(dict[str, Any], result.structured_content))
         annotate_tool_result(context.message.name, result)
         return result

@@ -31,6 +31,7 @@ __all__ = [
     "RETIRED_RESOURCE_NOT_FOUND",
     "TASKS_EXTENSION",
     "TASK_META",
+    "TOOL_FAILURE_META",
     "WRITTEN_CODES",
     "ErrorCategory",
     "ExecutionState",
@@ -231,6 +232,11 @@ and a server runs a `tools/call` as a task (answering it with the task's id, the
 TASK_META: Final = "mcp-errors/task"
 """Key in a `tools/call` result's `_meta` that the client side writes when the call ran as a
 task: `{"taskId": ..., "status": ...}`, so that a reader knows which task answered."""
+
+
+TOOL_FAILURE_META: Final = "io.modelcontextprotocol/toolFailure"
+"""Key of the proposed (not yet standard) SEP-3313 tool-failure object in a result's `_meta`
+(`_shared/tool_failure.py` writes and reads it; the proxy sanitises an upstream's own)."""
 
 
 def asks_for_tasks(exc: BaseException) -> bool:

@@ -51,6 +51,7 @@ from mcp_errors._shared.causes import causes
 from mcp_errors._shared.contract import (
     PROTOCOL_SIGNAL_CODES,
     RETIRED_RESOURCE_NOT_FOUND,
+    TOOL_FAILURE_META,
     ErrorCategory,
     ExecutionState,
     asks_for_tasks,
@@ -58,7 +59,6 @@ from mcp_errors._shared.contract import (
 from mcp_errors._shared.envelope import FailureDetails, WideningCache, empty_result, is_empty_result
 from mcp_errors._shared.sanitize import MAX_DESCRIPTION_CHARS, ROOTS_TOOL, roots_announced, sanitize_text
 from mcp_errors._shared.telemetry import annotate_tool_result
-from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, with_tool_failure
 from mcp_errors.proxy._child import ChildProcess, UpstreamUnavailableError
 from mcp_errors.proxy._guard import REPEAT_OF_META
 from mcp_errors.proxy._restarts import RESTARTED_META
@@ -236,6 +236,8 @@ class Contract:
             result = sanitized_contract_result(result)
             result.meta = _safe_guidance(result.meta)
             if self.tool_failure_meta and result.structured_content is not None:
+                from mcp_errors._shared.tool_failure import with_tool_failure  # opt-in: not at start-up
+
                 result.meta = with_tool_failure(result.meta, result.structured_content)
             return result
         others = [block for block in result.content if not isinstance(block, TextContent)]
