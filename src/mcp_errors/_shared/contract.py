@@ -26,6 +26,7 @@ __all__ = [
     "IDEMPOTENCY_KEY_META",
     "MAX_RETRY_AFTER_SECONDS",
     "PROTOCOL_SIGNAL_CODES",
+    "REPEAT_OF_META",
     "REPLAYED_META",
     "REQUIRED_FIELDS",
     "RETIRED_RESOURCE_NOT_FOUND",
@@ -217,6 +218,10 @@ REPLAYED_META: Final = "mcp-errors/replayed"
 idempotency key from its store instead of running the tool (the first answer, or what the
 key holds instead: an unknown outcome, an answer too large to keep): resending the same key
 again gets the same answer."""
+
+REPEAT_OF_META: Final = "mcp-errors/repeatOf"
+"""`_meta` key of the proxy's guarded repeat (`proxy/_guard.py`): which answer it repeats, and
+how long ago that was; one of the keys only the proxy writes (an upstream's own is dropped)."""
 
 HONOURS_IDEMPOTENCY_META: Final = "mcp-errors/honoursIdempotencyKey"
 """Key in a tool's `_meta` (from `tools/list`), `true` when the server replays the first

@@ -50,6 +50,7 @@ from mcp_errors._shared.advice import RESEND_RULE, resend_after
 from mcp_errors._shared.causes import causes
 from mcp_errors._shared.contract import (
     PROTOCOL_SIGNAL_CODES,
+    REPEAT_OF_META,
     RETIRED_RESOURCE_NOT_FOUND,
     TOOL_FAILURE_META,
     ErrorCategory,
@@ -60,7 +61,6 @@ from mcp_errors._shared.envelope import FailureDetails, WideningCache, empty_res
 from mcp_errors._shared.sanitize import MAX_DESCRIPTION_CHARS, ROOTS_TOOL, roots_announced, sanitize_text
 from mcp_errors._shared.telemetry import annotate_tool_result
 from mcp_errors.proxy._child import ChildProcess, UpstreamUnavailableError
-from mcp_errors.proxy._guard import REPEAT_OF_META
 from mcp_errors.proxy._restarts import RESTARTED_META
 from mcp_errors.proxy._sessions import UpstreamBusyError
 

@@ -45,7 +45,6 @@ from mcp_errors._shared.sanitize import ROOTS_TOOL, redact_url, redact_urls
 from mcp_errors.proxy._breaker import Breaker, BreakerSettings
 from mcp_errors.proxy._calls import ProxyCallMiddleware
 from mcp_errors.proxy._child import ChildProcess
-from mcp_errors.proxy._guard import RepeatGuard
 from mcp_errors.proxy._middleware import Contract
 from mcp_errors.proxy._restarts import RestartNotice, Restarts
 from mcp_errors.proxy._sessions import (
@@ -215,7 +214,11 @@ def build_proxy(
     )
     # A 2026-07-28 front never gets the codes that revision retired (-32042, -32002).
     notice = RestartNotice(restarts)
-    guard = RepeatGuard(settings.repeat_guard) if settings.repeat_guard else None
+    guard = None
+    if settings.repeat_guard:
+        from mcp_errors.proxy._guard import RepeatGuard  # opt-in: a proxy without it starts without the module
+
+        guard = RepeatGuard(settings.repeat_guard)
     breaker = Breaker(_breaker_settings(settings)) if settings.breaker_failures else None
     if settings.idempotency_keys:
         store = as_store("memory://" if settings.store is None else settings.store)
