@@ -95,9 +95,12 @@ def test_the_proxys_start_up_leaves_what_only_some_calls_need_unimported() -> No
     # side (a failure read as a client reads it), tenacity (`--retry`), tasks (a task's call),
     # OpenTelemetry's metrics API (an SDK configured), the stores' claim protocol (keys asked
     # for), SEP-3313's tool-failure object (`--tool-failure-meta`, or a failure to classify),
-    # the repeat guard (`--repeat-guard`). One fresh interpreter imports the command and
-    # builds a proxy, then says which of them got imported.
+    # the repeat guard (`--repeat-guard`), the other subcommands' modules. One fresh
+    # interpreter imports the command and builds a proxy, then says which of them got imported.
     deferred = [
+        "mcp_errors.check._cli",
+        "mcp_errors.demo._cli",
+        "mcp_errors.proxy._wrap_cli",
         "opentelemetry.metrics",
         "mcp_errors._shared.tool_failure",
         "mcp_errors.proxy._guard",
