@@ -77,7 +77,8 @@ PLAIN_PROXY = (
     "create_proxy(StdioTransport(sys.argv[1], sys.argv[2:]), mode='legacy').run(show_banner=False)\n"
 )
 PLAIN_IMPORTS = "import fastmcp.server, fastmcp.server.providers.proxy, fastmcp.client.transports"
-OUR_IMPORTS = "import mcp_errors._cli, mcp_errors.proxy._cli, mcp_errors.proxy._server, mcp_errors.proxy._rules"
+# What our start-up imports (the rules file's module loads with a rules file or the first failure).
+OUR_IMPORTS = "import mcp_errors._cli, mcp_errors.proxy._cli, mcp_errors.proxy._server"
 
 
 def build_upstream() -> MCPServer[Any]:
