@@ -3,14 +3,17 @@
 `mcp-errors --help` and `mcp-errors <command> --help` must not load the MCP SDK: this module
 and the subcommands' `_cli` modules import only typer at their top, and each command imports
 what it drives inside its body.
+
+No `from __future__ import annotations` in the command's modules: typer reads each command's
+annotations, which as strings would be compiled at every start (see `proxy/_cli.py`).
 """
 
-from __future__ import annotations
-
+import functools
+import importlib
 import itertools
 import sys
 from collections.abc import Callable, Iterable
-from typing import Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 
@@ -18,12 +21,11 @@ import typer
 from typer._click.exceptions import NoSuchOption
 from typer.core import TyperCommand, TyperGroup
 
-from mcp_errors.check import _cli as _check_cli
-from mcp_errors.demo import _cli as _demo_cli
-from mcp_errors.proxy import _cli as _proxy_cli
-from mcp_errors.proxy import _wrap_cli
-
 __all__ = ["app", "main"]
+
+if TYPE_CHECKING:
+    app: typer.Typer
+    """The whole command, every subcommand registered: built when first read (`__getattr__` below)."""
 
 # Words a reader may put after a switch meaning "on" or "off". After a switch they would be
 # taken as the first word of the server's command (`--idempotency-keys true -- cmd` ran `true`).
@@ -111,32 +113,48 @@ def _root(
     pass
 
 
-# Subcommands register here, one line each.
-_COMMANDS: Final[dict[str, Callable[..., None]]] = {
-    "demo": _demo_cli.demo_command,
-    "serve": _demo_cli.serve_command,
-    "check": _check_cli.check,
-    "proxy": _proxy_cli.proxy,
-    "wrap": _wrap_cli.wrap,
+# Subcommands register here, one line each: where the command's function lives, imported
+# when the command is built (`main` builds the command named first alone).
+_COMMANDS: Final[dict[str, str]] = {
+    "demo": "mcp_errors.demo._cli:demo_command",
+    "serve": "mcp_errors.demo._cli:serve_command",
+    "check": "mcp_errors.check._cli:check",
+    "proxy": "mcp_errors.proxy._cli:proxy",
+    "wrap": "mcp_errors.proxy._wrap_cli:wrap",
 }
+
+
+def _command_function(name: str) -> Callable[..., None]:
+    module, _, function = _COMMANDS[name].partition(":")
+    found: Callable[..., None] = getattr(importlib.import_module(module), function)
+    return found
 
 
 def _app_of(names: Iterable[str]) -> typer.Typer:
     built = _new_app()
     built.callback()(_root)
     for name in names:
-        built.command(name, cls=_Command)(_COMMANDS[name])
+        built.command(name, cls=_Command)(_command_function(name))
     return built
 
 
-app = _app_of(_COMMANDS)
+@functools.cache
+def _whole_app() -> typer.Typer:
+    return _app_of(_COMMANDS)
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """`app`, the whole command (every subcommand's module imported), built when first read (PEP 562)."""
+    if name == "app":
+        return _whole_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
     """Entry point of the console script."""
     # Typer turns every registered command into a click command, each annotation evaluated,
-    # before it parses anything: a command named first is built alone, which a proxy's
-    # start-up feels (docs/performance.md#proxy-start-up-and-memory). Anything else (the
-    # top help, a mistyped command, `--version`) gets the whole command.
+    # before it parses anything: a command named first is built alone (its module the only
+    # one imported), which a proxy's start-up feels (docs/performance.md#proxy-start-up-and-memory).
+    # Anything else (the top help, a mistyped command, `--version`) gets the whole command.
     named = sys.argv[1] if len(sys.argv) > 1 else None
-    (_app_of([named]) if named in _COMMANDS else app)()
+    (_app_of([named]) if named in _COMMANDS else _whole_app())()

@@ -93,12 +93,20 @@ def test_the_proxys_start_up_leaves_what_only_some_calls_need_unimported() -> No
     # What the proxy needs on some paths only is imported there: a key store's backend (sqlite3
     # and the drivers' modules), jsonschema (a failure whose arguments are checked), the client
     # side (a failure read as a client reads it), tenacity (`--retry`), tasks (a task's call),
-    # OpenTelemetry's metrics API (an SDK configured). One fresh interpreter imports the command
-    # and builds a proxy, then says which of them got imported.
+    # OpenTelemetry's metrics API (an SDK configured), the stores' claim protocol (keys asked
+    # for), SEP-3313's tool-failure object (`--tool-failure-meta`, or a failure to classify),
+    # the repeat guard (`--repeat-guard`), the other subcommands' modules. One fresh
+    # interpreter imports the command and builds a proxy, then says which of them got imported.
     deferred = [
+        "mcp_errors.check._cli",
+        "mcp_errors.demo._cli",
+        "mcp_errors.proxy._wrap_cli",
         "opentelemetry.metrics",
+        "mcp_errors._shared.tool_failure",
+        "mcp_errors.proxy._guard",
         "mcp_errors._server.tasks",
         "sqlite3",
+        "mcp_errors.stores._protocol",
         "mcp_errors.stores._memory",
         "mcp_errors.stores._sqlite",
         "mcp_errors.stores._postgres",
@@ -116,6 +124,51 @@ def test_the_proxys_start_up_leaves_what_only_some_calls_need_unimported() -> No
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_the_classification_chain_is_imported_at_the_first_failure_not_at_start_up_nor_for_a_success() -> None:
+    # The proxy answers initialize, tools/list and successes without the classification chain
+    # (its modules, the failure words and the word model, the rules file's pydantic models):
+    # they load at the first failure, which is then classified as before. A fresh interpreter
+    # runs the command's module and a proxy over the test upstream, in memory.
+    chain = [
+        "mcp_errors.proxy._classify",
+        "mcp_errors.proxy._rules",
+        "mcp_errors._shared.failure_words",
+        "mcp_errors._shared.failure_model",
+    ]
+    script = f"""
+import sys, anyio
+import mcp_errors.__main__, mcp_errors.proxy._cli
+from mcp import Client
+from mcp_errors.proxy import ChildProcess, build_proxy
+from mcp_errors.proxy._server import check_upstream
+
+def loaded():
+    return [name for name in {chain!r} if name in sys.modules]
+
+async def main():
+    child = ChildProcess(sys.executable, [{UPSTREAM!r}])
+    try:
+        proxy = build_proxy(child)
+        await check_upstream(proxy, child, seconds={STARTUP_SECONDS!r})
+        async with Client(proxy._mcp_server, mode="legacy") as client:
+            await client.list_tools()
+            print(loaded())
+            success = await client.call_tool("echo", {{"text": "hi"}})
+            print(success.is_error, loaded())
+            failure = await client.call_tool("fail", {{"message": "Invalid order id: not an order id"}})
+            print(failure.is_error, failure.structured_content["errorCategory"], loaded())
+    finally:
+        await child.close()
+
+anyio.run(main)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    listed, succeeded, failed = done.stdout.splitlines()[-3:]
+    assert listed == "[]"
+    assert succeeded == "False []"
+    assert failed == f"True validation {chain!r}"
 
 
 @pytest.mark.anyio

@@ -20,7 +20,7 @@ schemas with the same `error_tool_result` and `widen_tools`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import fastmcp.exceptions
 import pydantic
@@ -46,8 +46,9 @@ from mcp_errors._shared.sanitize import (
     sanitize_text,
 )
 from mcp_errors._shared.telemetry import annotate_tool_result
-from mcp_errors._shared.tool_failure import with_tool_failure
-from mcp_errors.stores import IdempotencyStore
+
+if TYPE_CHECKING:
+    from mcp_errors.stores import IdempotencyStore  # the store's module loads with a store
 
 __all__ = [
     "ReplayMiddleware",
@@ -106,6 +107,8 @@ def error_tool_result(
     """
     text, structured = details.write(error_id)
     if tool_failure_meta:
+        from mcp_errors._shared.tool_failure import with_tool_failure  # opt-in: not at start-up
+
         meta = with_tool_failure(meta, structured)
     return _built_tool_result([TextContent(type="text", text=text), *others], structured, dict(meta) if meta else None)
 
@@ -277,6 +280,8 @@ class _ContractMiddleware(Middleware):
             if empty is not None:
                 result.content, result.structured_content = list(empty.content), empty.structured_content
         if self.tool_failure_meta and result.is_error and is_error_envelope(result.structured_content):
+            from mcp_errors._shared.tool_failure import with_tool_failure  # opt-in: not at start-up
+
             result.meta = with_tool_failure(result.meta, cast(dict[str, Any], result.structured_content))
         annotate_tool_result(context.message.name, result)
         return result

@@ -62,7 +62,7 @@ import unicodedata
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 import anyio
 from mcp_types import CallToolResult
@@ -93,8 +93,11 @@ from mcp_errors._shared.contract import (
 )
 from mcp_errors._shared.envelope import FailureDetails, error_result
 from mcp_errors._shared.telemetry import annotate_tool_result
-from mcp_errors.stores import Abandoned, Claim, Finished, IdempotencyStore, InProgress, Mismatch, Won, open_store
-from mcp_errors.stores._protocol import new_token
+
+if TYPE_CHECKING:
+    # The claim protocol (`stores/_protocol.py`) loads with the first store: a server or proxy
+    # without keys starts without it (docs/performance.md).
+    from mcp_errors.stores import Claim, IdempotencyStore
 
 __all__ = [
     "Replay",
@@ -148,6 +151,8 @@ applying anything, so that the call runs anew under the same key."""
 
 def as_store(idempotency: IdempotencyStore | str) -> IdempotencyStore:
     """`idempotency` as a store: a store as it is, a URL through `open_store`."""
+    from mcp_errors.stores import IdempotencyStore, open_store
+
     if isinstance(idempotency, IdempotencyStore):
         return idempotency
     if isinstance(idempotency, str):
@@ -269,6 +274,9 @@ class Replay(Generic[R]):
         Returns:
             The tool's result, the first call's replayed answer, or a contract error.
         """
+        # Loaded with the store this replay was given (its module subclasses the protocol's).
+        from mcp_errors.stores._protocol import Abandoned, Finished, InProgress, Mismatch, Won, new_token
+
         if not (isinstance(key, str) and 0 < len(key) <= MAX_KEY_LENGTH):
             return self._error(KEY_INVALID, tool)
         store = self.store

@@ -26,11 +26,13 @@ __all__ = [
     "IDEMPOTENCY_KEY_META",
     "MAX_RETRY_AFTER_SECONDS",
     "PROTOCOL_SIGNAL_CODES",
+    "REPEAT_OF_META",
     "REPLAYED_META",
     "REQUIRED_FIELDS",
     "RETIRED_RESOURCE_NOT_FOUND",
     "TASKS_EXTENSION",
     "TASK_META",
+    "TOOL_FAILURE_META",
     "WRITTEN_CODES",
     "ErrorCategory",
     "ExecutionState",
@@ -217,6 +219,10 @@ idempotency key from its store instead of running the tool (the first answer, or
 key holds instead: an unknown outcome, an answer too large to keep): resending the same key
 again gets the same answer."""
 
+REPEAT_OF_META: Final = "mcp-errors/repeatOf"
+"""`_meta` key of the proxy's guarded repeat (`proxy/_guard.py`): which answer it repeats, and
+how long ago that was; one of the keys only the proxy writes (an upstream's own is dropped)."""
+
 HONOURS_IDEMPOTENCY_META: Final = "mcp-errors/honoursIdempotencyKey"
 """Key in a tool's `_meta` (from `tools/list`), `true` when the server replays the first
 result for a repeated idempotency key, so a resend of a write cannot apply it twice."""
@@ -231,6 +237,11 @@ and a server runs a `tools/call` as a task (answering it with the task's id, the
 TASK_META: Final = "mcp-errors/task"
 """Key in a `tools/call` result's `_meta` that the client side writes when the call ran as a
 task: `{"taskId": ..., "status": ...}`, so that a reader knows which task answered."""
+
+
+TOOL_FAILURE_META: Final = "io.modelcontextprotocol/toolFailure"
+"""Key of the proposed (not yet standard) SEP-3313 tool-failure object in a result's `_meta`
+(`_shared/tool_failure.py` writes and reads it; the proxy sanitises an upstream's own)."""
 
 
 def asks_for_tasks(exc: BaseException) -> bool:

@@ -35,13 +35,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mcp_errors._shared.contract import CATEGORY_VALUES, ErrorCategory
+from mcp_errors._shared.contract import CATEGORY_VALUES, TOOL_FAILURE_META, ErrorCategory
 from mcp_errors._shared.waits import wait_seconds, wait_until
 
 __all__ = ["TOOL_FAILURE_META", "ToolFailure", "read_tool_failure", "with_tool_failure", "write_tool_failure"]
-
-TOOL_FAILURE_META: Final = "io.modelcontextprotocol/toolFailure"
-"""Key of the proposed (not yet standard) tool-failure object in a result's `_meta`."""
 
 
 def write_tool_failure(envelope: Mapping[str, Any], *, now: float | None = None) -> dict[str, Any]:

@@ -60,7 +60,6 @@ from mcp_errors._shared.advice import resend_after
 from mcp_errors._shared.causes import causes
 from mcp_errors._shared.contract import ErrorCategory, ExecutionState
 from mcp_errors._shared.envelope import CATEGORY_INFERRED, FailureDetails
-from mcp_errors._shared.failure_words import names_its_caller
 from mcp_errors._shared.signals import JSONRPC_CODES
 from mcp_errors._shared.telemetry import BreakerScope, ProxyDecision, annotate_tool_result, record_proxy_decision
 from mcp_errors._shared.waits import capped_wait
@@ -252,6 +251,14 @@ def _words_of(result: ToolResult) -> str:
     return text
 
 
+def _names_its_caller(said: str) -> bool:
+    """Whether a transient failure's words name the caller's own limit or quota (`names_its_caller`)."""
+    # The failure words load with the classification chain, at the first failure: not at start-up.
+    from mcp_errors._shared.failure_words import names_its_caller
+
+    return names_its_caller(said)
+
+
 def _answered(exc: BaseException) -> bool | None:
     """`False` for a failure to reach or hear from the upstream, `True` for its JSON-RPC error, else `None`."""
     from mcp_errors._client.outcome import is_call_failure  # on first use: start-up without the client side
@@ -339,7 +346,7 @@ class Breaker:
         retry_after = _retry_after(envelope) if transient else None
         # Only what the proxy knows counts: not a category read from prose, nor a success read as a failure.
         known = transient and not answer.succeeded and not (envelope or {}).get(CATEGORY_INFERRED)
-        callers_own = known and answer.answered is True and names_its_caller(answer.said)
+        callers_own = known and answer.answered is True and _names_its_caller(answer.said)
         # The upstream's circuit: did it answer at all?
         upstream: Verdict = (
             "success" if answer.answered else ("failure" if answer.answered is False and known else "neither")

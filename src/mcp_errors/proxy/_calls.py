@@ -14,17 +14,19 @@ into two of these middlewares, one on each side.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import ToolResult
 from mcp_types import CallToolRequestParams
 
 from mcp_errors.proxy._breaker import Answer, Breaker
-from mcp_errors.proxy._guard import RepeatGuard
 from mcp_errors.proxy._middleware import Contract, modern_front_answer
 from mcp_errors.proxy._restarts import RestartNotice
 from mcp_errors.proxy._sessions import current_front_session
+
+if TYPE_CHECKING:
+    from mcp_errors.proxy._guard import RepeatGuard  # loaded with `--repeat-guard` only
 
 __all__ = ["ProxyCallMiddleware"]
 

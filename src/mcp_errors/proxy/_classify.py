@@ -150,11 +150,6 @@ class UpstreamClassifier:
                 self._by_words.popitem(last=False)
         return details
 
-    @property
-    def reads_successes(self) -> bool:
-        """Whether the user's rules match successes (`match.success = true`)."""
-        return self.rules is not None and self.rules.match_successes
-
     def classify_success(self, failure: UpstreamFailure, *, error_id: str, judge_words: bool) -> FailureDetails | None:
         """A success the upstream answered for a call that failed, in the contract's terms; `None` for a success.
 

@@ -1,6 +1,10 @@
-"""`mcp-errors proxy`: the command-line face of the proxy."""
+"""`mcp-errors proxy`: the command-line face of the proxy.
 
-from __future__ import annotations
+No `from __future__ import annotations` here: typer reads `proxy`'s annotations twice (its
+signature and its type hints), and as strings each would be compiled at every start; as
+objects they come with the module's cached bytecode (docs/performance.md). Names imported
+for typing only are quoted.
+"""
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Final
@@ -232,11 +236,12 @@ def proxy(
     except ImportError:
         _fail(_NEEDS_FASTMCP, status=2)
     from mcp_errors.proxy._child import ChildProcess
-    from mcp_errors.proxy._rules import RulesError, load_rules
     from mcp_errors.proxy._server import ProxySettings, StartupError, Upstream, serve
 
     loaded = None
     if rules is not None:
+        from mcp_errors.proxy._rules import RulesError, load_rules  # only with a rules file
+
         try:
             loaded = load_rules(rules)
         except RulesError as exc:
@@ -297,7 +302,7 @@ def _is_url(target: list[str]) -> bool:
     return len(target) == 1 and target[0].startswith(("http://", "https://"))
 
 
-def _start_early(command: list[str]) -> EarlyStart:
+def _start_early(command: list[str]) -> "EarlyStart":
     """Start the stdio server now, as the gateway starts its servers: it starts while the proxy imports.
 
     Importing fastmcp takes about as long as many servers take to start; started after it, a
@@ -314,7 +319,7 @@ def _start_early(command: list[str]) -> EarlyStart:
     return early
 
 
-def _start_gateway_servers(config: Path, *, packs: bool) -> tuple[list[ServerEntry], dict[str, EarlyStart]]:
+def _start_gateway_servers(config: Path, *, packs: bool) -> "tuple[list[ServerEntry], dict[str, EarlyStart]]":
     """Read the gateway's file and start its stdio servers now: the proxy's slow imports run while they start.
 
     Each is adopted by its transport when the gateway connects to it; one that is not (the
@@ -341,13 +346,13 @@ def _start_gateway_servers(config: Path, *, packs: bool) -> tuple[list[ServerEnt
 
 
 def _start_front(
-    entries: list[ServerEntry],
-    early: dict[str, EarlyStart],
+    entries: "list[ServerEntry]",
+    early: "dict[str, EarlyStart]",
     *,
     startup_seconds: float,
     require_all: bool,
     list_tools: bool,
-) -> Front | None:
+) -> "Front | None":
     """Answer the host and shake hands with every stdio server before the gateway's imports (`_front.py`).
 
     Returns once the gateway is needed (the host has its tool list, or asked for more than

@@ -41,7 +41,7 @@ from mcp_errors._server.classify import new_error_id
 from mcp_errors._server.fastmcp import error_tool_result
 from mcp_errors._server.replay import fingerprint
 from mcp_errors._shared.advice import seconds_in_words
-from mcp_errors._shared.contract import CONTRACT_FIELDS, ExecutionState, is_error_envelope
+from mcp_errors._shared.contract import CONTRACT_FIELDS, REPEAT_OF_META, ExecutionState, is_error_envelope
 from mcp_errors._shared.envelope import CATEGORY_INFERRED, FailureDetails
 from mcp_errors._shared.telemetry import annotate_tool_result, record_proxy_decision
 from mcp_errors.proxy._sessions import FrontSession, ToolCallMiddleware, current_front_session, new_slot
@@ -49,9 +49,6 @@ from mcp_errors.proxy._sessions import FrontSession, ToolCallMiddleware, current
 __all__ = ["REPEAT_OF_META", "Guarded", "RepeatGuard", "RepeatGuardMiddleware"]
 
 logger = logging.getLogger("mcp_errors.proxy")
-
-REPEAT_OF_META: Final = "mcp-errors/repeatOf"
-"""`_meta` key of a guarded repeat: which answer it repeats, and how long ago that was."""
 
 _MAX_FAILED: Final = 256
 """Failed calls remembered per front session; the oldest are forgotten first."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import fastmcp.exceptions
 from fastmcp.server.middleware import CallNext, MiddlewareContext
@@ -50,7 +50,9 @@ from mcp_errors._shared.advice import RESEND_RULE, resend_after
 from mcp_errors._shared.causes import causes
 from mcp_errors._shared.contract import (
     PROTOCOL_SIGNAL_CODES,
+    REPEAT_OF_META,
     RETIRED_RESOURCE_NOT_FOUND,
+    TOOL_FAILURE_META,
     ErrorCategory,
     ExecutionState,
     asks_for_tasks,
@@ -58,12 +60,13 @@ from mcp_errors._shared.contract import (
 from mcp_errors._shared.envelope import FailureDetails, WideningCache, empty_result, is_empty_result
 from mcp_errors._shared.sanitize import MAX_DESCRIPTION_CHARS, ROOTS_TOOL, roots_announced, sanitize_text
 from mcp_errors._shared.telemetry import annotate_tool_result
-from mcp_errors._shared.tool_failure import TOOL_FAILURE_META, with_tool_failure
 from mcp_errors.proxy._child import ChildProcess, UpstreamUnavailableError
-from mcp_errors.proxy._classify import UpstreamClassifier, UpstreamFailure
-from mcp_errors.proxy._guard import REPEAT_OF_META
 from mcp_errors.proxy._restarts import RESTARTED_META
 from mcp_errors.proxy._sessions import UpstreamBusyError
+
+if TYPE_CHECKING:
+    from mcp_errors.proxy._classify import UpstreamClassifier, UpstreamFailure
+    from mcp_errors.proxy._rules import Rules
 
 __all__ = ["Contract", "modern_front_answer", "returns_resource_text", "unavailable_failure"]
 
@@ -79,8 +82,12 @@ class Contract:
     `exception` turn what the upstream answered into the contract, with its telemetry;
     `on_list_tools` widens the listed outputSchemas.
 
+    The classification chain (`_classify.py`, with the failure words and the rules file's
+    module) is imported and built at the first failure (`classifier`): the proxy answers
+    `initialize`, tools/list and successes without it, and starts sooner (docs/performance.md).
+
     Args:
-        classifier: The classification chain (built-in rules and the user's).
+        rules: The user's rules file, the chain's step 5 (`None`: the built-in rules only).
         child: The wrapped stdio server, to tell a child that died from other failures;
             `None` for an HTTP upstream.
         tool_failure_meta: Also write SEP-3313 `_meta["io.modelcontextprotocol/toolFailure"]`.
@@ -90,13 +97,17 @@ class Contract:
 
     def __init__(
         self,
-        classifier: UpstreamClassifier,
+        rules: Rules | None = None,
         *,
         child: ChildProcess | None = None,
         tool_failure_meta: bool = False,
         disguised_failures: bool = False,
     ) -> None:
-        self.classifier = classifier
+        self.rules = rules
+        self._classifier: UpstreamClassifier | None = None
+        # Read on every success: whether it may be a failure in disguise (the user's success
+        # rules, or `--disguised-failures`), known without building the chain.
+        self._reads_successes = disguised_failures or (rules is not None and rules.match_successes)
         self.child = child
         self.tool_failure_meta = tool_failure_meta
         self.disguised_failures = disguised_failures
@@ -107,9 +118,16 @@ class Contract:
         failures may name to the agent: asked once at start-up, and read from every answer of
         such a tool that passes through."""
         # The codes the result counter may carry besides this project's: the rules file's.
-        self._rule_codes = (
-            frozenset(rule.code for rule in classifier.rules.rules if rule.code) if classifier.rules else ()
-        )
+        self._rule_codes = frozenset(rule.code for rule in rules.rules if rule.code) if rules else ()
+
+    @property
+    def classifier(self) -> UpstreamClassifier:
+        """The classification chain, imported and built at its first use (a failure to classify)."""
+        if self._classifier is None:
+            from mcp_errors.proxy._classify import UpstreamClassifier
+
+            self._classifier = UpstreamClassifier(self.rules)
+        return self._classifier
 
     async def result(self, context: MiddlewareContext[CallToolRequestParams], answered: ToolResult) -> ToolResult:
         """What the upstream answered, in the contract, its telemetry recorded."""
@@ -135,7 +153,7 @@ class Contract:
         if result.is_error:
             return await self._from_error_result(context, result)
         self.learn_roots(context.message.name, result.content)
-        if self.disguised_failures or self.classifier.reads_successes:
+        if self._reads_successes:
             disguised = await self._from_disguised_failure(context, result)
             if disguised is not None:
                 return disguised
@@ -173,6 +191,8 @@ class Contract:
     async def _failure_of(
         self, context: MiddlewareContext[CallToolRequestParams], result: ToolResult
     ) -> UpstreamFailure:
+        from mcp_errors.proxy._classify import UpstreamFailure  # with the chain, at the first failure
+
         name = context.message.name
         tool = await self._tool(context, name)
         return UpstreamFailure(
@@ -216,6 +236,8 @@ class Contract:
             result = sanitized_contract_result(result)
             result.meta = _safe_guidance(result.meta)
             if self.tool_failure_meta and result.structured_content is not None:
+                from mcp_errors._shared.tool_failure import with_tool_failure  # opt-in: not at start-up
+
                 result.meta = with_tool_failure(result.meta, result.structured_content)
             return result
         others = [block for block in result.content if not isinstance(block, TextContent)]
@@ -245,6 +267,8 @@ class Contract:
         elif rpc is not None and rpc.code == CONNECTION_CLOSED and self.child is not None and not self.child.running:
             details = _died_mid_call(self.child.describe_exit())
         elif rpc is not None:
+            from mcp_errors.proxy._classify import UpstreamFailure  # with the chain, at the first failure
+
             tool = await self._tool(context, name)
             failure = UpstreamFailure(
                 tool=name,

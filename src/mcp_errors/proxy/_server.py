@@ -30,7 +30,7 @@ import logging
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from fastmcp import FastMCP
@@ -45,11 +45,8 @@ from mcp_errors._shared.sanitize import ROOTS_TOOL, redact_url, redact_urls
 from mcp_errors.proxy._breaker import Breaker, BreakerSettings
 from mcp_errors.proxy._calls import ProxyCallMiddleware
 from mcp_errors.proxy._child import ChildProcess
-from mcp_errors.proxy._classify import UpstreamClassifier
-from mcp_errors.proxy._guard import RepeatGuard
 from mcp_errors.proxy._middleware import Contract
 from mcp_errors.proxy._restarts import RestartNotice, Restarts
-from mcp_errors.proxy._rules import Rules
 from mcp_errors.proxy._sessions import (
     CallerMiddleware,
     KeptSessions,
@@ -59,7 +56,10 @@ from mcp_errors.proxy._sessions import (
     http_transport,
     is_session_dropped,
 )
-from mcp_errors.stores import IdempotencyStore
+
+if TYPE_CHECKING:
+    from mcp_errors.proxy._rules import Rules  # the rules file's module loads with the classification chain
+    from mcp_errors.stores import IdempotencyStore  # the store's module loads with a store
 
 __all__ = ["ProxySettings", "StartupError", "build_proxy", "check_upstream", "serve"]
 
@@ -207,14 +207,18 @@ def build_proxy(
 
         retry = RetryMiddleware(resends=settings.retry, deadline=settings.retry_deadline, budget=RetryBudget())
     contract = Contract(
-        UpstreamClassifier(settings.rules),
+        settings.rules,
         child=upstream if isinstance(upstream, ChildProcess) else None,
         tool_failure_meta=settings.tool_failure_meta,
         disguised_failures=settings.disguised_failures,
     )
     # A 2026-07-28 front never gets the codes that revision retired (-32042, -32002).
     notice = RestartNotice(restarts)
-    guard = RepeatGuard(settings.repeat_guard) if settings.repeat_guard else None
+    guard = None
+    if settings.repeat_guard:
+        from mcp_errors.proxy._guard import RepeatGuard  # opt-in: a proxy without it starts without the module
+
+        guard = RepeatGuard(settings.repeat_guard)
     breaker = Breaker(_breaker_settings(settings)) if settings.breaker_failures else None
     if settings.idempotency_keys:
         store = as_store("memory://" if settings.store is None else settings.store)
