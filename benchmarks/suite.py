@@ -2,7 +2,7 @@
 
 The suite is CPU-bound on two cores, and most of its CPU is spent in processes it starts
 (servers, proxies, Node peers), which `--durations` does not see. This script runs the
-command given (default: `uv run pytest -q -p no:cacheprovider`) in a folder (default: this
+command given (default: `uv run pytest`, as the README prints it) in a folder (default: this
 checkout; give a fresh clone to measure what a newcomer's first run costs) and, while it runs,
 reads `/proc` every `--interval` seconds: each process descended from the command, its
 command line and its CPU time (user + system) when last seen. A process that lives less than
@@ -117,7 +117,7 @@ def main() -> None:
     parser.add_argument("--folder", type=Path, default=Path(__file__).resolve().parent.parent)
     parser.add_argument("--interval", type=float, default=0.1)
     parser.add_argument("--top", type=int, default=25)
-    parser.add_argument("command", nargs="*", default=["uv", "run", "pytest", "-q", "-p", "no:cacheprovider"])
+    parser.add_argument("command", nargs="*", default=["uv", "run", "pytest"])
     args = parser.parse_args()
     folder = args.folder.resolve()
     started = time.monotonic()
