@@ -43,6 +43,17 @@ def _read(pid: str) -> tuple[int, float, int] | None:
     return int(fields[1]), (int(fields[11]) + int(fields[12])) / _TICKS, int(fields[19])
 
 
+def _test_file(pid: str) -> str | None:
+    """The test file whose test started this process (pytest's `PYTEST_CURRENT_TEST` in its environment)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as file:
+            environment = file.read()
+    except OSError:
+        return None
+    found = re.search(rb"(?:^|\0)PYTEST_CURRENT_TEST=([^:\0]+)", environment)
+    return found.group(1).decode(errors="replace") if found else None
+
+
 def _command_line(pid: str) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as file:
@@ -59,6 +70,8 @@ class Watch:
         self.interval = interval
         self.commands: dict[tuple[int, int], str] = {}  # by (pid, start tick): a pid is reused
         self.cpu: dict[tuple[int, int], float] = {}
+        self.test_files: dict[tuple[int, int], str] = {}
+        self._file_of_pid: dict[int, str] = {}
         self._ours: set[int] = {root}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -85,6 +98,10 @@ class Watch:
                         continue
                     self._ours.add(int(pid))
                     self.commands[key] = _command_line(pid)
+                    # A server started with a trimmed environment (the SDK's default) has its parent's test.
+                    test_file = _test_file(pid) or self._file_of_pid.get(parent)
+                    if test_file is not None:
+                        self.test_files[key] = self._file_of_pid[int(pid)] = test_file
                 self.cpu[key] = cpu
             self._stop.wait(self.interval)
 
@@ -93,10 +110,10 @@ def kind(command: str, folder: Path) -> str:
     """What a process runs, told by its command line."""
     if re.match(r"(\S*/)?(ba|da)?sh -c ", command):
         return "sh -c (a wrapper, such as the proxy's around its upstream)"
+    if "tasks-env" in command:
+        return "tasks-env: " + ("pytest" if "pytest" in command or "exec(eval(" in command else "its servers")
     if "exec(eval(" in command:
         return "pytest-xdist worker"
-    if "tasks-env" in command:
-        return "tasks-env: " + ("pytest" if "pytest" in command else "its servers")
     node = re.search(r"node_modules/(@[\w.-]+/[\w.-]+|[\w.-]+)", command)
     if node and re.search(r"(^|/)node\s", command):
         return f"node {node.group(1)}"
@@ -139,6 +156,13 @@ def main() -> None:
     print(f"{'CPU s':>8} {'share':>6} {'count':>6} {'median s':>9}  what")
     for name, cpus in sorted(groups.items(), key=lambda item: -sum(item[1]))[: args.top]:
         print(f"{sum(cpus):8.1f} {sum(cpus) / total:6.1%} {len(cpus):6d} {statistics.median(cpus):9.2f}  {name}")
+    by_file: dict[str, list[float]] = defaultdict(list)
+    for key, test_file in watch.test_files.items():
+        by_file[test_file].append(watch.cpu[key])
+    print("\nCPU of the processes tests started, by test file (a worker's own CPU not included):")
+    print(f"{'CPU s':>8} {'count':>6}  file")
+    for name, cpus in sorted(by_file.items(), key=lambda item: -sum(item[1]))[: args.top]:
+        print(f"{sum(cpus):8.1f} {len(cpus):6d}  {name}")
     sys.exit(0)
 
 
