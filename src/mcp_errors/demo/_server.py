@@ -383,27 +383,14 @@ def build_server(config: DeskConfig | None = None, *, database: Database | None 
                 field_errors=[FieldError("query", "empty", expected="one or more words")],
             )
         words = set(query.lower().split())
+        longest = max(len(word) for word in words)
         if len(words) > _MAX_QUERY_WORDS:
             # Each word is a clause of the search: a query of thousands would break SQLite's
             # limits and come back as an internal error instead of what it is.
-            raise InputValidationError(
-                "Search query too long",
-                description=f"Use at most {_MAX_QUERY_WORDS} different words; this query has {len(words)}.",
-                code="QUERY_TOO_LONG",
-                execution_state=ExecutionState.NOT_EXECUTED,
-                field_errors=[FieldError("query", "too many words", expected=f"at most {_MAX_QUERY_WORDS} words")],
-            )
-        longest = max(words, key=len)
-        if len(longest) > _MAX_WORD_CHARS:
-            raise InputValidationError(
-                "Search word too long",
-                description=f"Use words of at most {_MAX_WORD_CHARS} characters; this query has one of {len(longest)}.",
-                code="QUERY_TOO_LONG",
-                execution_state=ExecutionState.NOT_EXECUTED,
-                field_errors=[
-                    FieldError("query", "word too long", expected=f"words of at most {_MAX_WORD_CHARS} characters")
-                ],
-            )
+            raise _query_too_long(f"at most {_MAX_QUERY_WORDS} different words", f"{len(words)}", "too many words")
+        if longest > _MAX_WORD_CHARS:
+            limit = f"words of at most {_MAX_WORD_CHARS} characters"
+            raise _query_too_long(limit, f"one of {longest}", "word too long")
         await faults.before_call("search_knowledge", source)
         results = db.search(source, query)
         if not results:
@@ -414,6 +401,16 @@ def build_server(config: DeskConfig | None = None, *, database: Database | None 
         return _found(SearchResults(resultCount=len(results), source=source, results=[Article(**r) for r in results]))
 
     return install(server, idempotency=config.store) if config.contract else server
+
+
+def _query_too_long(limit: str, found: str, reason: str) -> InputValidationError:
+    return InputValidationError(
+        "Search query too long",
+        description=f"Use {limit}; this query has {found}.",
+        code="QUERY_TOO_LONG",
+        execution_state=ExecutionState.NOT_EXECUTED,
+        field_errors=[FieldError("query", reason, expected=limit)],
+    )
 
 
 def _found(model: BaseModel) -> CallToolResult:
