@@ -232,7 +232,7 @@ def proxy(
             _fail(f"The upstream server's command {target[0]!r} is not on PATH.", status=2)
         single_early = _start_early(target)
     try:
-        import fastmcp  # noqa: F401  (only to say clearly that it is missing)
+        import fastmcp  # noqa: F401  (found above, but an install can be broken: said as clearly)
     except ImportError:
         _fail(_NEEDS_FASTMCP, status=2)
     from mcp_errors.proxy._child import ChildProcess

@@ -48,6 +48,7 @@ __all__ = [
     "UnlistableError",
     "gateway_tool",
     "inline_refs",
+    "message_line",
 ]
 
 GATEWAY_NAME: Final = "mcp-errors gateway"
@@ -136,7 +137,8 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _line(message: Mapping[str, Any]) -> bytes:
+def message_line(message: Mapping[str, Any]) -> bytes:
+    """A JSON-RPC message as one line of MCP's stdio transport."""
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
@@ -174,7 +176,7 @@ def shake_hands(early: EarlyStart, *, deadline: float, client_info: Mapping[str,
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": ident, "method": method}
         if params is not None:
             message["params"] = params
-        _write_all(send_fd, _line(message))
+        _write_all(send_fd, message_line(message))
         while True:
             line = lines.next(deadline)
             if line is None:
@@ -200,7 +202,7 @@ def shake_hands(early: EarlyStart, *, deadline: float, client_info: Mapping[str,
         if answer is None or not isinstance(answer.get("result"), dict):
             return
         handshake = UpstreamHandshake(answer["result"])
-        _write_all(send_fd, _line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        _write_all(send_fd, message_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         tools: list[dict[str, Any]] = []
         cursor: object = None
         for page in range(_MAX_PAGES):
@@ -455,12 +457,12 @@ class Front:
                 result = initialize_answer(message["params"])
                 self.answered.initialize_id, self.answered.initialize_line = ident, line
                 self.answered.initialize_result = result
-                _write_all(self._out_fd, _line({"jsonrpc": "2.0", "id": ident, "result": result}))
+                _write_all(self._out_fd, message_line({"jsonrpc": "2.0", "id": ident, "result": result}))
                 return
             self._keep(line, needed=True)  # another era, or an initialize the gateway must judge
             return
         if method == "ping" and ident is not None:
-            _write_all(self._out_fd, _line({"jsonrpc": "2.0", "id": ident, "result": {}}))
+            _write_all(self._out_fd, message_line({"jsonrpc": "2.0", "id": ident, "result": {}}))
             return
         params = message.get("params")
         if (
@@ -510,7 +512,7 @@ class Front:
                 # The gateway lists (and, with require_all, says which server did not start and exits).
                 self.list_tools = False
                 self._queue.extend(
-                    _line({"jsonrpc": "2.0", "id": i, "method": "tools/list"}) for i in self._waiting_lists
+                    message_line({"jsonrpc": "2.0", "id": i, "method": "tools/list"}) for i in self._waiting_lists
                 )
                 self._waiting_lists = []
                 self._needed.set()
@@ -532,7 +534,8 @@ class Front:
             # first, so that it is in the log when the host has the list).
             loaded = "yes" if "fastmcp" in sys.modules else "no"
             print(f"mcp-errors gateway front: tools/list answered; fastmcp imported: {loaded}", file=sys.stderr)
-        _write_all(self._out_fd, _line({"jsonrpc": "2.0", "id": ident, "result": {"tools": self.answered.tools}}))
+        answer = {"jsonrpc": "2.0", "id": ident, "result": {"tools": self.answered.tools}}
+        _write_all(self._out_fd, message_line(answer))
         self._needed.set()
 
 

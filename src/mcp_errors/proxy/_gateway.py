@@ -45,7 +45,7 @@ from mcp_errors._server.classify import new_error_id
 from mcp_errors._server.fastmcp import error_tool_result
 from mcp_errors._shared.envelope import FailureDetails
 from mcp_errors.proxy._child import ChildProcess
-from mcp_errors.proxy._front import GATEWAY_NAME, Front
+from mcp_errors.proxy._front import GATEWAY_NAME, Front, message_line
 from mcp_errors.proxy._gateway_config import ServerEntry, read_server_entries
 from mcp_errors.proxy._hosts import HostConfigError
 from mcp_errors.proxy._middleware import unavailable_failure
@@ -391,7 +391,7 @@ class _FrontStdio:
             self._expected["initialize"] = answered.initialize_id
         if answered.tools is not None:
             self._expected["tools/list"] = _LIST_AGAIN_ID
-            self._replay.append(_message_line({"jsonrpc": "2.0", "id": _LIST_AGAIN_ID, "method": "tools/list"}))
+            self._replay.append(message_line({"jsonrpc": "2.0", "id": _LIST_AGAIN_ID, "method": "tools/list"}))
         self._initialize_id = _initialize_id(self._replay[0]) if self._replay else None
         self._initialized = asyncio.Event()
         if self._initialize_id is None:
@@ -453,11 +453,7 @@ class _FrontStdio:
                 "Gateway front: the tools the host got at start-up differ from the gateway's now; "
                 "the host is told (tools/list_changed)"
             )
-            self._front.write(_message_line({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
-
-
-def _message_line(message: Mapping[str, Any]) -> bytes:
-    return json.dumps(message).encode() + b"\n"
+            self._front.write(message_line({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
 
 
 def _initialize_id(line: bytes) -> Any:
