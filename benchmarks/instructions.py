@@ -96,12 +96,15 @@ def _measure(args: argparse.Namespace) -> None:
     Path(os.environ[_UNDER_CALLGRIND]).write_text("\n".join("\t".join(label) for label in labels))
 
 
+def dump_total(dump: Path) -> int | None:
+    """The instructions (Ir) a callgrind dump counts; `None` when it has no total."""
+    match = re.search(r"^(?:summary|totals): (\d+)", dump.read_text(), re.MULTILINE)
+    return int(match.group(1)) if match else None
+
+
 def _batch_totals(out_prefix: str) -> list[int]:
     dumps = sorted(Path(out_prefix).parent.glob(Path(out_prefix).name + ".*.*"), key=lambda p: int(p.suffix[1:]))
-    totals = []
-    for dump in dumps:
-        match = re.search(r"^(?:summary|totals): (\d+)", dump.read_text(), re.MULTILINE)
-        totals.append(int(match.group(1)) if match else 0)
+    totals = [dump_total(dump) or 0 for dump in dumps]
     return totals[1::2]  # warm-up dumps at odd positions, batches at even ones
 
 

@@ -58,7 +58,6 @@ import functools
 import gc
 import logging
 import os
-import re
 import socket
 import statistics
 import subprocess
@@ -528,16 +527,14 @@ async def count_to_first_listing(command: list[str], out_file: Path, env: dict[s
         await client.list_tools()
         pid = await anyio.Path(pid_file).read_text()
         await anyio.run_process(["callgrind_control", "--dump", pid.strip()])
+    from instructions import dump_total
+
     # The first dump (`<file>.<pid>.1`) is the start; the one written at exit is not read.
-    return dump_total(Path(f"{out_file}.{pid.strip()}.1"))
-
-
-def dump_total(dump: Path) -> int:
-    """The instructions (Ir) a callgrind dump counts."""
-    match = re.search(r"^(?:summary|totals): (\d+)", dump.read_text(), re.MULTILINE)
-    if match is None:
+    dump = Path(f"{out_file}.{pid.strip()}.1")
+    total = dump_total(dump)
+    if total is None:
         raise RuntimeError(f"no instruction total in {dump}")
-    return int(match.group(1))
+    return total
 
 
 async def bench_startup_instructions(runs: int, *, bytecode_cache: bool = True) -> None:
