@@ -13,7 +13,9 @@ The processes are grouped by what they run (a script's path under the folder, `-
 a Node package, the pytest workers), with how many were started, their CPU in all, and the
 median per process.
 
-Run: `uv run python benchmarks/suite.py [--folder /tmp/fresh-clone] [--top 25] [-- pytest args...]`.
+Run: `uv run python benchmarks/suite.py [--folder /tmp/fresh-clone] [--top 25] [--tests 50] [--output FILE] [-- command...]`
+(`--tests N` also lists the N tests whose processes cost the most; `--output` keeps the command's output,
+such as `-- uv run pytest --durations=50`).
 """
 
 from __future__ import annotations
@@ -43,14 +45,14 @@ def _read(pid: str) -> tuple[int, float, int] | None:
     return int(fields[1]), (int(fields[11]) + int(fields[12])) / _TICKS, int(fields[19])
 
 
-def _test_file(pid: str) -> str | None:
-    """The test file whose test started this process (pytest's `PYTEST_CURRENT_TEST` in its environment)."""
+def _test_of(pid: str) -> str | None:
+    """The test that started this process (pytest's `PYTEST_CURRENT_TEST` in its environment), as its node id."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as file:
             environment = file.read()
     except OSError:
         return None
-    found = re.search(rb"(?:^|\0)PYTEST_CURRENT_TEST=([^:\0]+)", environment)
+    found = re.search(rb"(?:^|\0)PYTEST_CURRENT_TEST=([^\0]+?)(?: \((?:setup|call|teardown)\))?(?:\0|$)", environment)
     return found.group(1).decode(errors="replace") if found else None
 
 
@@ -70,8 +72,8 @@ class Watch:
         self.interval = interval
         self.commands: dict[tuple[int, int], str] = {}  # by (pid, start tick): a pid is reused
         self.cpu: dict[tuple[int, int], float] = {}
-        self.test_files: dict[tuple[int, int], str] = {}
-        self._file_of_pid: dict[int, str] = {}
+        self.tests: dict[tuple[int, int], str] = {}
+        self._test_of_pid: dict[int, str] = {}
         self._ours: set[int] = {root}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -99,9 +101,9 @@ class Watch:
                     self._ours.add(int(pid))
                     self.commands[key] = _command_line(pid)
                     # A server started with a trimmed environment (the SDK's default) has its parent's test.
-                    test_file = _test_file(pid) or self._file_of_pid.get(parent)
-                    if test_file is not None:
-                        self.test_files[key] = self._file_of_pid[int(pid)] = test_file
+                    test = _test_of(pid) or self._test_of_pid.get(parent)
+                    if test is not None:
+                        self.tests[key] = self._test_of_pid[int(pid)] = test
                 self.cpu[key] = cpu
             self._stop.wait(self.interval)
 
@@ -134,6 +136,8 @@ def main() -> None:
     parser.add_argument("--folder", type=Path, default=Path(__file__).resolve().parent.parent)
     parser.add_argument("--interval", type=float, default=0.1)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--output", type=Path, help="write the command's whole output to this file")
+    parser.add_argument("--tests", type=int, default=0, help="also list this many tests that started the most CPU")
     parser.add_argument("command", nargs="*", default=["uv", "run", "pytest"])
     args = parser.parse_args()
     folder = args.folder.resolve()
@@ -141,9 +145,12 @@ def main() -> None:
     process = subprocess.Popen(args.command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     with Watch(process.pid, args.interval) as watch:
         assert process.stdout is not None
-        tail = list(process.stdout)[-3:]
+        lines = list(process.stdout)
+        tail = lines[-3:]
         status = process.wait()
     wall = time.monotonic() - started
+    if args.output is not None:
+        args.output.write_text("".join(lines))
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     total = children.ru_utime + children.ru_stime
     groups: dict[str, list[float]] = defaultdict(list)
@@ -157,12 +164,19 @@ def main() -> None:
     for name, cpus in sorted(groups.items(), key=lambda item: -sum(item[1]))[: args.top]:
         print(f"{sum(cpus):8.1f} {sum(cpus) / total:6.1%} {len(cpus):6d} {statistics.median(cpus):9.2f}  {name}")
     by_file: dict[str, list[float]] = defaultdict(list)
-    for key, test_file in watch.test_files.items():
-        by_file[test_file].append(watch.cpu[key])
+    by_test: dict[str, list[float]] = defaultdict(list)
+    for key, test in watch.tests.items():
+        by_file[test.partition("::")[0]].append(watch.cpu[key])
+        by_test[test].append(watch.cpu[key])
     print("\nCPU of the processes tests started, by test file (a worker's own CPU not included):")
     print(f"{'CPU s':>8} {'count':>6}  file")
     for name, cpus in sorted(by_file.items(), key=lambda item: -sum(item[1]))[: args.top]:
         print(f"{sum(cpus):8.1f} {len(cpus):6d}  {name}")
+    if args.tests:
+        print("\nCPU of the processes tests started, by test:")
+        print(f"{'CPU s':>8} {'count':>6}  test")
+        for name, cpus in sorted(by_test.items(), key=lambda item: -sum(item[1]))[: args.tests]:
+            print(f"{sum(cpus):8.1f} {len(cpus):6d}  {name}")
     sys.exit(0)
 
 
