@@ -13,9 +13,9 @@ The processes are grouped by what they run (a script's path under the folder, `-
 a Node package, the pytest workers), with how many were started, their CPU in all, and the
 median per process.
 
-Run: `uv run python benchmarks/suite.py [--folder /tmp/fresh-clone] [--top 25] [--tests 50] [--output FILE] [-- command...]`
-(`--tests N` also lists the N tests whose processes cost the most; `--output` keeps the command's output,
-such as `-- uv run pytest --durations=50`).
+Run: `uv run python benchmarks/suite.py [--folder /tmp/fresh-clone] [--top 25] [-- command...]`;
+`--tests N` also lists the N tests whose processes cost the most, and `--output FILE` keeps the
+command's whole output (`-- uv run pytest --durations=50`).
 """
 
 from __future__ import annotations
