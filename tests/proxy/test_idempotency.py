@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
+import shlex
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,7 +23,7 @@ from mcp_types import (
 )
 
 from mcp_errors.proxy import ProxySettings
-from proxying import STARTUP_SECONDS, UPSTREAM, command_params, front, http_upstream, run_proxy, served
+from proxying import STARTUP_SECONDS, command_params, front, http_upstream, run_proxy, served
 
 pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
 
@@ -118,9 +118,14 @@ async def test_proxies_of_different_upstreams_keep_their_keys_apart_in_one_store
     assert [(answer.meta or {}).get("mcp-errors/replayed") for answer in answers["jira"]] == [None, True]
 
 
-def test_a_store_without_idempotency_keys_or_with_an_unknown_scheme_is_refused() -> None:
-    alone = run_proxy("--store", "sqlite:///keys.sqlite3", "--", sys.executable, UPSTREAM)
-    unknown = run_proxy("--idempotency-keys", "--store", "mongodb://db/keys", "--", sys.executable, UPSTREAM)
+def test_a_store_without_idempotency_keys_or_with_an_unknown_scheme_is_refused_before_the_upstream_starts(
+    tmp_path: Path,
+) -> None:
+    started = tmp_path / "started"
+    upstream = ("sh", "-c", f"touch {shlex.quote(str(started))}; exec sleep 60")  # leaves a mark if started
+    alone = run_proxy("--store", "sqlite:///keys.sqlite3", "--", *upstream)
+    unknown = run_proxy("--idempotency-keys", "--store", "mongodb://db/keys", "--", *upstream)
     assert (alone.returncode, unknown.returncode) == (2, 2)
     assert "--idempotency-keys" in alone.stderr
     assert "mongodb://" in unknown.stderr
+    assert not started.exists()  # neither started the upstream only to stop it
