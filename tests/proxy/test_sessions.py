@@ -333,7 +333,7 @@ async def test_an_idempotency_key_is_the_callers_own_on_the_http_front_also_acro
 async def test_the_repeat_guard_on_the_http_front_keeps_each_callers_failures_apart(tenants: str) -> None:
     frank = {"Authorization": "Bearer team"}  # no card of his own
     grace = {"Authorization": "Bearer team", "X-Api-Key": "key-grace"}  # the same team token, her own card
-    # In process: `tests/test_proxy_guard.py` proves the command's `--repeat-guard`.
+    # In process: `tests/proxy/test_guard.py` proves the command's `--repeat-guard` (over stdio).
     async with served(tenants, ProxySettings(repeat_guard=60)) as server, http_served(server) as proxy:
         with anyio.fail_after(STARTUP_SECONDS):
             async with http_caller(proxy, frank) as client:
