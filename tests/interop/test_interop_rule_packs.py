@@ -4,7 +4,8 @@
 start it, in front of `mcp-server-sqlite` 2025.4.25 (with `mcp<2`: it does not start on mcp
 2.x) and `mcp-server-fetch` 2026.10.24, both from PyPI through `uvx`. Each test makes the
 server fail the ways its pack names and asserts the category and code of each rewritten
-result, through `mcp.Client` (both connection modes where a second session is cheap):
+result, through `mcp.Client` (one connection mode per session, alternating: the packs act on
+what the upstream answered, before the front's wire, whose modes tests/proxy covers in memory):
 
 - mcp-server-sqlite answers every failure as a success: a SQL syntax error, an unknown
   table, a duplicate, a statement sent to the wrong tool, a write while another sqlite3
@@ -164,8 +165,11 @@ def hung_fetch(fetch_server: list[str], site: Stub) -> Iterator[Future[CallToolR
 @pytest.mark.anyio
 @pytest.mark.usefixtures("hung_fetch")  # started now, read by the module's last test
 async def test_the_fetch_pack_names_each_failure_of_the_server_against_a_local_site(
-    fetch_server: list[str], site: Stub, mode: str
+    fetch_server: list[str], site: Stub
 ) -> None:
+    # One connection mode: the pack rewrites what the upstream answered, before the front's
+    # wire, whose two modes are covered in memory (tests/proxy/conftest.py `client`); this
+    # module's hung fetch and broken proxy setting cross the real transport in legacy.
     pack = str(PACKS / "mcp-server-fetch.toml")
     cases = [
         (f"{site.base}/status/404", "validation", "PAGE_NOT_FOUND"),
@@ -178,7 +182,7 @@ async def test_the_fetch_pack_names_each_failure_of_the_server_against_a_local_s
     ]
     with tempfile.TemporaryFile("w+") as log, anyio.fail_after(SESSION_SECONDS):
         upstream = [*fetch_server, "--allow-private-ips"]
-        async with proxied(upstream, "--rules", pack, mode=mode, log=log) as client:
+        async with proxied(upstream, "--rules", pack, mode="auto", log=log) as client:
             results = [await client.call_tool("fetch", {"url": url}) for url, _, _ in cases]
             page = await client.call_tool("fetch", {"url": f"{site.base}/page/log"})
     for result, (url, category, code) in zip(results, cases, strict=True):
@@ -256,11 +260,16 @@ SQL_FAILURES: list[tuple[str, str, str, str]] = [
 
 @pytest.mark.anyio
 async def test_the_sqlite_pack_turns_each_failure_the_server_answers_as_a_success_into_the_contract(
-    sqlite_server: list[str], database: Path, mode: str
+    sqlite_server: list[str], database: Path
 ) -> None:
+    # One connection mode, legacy (the held lock's 5 s wait ran in it alone already): the pack
+    # rewrites what the upstream answered, before the front's wire, whose two modes are covered
+    # in memory (tests/proxy/conftest.py `client`); the disguised-failures session below is auto.
     pack = str(PACKS / "mcp-server-sqlite.toml")
     with tempfile.TemporaryFile("w+") as log, anyio.fail_after(SESSION_SECONDS):
-        async with proxied([*sqlite_server, "--db-path", str(database)], "--rules", pack, mode=mode, log=log) as client:
+        async with proxied(
+            [*sqlite_server, "--db-path", str(database)], "--rules", pack, mode="legacy", log=log
+        ) as client:
             envelopes = [
                 failed(await client.call_tool(tool, {"query": query}), category, code)
                 for tool, query, category, code in SQL_FAILURES
@@ -272,11 +281,10 @@ async def test_the_sqlite_pack_turns_each_failure_the_server_answers_as_a_succes
             rows = succeeded(await client.call_tool("read_query", {"query": "SELECT level, message FROM logs"}))
             assert "connection refused" in rows
             assert succeeded(await client.call_tool("describe_table", {"table_name": "nosuchtable"})) == "[]"
-            if mode == "legacy":  # the server waits 5 s for the lock: once is enough
-                with write_lock_held(database):
-                    locked = await client.call_tool("write_query", {"query": "DELETE FROM users WHERE id = 2"})
-                busy = failed(locked, "transient", "DATABASE_BUSY")
-                assert (busy["isRetryable"], busy["executionState"]) == (True, "not_executed")
+            with write_lock_held(database):  # the server waits 5 s for the lock
+                locked = await client.call_tool("write_query", {"query": "DELETE FROM users WHERE id = 2"})
+            busy = failed(locked, "transient", "DATABASE_BUSY")
+            assert (busy["isRetryable"], busy["executionState"]) == (True, "not_executed")
         log.seek(0)
         logged = log.read()
     assert users(database) == ["ada@example.com", "bob@example.com"]  # nothing that failed was applied
