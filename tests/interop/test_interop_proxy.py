@@ -13,6 +13,7 @@ server has some.
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -195,11 +196,36 @@ def test_server_filesystem_failures_with_the_shipped_rules(node_servers: dict[st
     assert read["content"][0]["text"] == "first line\n"
 
 
+SECRET_NAME = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def path_calls(files: Path) -> list[Call]:
+    """Reads outside the allowed directory, of missing files (three levels deep and one), of a credential's name."""
+    return [
+        ("read_text_file", {"path": str(files.parent / "elsewhere" / "notes.txt")}),
+        ("read_text_file", {"path": str(files / "no" / "such" / "file.txt")}),
+        ("read_text_file", {"path": str(files / "missing.txt")}),
+        ("read_text_file", {"path": str(files / f"{SECRET_NAME}.txt")}),
+    ]
+
+
+Answers = tuple[dict[str, dict[str, Any] | None], list[dict[str, Any]]]
+
+
+@pytest.fixture(scope="module")
+def filesystem_without_rules(node_servers: dict[str, list[str]], files: Path) -> Answers:
+    """server-filesystem behind one proxy without a rules file: its answers to `filesystem_calls`, then `path_calls`.
+
+    One session for the two tests that only read these answers, not one proxy each.
+    """
+    return session(proxied(*node_servers["filesystem"], str(files)), [*filesystem_calls(files), *path_calls(files)])
+
+
 def test_server_filesystem_without_rules_is_classified_from_its_words(
-    node_servers: dict[str, list[str]], files: Path
+    filesystem_without_rules: Answers, files: Path
 ) -> None:
     calls = filesystem_calls(files)
-    schemas, (outside, missing, *_) = session(proxied(*node_servers["filesystem"], str(files)), calls)
+    schemas, (outside, missing, *_) = filesystem_without_rules
     denied = error_of(schemas, calls[0], outside)
     # "Access denied - path outside allowed directories": the fix is a path inside them.
     assert (denied["errorCategory"], denied["categoryInferred"]) == ("validation", True)
@@ -209,17 +235,12 @@ def test_server_filesystem_without_rules_is_classified_from_its_words(
 
 
 def test_server_filesystem_failures_keep_the_paths_the_agent_sent_and_the_directories_it_may_use(
-    node_servers: dict[str, list[str]], files: Path, tmp_path: Path
+    filesystem_without_rules: Answers, files: Path
 ) -> None:
     # Without a rules file: only the words, and what the agent already knows.
-    secret_name = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-    calls: list[Call] = [
-        ("read_text_file", {"path": str(tmp_path / "elsewhere" / "notes.txt")}),
-        ("read_text_file", {"path": str(files / "no" / "such" / "file.txt")}),
-        ("read_text_file", {"path": str(files / "missing.txt")}),
-        ("read_text_file", {"path": str(files / f"{secret_name}.txt")}),
-    ]
-    schemas, (outside, deep, shallow, secret) = session(proxied(*node_servers["filesystem"], str(files)), calls)
+    calls = path_calls(files)
+    schemas, results = filesystem_without_rules
+    outside, deep, shallow, secret = results[-len(calls) :]
 
     denied = error_of(schemas, calls[0], outside)["description"]
     # "Access denied - path outside allowed directories: X not in Y": the agent's X, the server's Y.
@@ -229,8 +250,8 @@ def test_server_filesystem_failures_keep_the_paths_the_agent_sent_and_the_direct
         # ENOENT ... open 'X': three levels deep or one, the path the agent sent is kept.
         assert call[1]["path"] in error_of(schemas, call, result)["description"]
     # A credential is never echoed, even one the agent put in a path itself.
-    assert secret_name not in str(secret)
-    assert_nothing_leaks(secret, secret_name)
+    assert SECRET_NAME not in str(secret)
+    assert_nothing_leaks(secret, SECRET_NAME)
 
 
 # --- @modelcontextprotocol/server-everything -------------------------------------------------
@@ -244,11 +265,73 @@ EVERYTHING_CALLS: list[Call] = [
 ]
 
 
-def test_server_everything_failures_come_out_in_the_contract(node_servers: dict[str, list[str]]) -> None:
-    env = {"GZIP_ALLOWED_DOMAINS": "127.0.0.1"}
-    schemas, (argument, fetch, structured, unknown, ok) = session(
-        proxied(*node_servers["everything"]), EVERYTHING_CALLS, env=env
+GZIP_ENV = {"GZIP_ALLOWED_DOMAINS": "127.0.0.1"}
+
+
+async def listings(
+    command: Sequence[str], *, env: dict[str, str] | None = None, calls: Sequence[Call] = ()
+) -> dict[str, Any]:
+    """What a legacy host that samples and elicits lists, reads and is answered by server-everything; `calls` last."""
+
+    async def sample(context: Any, params: mcp_types.CreateMessageRequestParams) -> mcp_types.CreateMessageResult:
+        return mcp_types.CreateMessageResult(
+            role="assistant", content=mcp_types.TextContent(type="text", text="a sampled answer"), model="test-model"
+        )
+
+    async def elicit(context: Any, params: Any) -> mcp_types.ElicitResult:
+        return mcp_types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    progresses: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        progresses.append(progress)
+
+    params = StdioServerParameters(command=command[0], args=list(command[1:]), env=env)
+    # Server-initiated requests exist on the 2025-11-25 protocol: a legacy host.
+    async with Client(params, mode="legacy", sampling_callback=sample, elicitation_callback=elicit) as client:
+        tools = (await client.list_tools()).tools
+        resources = await client.list_resources()
+        first = resources.resources[0]
+        return {
+            "tools": sorted(tool.name for tool in tools),
+            "resources": sorted(str(resource.uri) for resource in resources.resources),
+            "templates": sorted(t.uri_template for t in (await client.list_resource_templates()).resource_templates),
+            "prompts": sorted(prompt.name for prompt in (await client.list_prompts()).prompts),
+            "read": (await client.read_resource(first.uri)).model_dump(mode="json", exclude_none=True)["contents"],
+            "sampled": (await client.call_tool("trigger-sampling-request", {"prompt": "hi"})).content[0].text,  # type: ignore[union-attr]
+            "elicited": [
+                block.text  # type: ignore[union-attr]
+                for block in (await client.call_tool("trigger-elicitation-request", {})).content
+            ],
+            "progress": (
+                await client.call_tool(
+                    "trigger-long-running-operation", {"duration": 1, "steps": 2}, progress_callback=on_progress
+                ),
+                progresses,
+            )[1],
+            # Last, so that their failures come after everything above.
+            "schemas": {tool.name: tool.output_schema for tool in tools},
+            "calls": [
+                (await client.call_tool(name, arguments)).model_dump(mode="json", by_alias=True, exclude_none=True)
+                for name, arguments in calls
+            ],
+        }
+
+
+@pytest.fixture(scope="module")
+def everything_through_the_proxy(node_servers: dict[str, list[str]]) -> dict[str, Any]:
+    """server-everything behind one proxy, one legacy host session: `listings` with EVERYTHING_CALLS.
+
+    Shared by the two tests that only read it (one proxy, not one each).
+    """
+    return anyio.run(
+        functools.partial(listings, proxied(*node_servers["everything"]), env=GZIP_ENV, calls=EVERYTHING_CALLS)
     )
+
+
+def test_server_everything_failures_come_out_in_the_contract(everything_through_the_proxy: dict[str, Any]) -> None:
+    schemas = everything_through_the_proxy["schemas"]
+    argument, fetch, structured, unknown, ok = everything_through_the_proxy["calls"]
     wrong = error_of(schemas, EVERYTHING_CALLS[0], argument)
     assert (wrong["errorCategory"], [e["field"] for e in wrong["fieldErrors"]]) == ("validation", ["a"])
     # The tool's own failure: its fetch of an unreachable URL.
@@ -264,50 +347,11 @@ def test_server_everything_failures_come_out_in_the_contract(node_servers: dict[
     fastmcp_before_4_2(), reason="fastmcp 4.1's proxy answers sampling as model 'fastmcp-client' (docs/proxy.md)"
 )
 def test_server_everything_passes_sampling_elicitation_progress_resources_and_prompts_through(
-    node_servers: dict[str, list[str]],
+    node_servers: dict[str, list[str]], everything_through_the_proxy: dict[str, Any]
 ) -> None:
-    async def sample(context: Any, params: mcp_types.CreateMessageRequestParams) -> mcp_types.CreateMessageResult:
-        return mcp_types.CreateMessageResult(
-            role="assistant", content=mcp_types.TextContent(type="text", text="a sampled answer"), model="test-model"
-        )
-
-    async def elicit(context: Any, params: Any) -> mcp_types.ElicitResult:
-        return mcp_types.ElicitResult(action="accept", content={"name": "Ada"})
-
-    async def listings(command: Sequence[str]) -> dict[str, Any]:
-        progresses: list[float] = []
-
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            progresses.append(progress)
-
-        params = StdioServerParameters(command=command[0], args=list(command[1:]))
-        # Server-initiated requests exist on the 2025-11-25 protocol: a legacy host.
-        async with Client(params, mode="legacy", sampling_callback=sample, elicitation_callback=elicit) as client:
-            resources = await client.list_resources()
-            first = resources.resources[0]
-            return {
-                "tools": sorted(tool.name for tool in (await client.list_tools()).tools),
-                "resources": sorted(str(resource.uri) for resource in resources.resources),
-                "templates": sorted(
-                    t.uri_template for t in (await client.list_resource_templates()).resource_templates
-                ),
-                "prompts": sorted(prompt.name for prompt in (await client.list_prompts()).prompts),
-                "read": (await client.read_resource(first.uri)).model_dump(mode="json", exclude_none=True)["contents"],
-                "sampled": (await client.call_tool("trigger-sampling-request", {"prompt": "hi"})).content[0].text,  # type: ignore[union-attr]
-                "elicited": [
-                    block.text  # type: ignore[union-attr]
-                    for block in (await client.call_tool("trigger-elicitation-request", {})).content
-                ],
-                "progress": (
-                    await client.call_tool(
-                        "trigger-long-running-operation", {"duration": 1, "steps": 2}, progress_callback=on_progress
-                    ),
-                    progresses,
-                )[1],
-            }
-
     direct = anyio.run(listings, node_servers["everything"])
-    through = anyio.run(listings, proxied(*node_servers["everything"]))
+    through = {key: value for key, value in everything_through_the_proxy.items() if key not in ("schemas", "calls")}
+    del direct["schemas"], direct["calls"]
     # The proxy's own client declares roots, sampling and elicitation whatever the host does,
     # and this server registers a tool per capability it sees: the proxy may show more tools.
     assert set(through.pop("tools")) >= set(direct.pop("tools"))
