@@ -29,6 +29,7 @@ sessions run offline. Without `uvx`, or when it cannot fetch them, the module fa
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import sqlite3
@@ -143,35 +144,9 @@ def site() -> Iterator[Stub]:
         served.close()
 
 
-@pytest.fixture(scope="module")
-def hung_fetch(fetch_server: list[str], site: Stub) -> Iterator[Future[CallToolResult]]:
-    """A fetch of a page that never answers, which mcp-server-fetch gives up on after its fixed 30 s.
-
-    It runs in a thread of its own from the module's first test on, so that the 30 s pass
-    beside the other tests instead of inside one of them; the module's last test reads it.
-    """
-    pack = str(PACKS / "mcp-server-fetch.toml")
-
-    async def fetch_the_hanging_page() -> CallToolResult:
-        with tempfile.TemporaryFile("w+") as log, anyio.fail_after(SESSION_SECONDS):
-            upstream = [*fetch_server, "--allow-private-ips"]
-            async with proxied(upstream, "--rules", pack, mode="legacy", log=log) as client:
-                return await client.call_tool("fetch", {"url": f"{site.base}/hang"})
-
-    with ThreadPoolExecutor(max_workers=1) as thread:  # leaving it waits for the call
-        yield thread.submit(anyio.run, fetch_the_hanging_page)
-
-
-@pytest.mark.anyio
-@pytest.mark.usefixtures("hung_fetch")  # started now, read by the module's last test
-async def test_the_fetch_pack_names_each_failure_of_the_server_against_a_local_site(
-    fetch_server: list[str], site: Stub
-) -> None:
-    # One connection mode: the pack rewrites what the upstream answered, before the front's
-    # wire, whose two modes are covered in memory (tests/proxy/conftest.py `client`); this
-    # module's hung fetch and broken proxy setting cross the real transport in legacy.
-    pack = str(PACKS / "mcp-server-fetch.toml")
-    cases = [
+def fetch_cases(site: Stub) -> list[tuple[str, str, str]]:
+    """(url, category, code): each failure of mcp-server-fetch against the site, and what the pack makes of it."""
+    return [
         (f"{site.base}/status/404", "validation", "PAGE_NOT_FOUND"),
         (f"{site.base}/status/503", "transient", "UPSTREAM_UNAVAILABLE"),
         (f"{site.base}/status/429", "transient", "UPSTREAM_RATE_LIMITED"),
@@ -180,12 +155,64 @@ async def test_the_fetch_pack_names_each_failure_of_the_server_against_a_local_s
         (f"{site.base}/close", "transient", "UPSTREAM_UNREACHABLE"),
         (f"{site.base}/private/report", "permission", "ROBOTS_DISALLOWED"),
     ]
-    with tempfile.TemporaryFile("w+") as log, anyio.fail_after(SESSION_SECONDS):
-        upstream = [*fetch_server, "--allow-private-ips"]
-        async with proxied(upstream, "--rules", pack, mode="auto", log=log) as client:
-            results = [await client.call_tool("fetch", {"url": url}) for url, _, _ in cases]
-            page = await client.call_tool("fetch", {"url": f"{site.base}/page/log"})
-    for result, (url, category, code) in zip(results, cases, strict=True):
+
+
+@dataclasses.dataclass(frozen=True)
+class AllowedFetch:
+    """One session of the fetch pack in front of `mcp-server-fetch --allow-private-ips`, running in a thread."""
+
+    cases: list[tuple[str, str, str]]
+    answers: Future[list[CallToolResult]]
+    """The answers to `cases`, then to a fetch of `/page/log`."""
+    hung: Future[CallToolResult]
+    """The answer to a fetch of `/hang`, a page that never answers: mcp-server-fetch gives up after its fixed 30 s."""
+
+
+@pytest.fixture(scope="module")
+def allowed_fetch(fetch_server: list[str], site: Stub) -> Iterator[AllowedFetch]:
+    """The fetch of the page that never answers starts first; the other calls are made meanwhile, in the same session.
+
+    One proxy for both, in a thread of its own from the module's first test on, so that the
+    30 s pass beside the other tests instead of inside one of them; the module's first test
+    reads the answers, its last test the hung fetch.
+    """
+    pack = str(PACKS / "mcp-server-fetch.toml")
+    cases = fetch_cases(site)
+    answers: Future[list[CallToolResult]] = Future()
+
+    async def one_session() -> CallToolResult:
+        hung: list[CallToolResult] = []
+
+        async def fetch_the_hanging_page() -> None:
+            hung.append(await client.call_tool("fetch", {"url": f"{site.base}/hang"}))
+
+        try:
+            with tempfile.TemporaryFile("w+") as log, anyio.fail_after(SESSION_SECONDS):
+                upstream = [*fetch_server, "--allow-private-ips"]
+                async with (
+                    proxied(upstream, "--rules", pack, mode="legacy", log=log) as client,
+                    anyio.create_task_group() as calls,
+                ):
+                    calls.start_soon(fetch_the_hanging_page)
+                    made = [await client.call_tool("fetch", {"url": url}) for url, _, _ in cases]
+                    made.append(await client.call_tool("fetch", {"url": f"{site.base}/page/log"}))
+                    answers.set_result(made)
+        except BaseException as exc:
+            if not answers.done():
+                answers.set_exception(exc)
+            raise
+        return hung[0]
+
+    with ThreadPoolExecutor(max_workers=1) as thread:  # leaving it waits for the session
+        yield AllowedFetch(cases, answers, thread.submit(anyio.run, one_session))
+
+
+def test_the_fetch_pack_names_each_failure_of_the_server_against_a_local_site(allowed_fetch: AllowedFetch) -> None:
+    # One connection mode, legacy (the session of the hung fetch): the pack rewrites what the
+    # upstream answered, before the front's wire, whose two modes are covered in memory
+    # (tests/proxy/conftest.py `client`); the private address's session below is auto.
+    *results, page = allowed_fetch.answers.result(timeout=SESSION_SECONDS)
+    for result, (url, category, code) in zip(results, allowed_fetch.cases, strict=True):
         envelope = failed(result, category, code)
         # fetch only reads: nothing a failure did needs undoing, so a transient one is safe to resend.
         assert envelope["executionState"] == "not_executed", url
@@ -368,7 +395,7 @@ async def test_without_the_pack_or_disguised_failures_the_sqlite_servers_failure
 # --- last: the timeout started with the module ------------------------------------------------
 
 
-def test_the_fetch_pack_reads_the_servers_own_timeout_as_transient(hung_fetch: Future[CallToolResult]) -> None:
-    timeout = failed(hung_fetch.result(timeout=SESSION_SECONDS), "transient", "UPSTREAM_TIMEOUT")
+def test_the_fetch_pack_reads_the_servers_own_timeout_as_transient(allowed_fetch: AllowedFetch) -> None:
+    timeout = failed(allowed_fetch.hung.result(timeout=SESSION_SECONDS), "transient", "UPSTREAM_TIMEOUT")
     assert timeout["isRetryable"] is True
     assert timeout["executionState"] == "not_executed"  # fetch only reads
