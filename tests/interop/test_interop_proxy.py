@@ -38,6 +38,8 @@ UPSTREAM = [sys.executable, str(SERVERS_DIR / "proxy_upstream.py")]
 TIME = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
 
 Call = tuple[str, dict[str, Any]]
+Answers = tuple[dict[str, dict[str, Any] | None], list[dict[str, Any]]]
+"""What `session` returns: outputSchemas by tool, and the wire results of the calls."""
 
 
 def session(
@@ -145,9 +147,34 @@ def test_mcp_server_git_failures_with_the_shipped_rules(repository: Path) -> Non
     assert "branch" in status["content"][0]["text"].lower()
 
 
-def test_mcp_server_git_without_rules_still_answers_in_the_contract_and_keeps_its_paths(repository: Path) -> None:
+def branch_calls(repository: Path) -> list[Call]:
+    """Check out a branch that does not exist, create it, check it out again."""
+    arguments = {"repo_path": str(repository), "branch_name": "feature-x"}
+    return [("git_checkout", arguments), ("git_create_branch", arguments), ("git_checkout", arguments)]
+
+
+@pytest.fixture(scope="module")
+def git_without_rules(repository: Path, tmp_path_factory: pytest.TempPathFactory) -> Answers:
+    """mcp-server-git behind one proxy without rules but with `--repeat-guard 60`: its answers to `git_calls`, then
+    `branch_calls` (in a repository with one commit).
+
+    One session for the two tests that only read these answers, not one proxy each. The guard
+    answers only a call that repeats one that failed, and no call of `git_calls` repeats
+    another: to them the proxy is the one without rules.
+    """
+    branching = tmp_path_factory.mktemp("branching")
+    subprocess.run(["git", "init", "--quiet", str(branching)], check=True)
+    identity = ["-c", "user.name=Agent", "-c", "user.email=agent@example.com"]
+    subprocess.run(["git", *identity, "-C", str(branching), "commit", "--quiet", "--allow-empty", "-m", "start"])
+    command = [*PROXY, "--repeat-guard", "60", "--", sys.executable, "-m", "mcp_server_git"]
+    return session(command, [*git_calls(repository), *branch_calls(branching)])
+
+
+def test_mcp_server_git_without_rules_still_answers_in_the_contract_and_keeps_its_paths(
+    git_without_rules: Answers, repository: Path
+) -> None:
     calls = git_calls(repository)
-    schemas, (missing, revision, *_) = session(proxied(sys.executable, "-m", "mcp_server_git"), calls)
+    schemas, (missing, revision, *_) = git_without_rules
     # The server says nothing but the path it was given: only a rule can tell what that means.
     default = error_of(schemas, calls[0], missing)
     assert (default["errorCategory"], default["code"], default["isRetryable"]) == ("business", "TOOL_ERROR", False)
@@ -207,9 +234,6 @@ def path_calls(files: Path) -> list[Call]:
         ("read_text_file", {"path": str(files / "missing.txt")}),
         ("read_text_file", {"path": str(files / f"{SECRET_NAME}.txt")}),
     ]
-
-
-Answers = tuple[dict[str, dict[str, Any] | None], list[dict[str, Any]]]
 
 
 @pytest.fixture(scope="module")
@@ -457,14 +481,10 @@ def test_the_repeat_guard_lets_a_read_through_once_the_missing_file_or_folder_wa
     assert not listed.get("isError"), listed
 
 
-def test_the_repeat_guard_lets_a_checkout_through_once_the_missing_branch_was_created(tmp_path: Path) -> None:
-    repository = tmp_path / "repo"
-    subprocess.run(["git", "init", "--quiet", str(repository)], check=True)
-    identity = ["-c", "user.name=Agent", "-c", "user.email=agent@example.com"]
-    subprocess.run(["git", *identity, "-C", str(repository), "commit", "--quiet", "--allow-empty", "-m", "start"])
-    arguments = {"repo_path": str(repository), "branch_name": "feature-x"}
-    calls: list[Call] = [("git_checkout", arguments), ("git_create_branch", arguments), ("git_checkout", arguments)]
-    missing, created, checked_out = guarded_session([sys.executable, "-m", "mcp_server_git"], calls)
+def test_the_repeat_guard_lets_a_checkout_through_once_the_missing_branch_was_created(
+    git_without_rules: Answers,
+) -> None:
+    missing, created, checked_out = git_without_rules[1][-3:]
     assert missing["isError"]
     assert missing["structuredContent"]["isRetryable"] is False
     assert not created.get("isError"), created
