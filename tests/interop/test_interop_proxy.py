@@ -231,18 +231,41 @@ def path_calls(files: Path) -> list[Call]:
     return [
         ("read_text_file", {"path": str(files.parent / "elsewhere" / "notes.txt")}),
         ("read_text_file", {"path": str(files / "no" / "such" / "file.txt")}),
-        ("read_text_file", {"path": str(files / "missing.txt")}),
+        ("read_text_file", {"path": str(files / "absent.txt")}),  # not `filesystem_calls`' missing.txt: no repeat
         ("read_text_file", {"path": str(files / f"{SECRET_NAME}.txt")}),
     ]
 
 
-@pytest.fixture(scope="module")
-def filesystem_without_rules(node_servers: dict[str, list[str]], files: Path) -> Answers:
-    """server-filesystem behind one proxy without a rules file: its answers to `filesystem_calls`, then `path_calls`.
+def guarded_calls(root: Path) -> list[Call]:
+    """Read a missing file, write it, read it again; list a missing folder, create it, list it again."""
+    report, folder = str(root / "report.txt"), str(root / "drafts")
+    return [
+        ("read_text_file", {"path": report}),
+        ("write_file", {"path": report, "content": "written by the agent\n"}),
+        ("read_text_file", {"path": report}),
+        ("list_directory", {"path": folder}),
+        ("create_directory", {"path": folder}),
+        ("list_directory", {"path": folder}),
+    ]
 
-    One session for the two tests that only read these answers, not one proxy each.
+
+@pytest.fixture(scope="module")
+def guarded_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A second directory the filesystem server may use, empty: `guarded_calls` create what they read."""
+    return tmp_path_factory.mktemp("guarded").resolve()
+
+
+@pytest.fixture(scope="module")
+def filesystem_without_rules(node_servers: dict[str, list[str]], files: Path, guarded_root: Path) -> Answers:
+    """server-filesystem behind one proxy without a rules file but with `--repeat-guard 60`: its answers to
+    `filesystem_calls`, `path_calls`, then `guarded_calls` (in `guarded_root`).
+
+    One session for the three tests that only read these answers, not one proxy each. The
+    guard answers only a call that repeats one that failed, and no call before `guarded_calls`
+    repeats another: to them the proxy is the one without rules.
     """
-    return session(proxied(*node_servers["filesystem"], str(files)), [*filesystem_calls(files), *path_calls(files)])
+    command = [*PROXY, "--repeat-guard", "60", "--", *node_servers["filesystem"], str(files), str(guarded_root)]
+    return session(command, [*filesystem_calls(files), *path_calls(files), *guarded_calls(guarded_root)])
 
 
 def test_server_filesystem_without_rules_is_classified_from_its_words(
@@ -264,7 +287,8 @@ def test_server_filesystem_failures_keep_the_paths_the_agent_sent_and_the_direct
     # Without a rules file: only the words, and what the agent already knows.
     calls = path_calls(files)
     schemas, results = filesystem_without_rules
-    outside, deep, shallow, secret = results[-len(calls) :]
+    first = len(filesystem_calls(files))
+    outside, deep, shallow, secret = results[first : first + len(calls)]
 
     denied = error_of(schemas, calls[0], outside)["description"]
     # "Access denied - path outside allowed directories: X not in Y": the agent's X, the server's Y.
@@ -450,27 +474,13 @@ def test_check_finds_no_errors_through_the_proxy_where_the_bare_server_has_some(
 
 
 # --- the repeat guard after the agent did what the answer asked --------------------------------
-
-
-def guarded_session(command: Sequence[str], calls: Sequence[Call]) -> list[dict[str, Any]]:
-    """`calls` through `mcp-errors proxy --repeat-guard 60` in front of `command`: the wire results."""
-    return session([*PROXY, "--repeat-guard", "60", "--", *command], calls)[1]
+# Their sessions (`--repeat-guard 60`) are `filesystem_without_rules` and `git_without_rules`.
 
 
 def test_the_repeat_guard_lets_a_read_through_once_the_missing_file_or_folder_was_created(
-    node_servers: dict[str, list[str]], tmp_path: Path
+    filesystem_without_rules: Answers, guarded_root: Path
 ) -> None:
-    root = tmp_path.resolve()
-    report, folder = str(root / "report.txt"), str(root / "drafts")
-    calls: list[Call] = [
-        ("read_text_file", {"path": report}),
-        ("write_file", {"path": report, "content": "written by the agent\n"}),
-        ("read_text_file", {"path": report}),
-        ("list_directory", {"path": folder}),
-        ("create_directory", {"path": folder}),
-        ("list_directory", {"path": folder}),
-    ]
-    missing, wrote, read, unlisted, created, listed = guarded_session([*node_servers["filesystem"], str(root)], calls)
+    missing, wrote, read, unlisted, created, listed = filesystem_without_rules[1][-len(guarded_calls(guarded_root)) :]
     for failed in (missing, unlisted):
         assert failed["isError"]
         assert failed["structuredContent"]["isRetryable"] is False
