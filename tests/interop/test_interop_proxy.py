@@ -13,6 +13,7 @@ server has some.
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -37,6 +38,8 @@ UPSTREAM = [sys.executable, str(SERVERS_DIR / "proxy_upstream.py")]
 TIME = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
 
 Call = tuple[str, dict[str, Any]]
+Answers = tuple[dict[str, dict[str, Any] | None], list[dict[str, Any]]]
+"""What `session` returns: outputSchemas by tool, and the wire results of the calls."""
 
 
 def session(
@@ -144,9 +147,34 @@ def test_mcp_server_git_failures_with_the_shipped_rules(repository: Path) -> Non
     assert "branch" in status["content"][0]["text"].lower()
 
 
-def test_mcp_server_git_without_rules_still_answers_in_the_contract_and_keeps_its_paths(repository: Path) -> None:
+def branch_calls(repository: Path) -> list[Call]:
+    """Check out a branch that does not exist, create it, check it out again."""
+    arguments = {"repo_path": str(repository), "branch_name": "feature-x"}
+    return [("git_checkout", arguments), ("git_create_branch", arguments), ("git_checkout", arguments)]
+
+
+@pytest.fixture(scope="module")
+def git_without_rules(repository: Path, tmp_path_factory: pytest.TempPathFactory) -> Answers:
+    """mcp-server-git behind one proxy without rules but with `--repeat-guard 60`: its answers to `git_calls`, then
+    `branch_calls` (in a repository with one commit).
+
+    One session for the two tests that only read these answers, not one proxy each. The guard
+    answers only a call that repeats one that failed, and no call of `git_calls` repeats
+    another: to them the proxy is the one without rules.
+    """
+    branching = tmp_path_factory.mktemp("branching")
+    subprocess.run(["git", "init", "--quiet", str(branching)], check=True)
+    identity = ["-c", "user.name=Agent", "-c", "user.email=agent@example.com"]
+    subprocess.run(["git", *identity, "-C", str(branching), "commit", "--quiet", "--allow-empty", "-m", "start"])
+    command = [*PROXY, "--repeat-guard", "60", "--", sys.executable, "-m", "mcp_server_git"]
+    return session(command, [*git_calls(repository), *branch_calls(branching)])
+
+
+def test_mcp_server_git_without_rules_still_answers_in_the_contract_and_keeps_its_paths(
+    git_without_rules: Answers, repository: Path
+) -> None:
     calls = git_calls(repository)
-    schemas, (missing, revision, *_) = session(proxied(sys.executable, "-m", "mcp_server_git"), calls)
+    schemas, (missing, revision, *_) = git_without_rules
     # The server says nothing but the path it was given: only a rule can tell what that means.
     default = error_of(schemas, calls[0], missing)
     assert (default["errorCategory"], default["code"], default["isRetryable"]) == ("business", "TOOL_ERROR", False)
@@ -195,11 +223,56 @@ def test_server_filesystem_failures_with_the_shipped_rules(node_servers: dict[st
     assert read["content"][0]["text"] == "first line\n"
 
 
+SECRET_NAME = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def path_calls(files: Path) -> list[Call]:
+    """Reads outside the allowed directory, of missing files (three levels deep and one), of a credential's name."""
+    return [
+        ("read_text_file", {"path": str(files.parent / "elsewhere" / "notes.txt")}),
+        ("read_text_file", {"path": str(files / "no" / "such" / "file.txt")}),
+        ("read_text_file", {"path": str(files / "absent.txt")}),  # not `filesystem_calls`' missing.txt: no repeat
+        ("read_text_file", {"path": str(files / f"{SECRET_NAME}.txt")}),
+    ]
+
+
+def guarded_calls(root: Path) -> list[Call]:
+    """Read a missing file, write it, read it again; list a missing folder, create it, list it again."""
+    report, folder = str(root / "report.txt"), str(root / "drafts")
+    return [
+        ("read_text_file", {"path": report}),
+        ("write_file", {"path": report, "content": "written by the agent\n"}),
+        ("read_text_file", {"path": report}),
+        ("list_directory", {"path": folder}),
+        ("create_directory", {"path": folder}),
+        ("list_directory", {"path": folder}),
+    ]
+
+
+@pytest.fixture(scope="module")
+def guarded_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A second directory the filesystem server may use, empty: `guarded_calls` create what they read."""
+    return tmp_path_factory.mktemp("guarded").resolve()
+
+
+@pytest.fixture(scope="module")
+def filesystem_without_rules(node_servers: dict[str, list[str]], files: Path, guarded_root: Path) -> Answers:
+    """server-filesystem behind one proxy without a rules file but with `--repeat-guard 60`: its answers to
+    `filesystem_calls`, `path_calls`, then `guarded_calls` (in `guarded_root`).
+
+    One session for the three tests that only read these answers, not one proxy each. The
+    guard answers only a call that repeats one that failed, and no call before `guarded_calls`
+    repeats another: to them the proxy is the one without rules.
+    """
+    command = [*PROXY, "--repeat-guard", "60", "--", *node_servers["filesystem"], str(files), str(guarded_root)]
+    return session(command, [*filesystem_calls(files), *path_calls(files), *guarded_calls(guarded_root)])
+
+
 def test_server_filesystem_without_rules_is_classified_from_its_words(
-    node_servers: dict[str, list[str]], files: Path
+    filesystem_without_rules: Answers, files: Path
 ) -> None:
     calls = filesystem_calls(files)
-    schemas, (outside, missing, *_) = session(proxied(*node_servers["filesystem"], str(files)), calls)
+    schemas, (outside, missing, *_) = filesystem_without_rules
     denied = error_of(schemas, calls[0], outside)
     # "Access denied - path outside allowed directories": the fix is a path inside them.
     assert (denied["errorCategory"], denied["categoryInferred"]) == ("validation", True)
@@ -209,17 +282,13 @@ def test_server_filesystem_without_rules_is_classified_from_its_words(
 
 
 def test_server_filesystem_failures_keep_the_paths_the_agent_sent_and_the_directories_it_may_use(
-    node_servers: dict[str, list[str]], files: Path, tmp_path: Path
+    filesystem_without_rules: Answers, files: Path
 ) -> None:
     # Without a rules file: only the words, and what the agent already knows.
-    secret_name = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-    calls: list[Call] = [
-        ("read_text_file", {"path": str(tmp_path / "elsewhere" / "notes.txt")}),
-        ("read_text_file", {"path": str(files / "no" / "such" / "file.txt")}),
-        ("read_text_file", {"path": str(files / "missing.txt")}),
-        ("read_text_file", {"path": str(files / f"{secret_name}.txt")}),
-    ]
-    schemas, (outside, deep, shallow, secret) = session(proxied(*node_servers["filesystem"], str(files)), calls)
+    calls = path_calls(files)
+    schemas, results = filesystem_without_rules
+    first = len(filesystem_calls(files))
+    outside, deep, shallow, secret = results[first : first + len(calls)]
 
     denied = error_of(schemas, calls[0], outside)["description"]
     # "Access denied - path outside allowed directories: X not in Y": the agent's X, the server's Y.
@@ -229,8 +298,8 @@ def test_server_filesystem_failures_keep_the_paths_the_agent_sent_and_the_direct
         # ENOENT ... open 'X': three levels deep or one, the path the agent sent is kept.
         assert call[1]["path"] in error_of(schemas, call, result)["description"]
     # A credential is never echoed, even one the agent put in a path itself.
-    assert secret_name not in str(secret)
-    assert_nothing_leaks(secret, secret_name)
+    assert SECRET_NAME not in str(secret)
+    assert_nothing_leaks(secret, SECRET_NAME)
 
 
 # --- @modelcontextprotocol/server-everything -------------------------------------------------
@@ -244,11 +313,73 @@ EVERYTHING_CALLS: list[Call] = [
 ]
 
 
-def test_server_everything_failures_come_out_in_the_contract(node_servers: dict[str, list[str]]) -> None:
-    env = {"GZIP_ALLOWED_DOMAINS": "127.0.0.1"}
-    schemas, (argument, fetch, structured, unknown, ok) = session(
-        proxied(*node_servers["everything"]), EVERYTHING_CALLS, env=env
+GZIP_ENV = {"GZIP_ALLOWED_DOMAINS": "127.0.0.1"}
+
+
+async def listings(
+    command: Sequence[str], *, env: dict[str, str] | None = None, calls: Sequence[Call] = ()
+) -> dict[str, Any]:
+    """What a legacy host that samples and elicits lists, reads and is answered by server-everything; `calls` last."""
+
+    async def sample(context: Any, params: mcp_types.CreateMessageRequestParams) -> mcp_types.CreateMessageResult:
+        return mcp_types.CreateMessageResult(
+            role="assistant", content=mcp_types.TextContent(type="text", text="a sampled answer"), model="test-model"
+        )
+
+    async def elicit(context: Any, params: Any) -> mcp_types.ElicitResult:
+        return mcp_types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    progresses: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        progresses.append(progress)
+
+    params = StdioServerParameters(command=command[0], args=list(command[1:]), env=env)
+    # Server-initiated requests exist on the 2025-11-25 protocol: a legacy host.
+    async with Client(params, mode="legacy", sampling_callback=sample, elicitation_callback=elicit) as client:
+        tools = (await client.list_tools()).tools
+        resources = await client.list_resources()
+        first = resources.resources[0]
+        return {
+            "tools": sorted(tool.name for tool in tools),
+            "resources": sorted(str(resource.uri) for resource in resources.resources),
+            "templates": sorted(t.uri_template for t in (await client.list_resource_templates()).resource_templates),
+            "prompts": sorted(prompt.name for prompt in (await client.list_prompts()).prompts),
+            "read": (await client.read_resource(first.uri)).model_dump(mode="json", exclude_none=True)["contents"],
+            "sampled": (await client.call_tool("trigger-sampling-request", {"prompt": "hi"})).content[0].text,  # type: ignore[union-attr]
+            "elicited": [
+                block.text  # type: ignore[union-attr]
+                for block in (await client.call_tool("trigger-elicitation-request", {})).content
+            ],
+            "progress": (
+                await client.call_tool(
+                    "trigger-long-running-operation", {"duration": 1, "steps": 2}, progress_callback=on_progress
+                ),
+                progresses,
+            )[1],
+            # Last, so that their failures come after everything above.
+            "schemas": {tool.name: tool.output_schema for tool in tools},
+            "calls": [
+                (await client.call_tool(name, arguments)).model_dump(mode="json", by_alias=True, exclude_none=True)
+                for name, arguments in calls
+            ],
+        }
+
+
+@pytest.fixture(scope="module")
+def everything_through_the_proxy(node_servers: dict[str, list[str]]) -> dict[str, Any]:
+    """server-everything behind one proxy, one legacy host session: `listings` with EVERYTHING_CALLS.
+
+    Shared by the two tests that only read it (one proxy, not one each).
+    """
+    return anyio.run(
+        functools.partial(listings, proxied(*node_servers["everything"]), env=GZIP_ENV, calls=EVERYTHING_CALLS)
     )
+
+
+def test_server_everything_failures_come_out_in_the_contract(everything_through_the_proxy: dict[str, Any]) -> None:
+    schemas = everything_through_the_proxy["schemas"]
+    argument, fetch, structured, unknown, ok = everything_through_the_proxy["calls"]
     wrong = error_of(schemas, EVERYTHING_CALLS[0], argument)
     assert (wrong["errorCategory"], [e["field"] for e in wrong["fieldErrors"]]) == ("validation", ["a"])
     # The tool's own failure: its fetch of an unreachable URL.
@@ -264,50 +395,11 @@ def test_server_everything_failures_come_out_in_the_contract(node_servers: dict[
     fastmcp_before_4_2(), reason="fastmcp 4.1's proxy answers sampling as model 'fastmcp-client' (docs/proxy.md)"
 )
 def test_server_everything_passes_sampling_elicitation_progress_resources_and_prompts_through(
-    node_servers: dict[str, list[str]],
+    node_servers: dict[str, list[str]], everything_through_the_proxy: dict[str, Any]
 ) -> None:
-    async def sample(context: Any, params: mcp_types.CreateMessageRequestParams) -> mcp_types.CreateMessageResult:
-        return mcp_types.CreateMessageResult(
-            role="assistant", content=mcp_types.TextContent(type="text", text="a sampled answer"), model="test-model"
-        )
-
-    async def elicit(context: Any, params: Any) -> mcp_types.ElicitResult:
-        return mcp_types.ElicitResult(action="accept", content={"name": "Ada"})
-
-    async def listings(command: Sequence[str]) -> dict[str, Any]:
-        progresses: list[float] = []
-
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            progresses.append(progress)
-
-        params = StdioServerParameters(command=command[0], args=list(command[1:]))
-        # Server-initiated requests exist on the 2025-11-25 protocol: a legacy host.
-        async with Client(params, mode="legacy", sampling_callback=sample, elicitation_callback=elicit) as client:
-            resources = await client.list_resources()
-            first = resources.resources[0]
-            return {
-                "tools": sorted(tool.name for tool in (await client.list_tools()).tools),
-                "resources": sorted(str(resource.uri) for resource in resources.resources),
-                "templates": sorted(
-                    t.uri_template for t in (await client.list_resource_templates()).resource_templates
-                ),
-                "prompts": sorted(prompt.name for prompt in (await client.list_prompts()).prompts),
-                "read": (await client.read_resource(first.uri)).model_dump(mode="json", exclude_none=True)["contents"],
-                "sampled": (await client.call_tool("trigger-sampling-request", {"prompt": "hi"})).content[0].text,  # type: ignore[union-attr]
-                "elicited": [
-                    block.text  # type: ignore[union-attr]
-                    for block in (await client.call_tool("trigger-elicitation-request", {})).content
-                ],
-                "progress": (
-                    await client.call_tool(
-                        "trigger-long-running-operation", {"duration": 1, "steps": 2}, progress_callback=on_progress
-                    ),
-                    progresses,
-                )[1],
-            }
-
     direct = anyio.run(listings, node_servers["everything"])
-    through = anyio.run(listings, proxied(*node_servers["everything"]))
+    through = {key: value for key, value in everything_through_the_proxy.items() if key not in ("schemas", "calls")}
+    del direct["schemas"], direct["calls"]
     # The proxy's own client declares roots, sampling and elicitation whatever the host does,
     # and this server registers a tool per capability it sees: the proxy may show more tools.
     assert set(through.pop("tools")) >= set(direct.pop("tools"))
@@ -382,27 +474,13 @@ def test_check_finds_no_errors_through_the_proxy_where_the_bare_server_has_some(
 
 
 # --- the repeat guard after the agent did what the answer asked --------------------------------
-
-
-def guarded_session(command: Sequence[str], calls: Sequence[Call]) -> list[dict[str, Any]]:
-    """`calls` through `mcp-errors proxy --repeat-guard 60` in front of `command`: the wire results."""
-    return session([*PROXY, "--repeat-guard", "60", "--", *command], calls)[1]
+# Their sessions (`--repeat-guard 60`) are `filesystem_without_rules` and `git_without_rules`.
 
 
 def test_the_repeat_guard_lets_a_read_through_once_the_missing_file_or_folder_was_created(
-    node_servers: dict[str, list[str]], tmp_path: Path
+    filesystem_without_rules: Answers, guarded_root: Path
 ) -> None:
-    root = tmp_path.resolve()
-    report, folder = str(root / "report.txt"), str(root / "drafts")
-    calls: list[Call] = [
-        ("read_text_file", {"path": report}),
-        ("write_file", {"path": report, "content": "written by the agent\n"}),
-        ("read_text_file", {"path": report}),
-        ("list_directory", {"path": folder}),
-        ("create_directory", {"path": folder}),
-        ("list_directory", {"path": folder}),
-    ]
-    missing, wrote, read, unlisted, created, listed = guarded_session([*node_servers["filesystem"], str(root)], calls)
+    missing, wrote, read, unlisted, created, listed = filesystem_without_rules[1][-len(guarded_calls(guarded_root)) :]
     for failed in (missing, unlisted):
         assert failed["isError"]
         assert failed["structuredContent"]["isRetryable"] is False
@@ -413,14 +491,10 @@ def test_the_repeat_guard_lets_a_read_through_once_the_missing_file_or_folder_wa
     assert not listed.get("isError"), listed
 
 
-def test_the_repeat_guard_lets_a_checkout_through_once_the_missing_branch_was_created(tmp_path: Path) -> None:
-    repository = tmp_path / "repo"
-    subprocess.run(["git", "init", "--quiet", str(repository)], check=True)
-    identity = ["-c", "user.name=Agent", "-c", "user.email=agent@example.com"]
-    subprocess.run(["git", *identity, "-C", str(repository), "commit", "--quiet", "--allow-empty", "-m", "start"])
-    arguments = {"repo_path": str(repository), "branch_name": "feature-x"}
-    calls: list[Call] = [("git_checkout", arguments), ("git_create_branch", arguments), ("git_checkout", arguments)]
-    missing, created, checked_out = guarded_session([sys.executable, "-m", "mcp_server_git"], calls)
+def test_the_repeat_guard_lets_a_checkout_through_once_the_missing_branch_was_created(
+    git_without_rules: Answers,
+) -> None:
+    missing, created, checked_out = git_without_rules[1][-3:]
     assert missing["isError"]
     assert missing["structuredContent"]["isRetryable"] is False
     assert not created.get("isError"), created

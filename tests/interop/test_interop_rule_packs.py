@@ -4,7 +4,8 @@
 start it, in front of `mcp-server-sqlite` 2025.4.25 (with `mcp<2`: it does not start on mcp
 2.x) and `mcp-server-fetch` 2026.10.24, both from PyPI through `uvx`. Each test makes the
 server fail the ways its pack names and asserts the category and code of each rewritten
-result, through `mcp.Client` (both connection modes where a second session is cheap):
+result, through `mcp.Client` (one connection mode per session, alternating: the packs act on
+what the upstream answered, before the front's wire, whose modes tests/proxy covers in memory):
 
 - mcp-server-sqlite answers every failure as a success: a SQL syntax error, an unknown
   table, a duplicate, a statement sent to the wrong tool, a write while another sqlite3
@@ -28,6 +29,7 @@ sessions run offline. Without `uvx`, or when it cannot fetch them, the module fa
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import sqlite3
@@ -142,32 +144,9 @@ def site() -> Iterator[Stub]:
         served.close()
 
 
-@pytest.fixture(scope="module")
-def hung_fetch(fetch_server: list[str], site: Stub) -> Iterator[Future[CallToolResult]]:
-    """A fetch of a page that never answers, which mcp-server-fetch gives up on after its fixed 30 s.
-
-    It runs in a thread of its own from the module's first test on, so that the 30 s pass
-    beside the other tests instead of inside one of them; the module's last test reads it.
-    """
-    pack = str(PACKS / "mcp-server-fetch.toml")
-
-    async def fetch_the_hanging_page() -> CallToolResult:
-        with tempfile.TemporaryFile("w+") as log, anyio.fail_after(SESSION_SECONDS):
-            upstream = [*fetch_server, "--allow-private-ips"]
-            async with proxied(upstream, "--rules", pack, mode="legacy", log=log) as client:
-                return await client.call_tool("fetch", {"url": f"{site.base}/hang"})
-
-    with ThreadPoolExecutor(max_workers=1) as thread:  # leaving it waits for the call
-        yield thread.submit(anyio.run, fetch_the_hanging_page)
-
-
-@pytest.mark.anyio
-@pytest.mark.usefixtures("hung_fetch")  # started now, read by the module's last test
-async def test_the_fetch_pack_names_each_failure_of_the_server_against_a_local_site(
-    fetch_server: list[str], site: Stub, mode: str
-) -> None:
-    pack = str(PACKS / "mcp-server-fetch.toml")
-    cases = [
+def fetch_cases(site: Stub) -> list[tuple[str, str, str]]:
+    """(url, category, code): each failure of mcp-server-fetch against the site, and what the pack makes of it."""
+    return [
         (f"{site.base}/status/404", "validation", "PAGE_NOT_FOUND"),
         (f"{site.base}/status/503", "transient", "UPSTREAM_UNAVAILABLE"),
         (f"{site.base}/status/429", "transient", "UPSTREAM_RATE_LIMITED"),
@@ -176,12 +155,64 @@ async def test_the_fetch_pack_names_each_failure_of_the_server_against_a_local_s
         (f"{site.base}/close", "transient", "UPSTREAM_UNREACHABLE"),
         (f"{site.base}/private/report", "permission", "ROBOTS_DISALLOWED"),
     ]
-    with tempfile.TemporaryFile("w+") as log, anyio.fail_after(SESSION_SECONDS):
-        upstream = [*fetch_server, "--allow-private-ips"]
-        async with proxied(upstream, "--rules", pack, mode=mode, log=log) as client:
-            results = [await client.call_tool("fetch", {"url": url}) for url, _, _ in cases]
-            page = await client.call_tool("fetch", {"url": f"{site.base}/page/log"})
-    for result, (url, category, code) in zip(results, cases, strict=True):
+
+
+@dataclasses.dataclass(frozen=True)
+class AllowedFetch:
+    """One session of the fetch pack in front of `mcp-server-fetch --allow-private-ips`, running in a thread."""
+
+    cases: list[tuple[str, str, str]]
+    answers: Future[list[CallToolResult]]
+    """The answers to `cases`, then to a fetch of `/page/log`."""
+    hung: Future[CallToolResult]
+    """The answer to a fetch of `/hang`, a page that never answers: mcp-server-fetch gives up after its fixed 30 s."""
+
+
+@pytest.fixture(scope="module")
+def allowed_fetch(fetch_server: list[str], site: Stub) -> Iterator[AllowedFetch]:
+    """The fetch of the page that never answers starts first; the other calls are made meanwhile, in the same session.
+
+    One proxy for both, in a thread of its own from the module's first test on, so that the
+    30 s pass beside the other tests instead of inside one of them; the module's first test
+    reads the answers, its last test the hung fetch.
+    """
+    pack = str(PACKS / "mcp-server-fetch.toml")
+    cases = fetch_cases(site)
+    answers: Future[list[CallToolResult]] = Future()
+
+    async def one_session() -> CallToolResult:
+        hung: list[CallToolResult] = []
+
+        async def fetch_the_hanging_page() -> None:
+            hung.append(await client.call_tool("fetch", {"url": f"{site.base}/hang"}))
+
+        try:
+            with tempfile.TemporaryFile("w+") as log, anyio.fail_after(SESSION_SECONDS):
+                upstream = [*fetch_server, "--allow-private-ips"]
+                async with (
+                    proxied(upstream, "--rules", pack, mode="legacy", log=log) as client,
+                    anyio.create_task_group() as calls,
+                ):
+                    calls.start_soon(fetch_the_hanging_page)
+                    made = [await client.call_tool("fetch", {"url": url}) for url, _, _ in cases]
+                    made.append(await client.call_tool("fetch", {"url": f"{site.base}/page/log"}))
+                    answers.set_result(made)
+        except BaseException as exc:
+            if not answers.done():
+                answers.set_exception(exc)
+            raise
+        return hung[0]
+
+    with ThreadPoolExecutor(max_workers=1) as thread:  # leaving it waits for the session
+        yield AllowedFetch(cases, answers, thread.submit(anyio.run, one_session))
+
+
+def test_the_fetch_pack_names_each_failure_of_the_server_against_a_local_site(allowed_fetch: AllowedFetch) -> None:
+    # One connection mode, legacy (the session of the hung fetch): the pack rewrites what the
+    # upstream answered, before the front's wire, whose two modes are covered in memory
+    # (tests/proxy/conftest.py `client`); the private address's session below is auto.
+    *results, page = allowed_fetch.answers.result(timeout=SESSION_SECONDS)
+    for result, (url, category, code) in zip(results, allowed_fetch.cases, strict=True):
         envelope = failed(result, category, code)
         # fetch only reads: nothing a failure did needs undoing, so a transient one is safe to resend.
         assert envelope["executionState"] == "not_executed", url
@@ -256,11 +287,16 @@ SQL_FAILURES: list[tuple[str, str, str, str]] = [
 
 @pytest.mark.anyio
 async def test_the_sqlite_pack_turns_each_failure_the_server_answers_as_a_success_into_the_contract(
-    sqlite_server: list[str], database: Path, mode: str
+    sqlite_server: list[str], database: Path
 ) -> None:
+    # One connection mode, legacy (the held lock's 5 s wait ran in it alone already): the pack
+    # rewrites what the upstream answered, before the front's wire, whose two modes are covered
+    # in memory (tests/proxy/conftest.py `client`); the disguised-failures session below is auto.
     pack = str(PACKS / "mcp-server-sqlite.toml")
     with tempfile.TemporaryFile("w+") as log, anyio.fail_after(SESSION_SECONDS):
-        async with proxied([*sqlite_server, "--db-path", str(database)], "--rules", pack, mode=mode, log=log) as client:
+        async with proxied(
+            [*sqlite_server, "--db-path", str(database)], "--rules", pack, mode="legacy", log=log
+        ) as client:
             envelopes = [
                 failed(await client.call_tool(tool, {"query": query}), category, code)
                 for tool, query, category, code in SQL_FAILURES
@@ -272,11 +308,10 @@ async def test_the_sqlite_pack_turns_each_failure_the_server_answers_as_a_succes
             rows = succeeded(await client.call_tool("read_query", {"query": "SELECT level, message FROM logs"}))
             assert "connection refused" in rows
             assert succeeded(await client.call_tool("describe_table", {"table_name": "nosuchtable"})) == "[]"
-            if mode == "legacy":  # the server waits 5 s for the lock: once is enough
-                with write_lock_held(database):
-                    locked = await client.call_tool("write_query", {"query": "DELETE FROM users WHERE id = 2"})
-                busy = failed(locked, "transient", "DATABASE_BUSY")
-                assert (busy["isRetryable"], busy["executionState"]) == (True, "not_executed")
+            with write_lock_held(database):  # the server waits 5 s for the lock
+                locked = await client.call_tool("write_query", {"query": "DELETE FROM users WHERE id = 2"})
+            busy = failed(locked, "transient", "DATABASE_BUSY")
+            assert (busy["isRetryable"], busy["executionState"]) == (True, "not_executed")
         log.seek(0)
         logged = log.read()
     assert users(database) == ["ada@example.com", "bob@example.com"]  # nothing that failed was applied
@@ -360,7 +395,7 @@ async def test_without_the_pack_or_disguised_failures_the_sqlite_servers_failure
 # --- last: the timeout started with the module ------------------------------------------------
 
 
-def test_the_fetch_pack_reads_the_servers_own_timeout_as_transient(hung_fetch: Future[CallToolResult]) -> None:
-    timeout = failed(hung_fetch.result(timeout=SESSION_SECONDS), "transient", "UPSTREAM_TIMEOUT")
+def test_the_fetch_pack_reads_the_servers_own_timeout_as_transient(allowed_fetch: AllowedFetch) -> None:
+    timeout = failed(allowed_fetch.hung.result(timeout=SESSION_SECONDS), "transient", "UPSTREAM_TIMEOUT")
     assert timeout["isRetryable"] is True
     assert timeout["executionState"] == "not_executed"  # fetch only reads

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -28,7 +29,7 @@ from mcp_errors.proxy._hosts import HostConfigError
 from mcp_errors.proxy._server import ProxySettings, StartupError
 from mcp_errors.proxy._wrap import wrap_text
 from mcp_errors.stores import open_store
-from proxying import PROXY, STARTUP_SECONDS, TENANT_UPSTREAM, UPSTREAM, http_caller, http_front, http_upstream
+from proxying import PROXY, STARTUP_SECONDS, TENANT_UPSTREAM, UPSTREAM, http_caller, http_upstream
 from services import free_port
 
 pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
@@ -73,14 +74,65 @@ async def tool_names(client: Client) -> set[str]:
     return {tool.name for tool in (await client.list_tools()).tools}
 
 
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """Module-wide, so that tests can share one gateway (`team`)."""
+    return "asyncio"
+
+
+class _Said(logging.Handler):
+    """What the gateway logged (warnings and worse)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@dataclasses.dataclass(frozen=True)
+class Team:
+    """A gateway in this process and what it logged since it started."""
+
+    gateway: Gateway
+    said: _Said
+
+
+@pytest.fixture(scope="module")
+async def team(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Team]:
+    """One gateway of time, git, a server that exits at start-up and one that dies on a call, shared by the module.
+
+    Its tests only read, or crash `flaky`, which no other test calls: none depends on a fresh
+    gateway, and each connects its own front session in the mode it tests.
+    """
+    root = tmp_path_factory.mktemp("team")
+    path = config_file(root, {"time": TIME, "git": GIT, "broken": EXITS_AT_START, "flaky": [sys.executable, UPSTREAM]})
+    said = _Said()
+    logger = logging.getLogger("mcp_errors.proxy")
+    level = logger.level
+    logger.addHandler(said)
+    logger.setLevel(logging.WARNING)
+    gateway = Gateway(read_gateway_config(path), startup_seconds=60.0)
+    try:
+        async with anyio.create_task_group() as background:
+            with anyio.fail_after(120):
+                await gateway.start(background=background)
+            yield Team(gateway, said)
+            background.cancel_scope.cancel()
+    finally:
+        await gateway.aclose()
+        logger.removeHandler(said)
+        logger.setLevel(level)
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_every_server_s_tools_are_listed_under_its_name_and_answer_in_the_contract(
-    mode: str, tmp_path: Path
+    mode: str, team: Team, tmp_path: Path
 ) -> None:
-    path = config_file(tmp_path, {"time": TIME, "git": GIT})
     with anyio.fail_after(120):
-        async with gateway_client(path, mode=mode) as (_, client):
+        async with Client(team.gateway.server._mcp_server, mode=mode) as client:
             names = await tool_names(client)
             assert {"time_get_current_time", "time_convert_time", "git_git_status", "git_git_log"} <= names
             ok = await client.call_tool("time_get_current_time", {"timezone": "UTC"})
@@ -100,24 +152,24 @@ async def test_every_server_s_tools_are_listed_under_its_name_and_answer_in_the_
 
 @pytest.mark.anyio
 async def test_a_server_that_exits_at_start_up_leaves_the_others_serving_and_its_calls_are_transient(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    team: Team,
 ) -> None:
-    path = config_file(tmp_path, {"time": TIME, "broken": EXITS_AT_START})
-    with anyio.fail_after(120), caplog.at_level(logging.WARNING, logger="mcp_errors.proxy"):
-        async with gateway_client(path) as (gateway, client):
+    with anyio.fail_after(120):
+        async with Client(team.gateway.server._mcp_server, mode="legacy") as client:
             names = await tool_names(client)
             down = await client.call_tool("broken_anything", {})
             up = await client.call_tool("time_get_current_time", {"timezone": "UTC"})
-            assert not gateway.members["broken"].up
-    assert names
-    assert all(name.startswith("time_") for name in names)
+            assert not team.gateway.members["broken"].up
+    assert "time_get_current_time" in names
+    # Every tool listed is a healthy server's: the broken one brought none.
+    assert {name.split("_", 1)[0] for name in names} == {"time", "git", "flaky"}
     assert not up.is_error
     assert down.is_error
     assert down.structured_content is not None
     assert down.structured_content["errorCategory"] == "transient"
     assert down.structured_content["code"] == "UPSTREAM_UNAVAILABLE"
     assert down.structured_content["executionState"] == "not_executed"
-    said = " ".join(record.getMessage() for record in caplog.records)
+    said = " ".join(team.said.messages)
     assert "'broken' did not start" in said
     assert "exited with status 3" in said
     assert "NO_TOKEN" in said
@@ -160,12 +212,9 @@ async def test_a_server_that_comes_up_late_is_listed_and_announced_with_tools_li
 
 
 @pytest.mark.anyio
-async def test_a_server_that_dies_leaves_the_others_serving_and_comes_back_with_a_restart_notice(
-    tmp_path: Path,
-) -> None:
-    path = config_file(tmp_path, {"time": TIME, "flaky": [sys.executable, UPSTREAM]})
+async def test_a_server_that_dies_leaves_the_others_serving_and_comes_back_with_a_restart_notice(team: Team) -> None:
     with anyio.fail_after(120):
-        async with gateway_client(path) as (_, client):
+        async with Client(team.gateway.server._mcp_server, mode="legacy") as client:
             died = await client.call_tool("flaky_crash", {})
             other = await client.call_tool("time_get_current_time", {"timezone": "UTC"})
             again = await client.call_tool("flaky_echo", {"text": "back"})
@@ -267,27 +316,13 @@ def test_config_and_a_server_command_together_are_refused() -> None:
 
 
 @pytest.mark.anyio
-async def test_the_gateway_serves_a_team_over_http_with_a_broken_server_left_out(tmp_path: Path) -> None:
-    path = config_file(tmp_path, {"time": TIME, "broken": EXITS_AT_START})
-    port = free_port()
-    command = [*PROXY, "--config", str(path), "--http", f"127.0.0.1:{port}"]
-    async with await anyio.open_process(command, stdout=subprocess.DEVNULL) as process:
-        try:
-            assert process.stderr is not None
-            seen = ""
-            with anyio.fail_after(120):
-                async for chunk in TextReceiveStream(process.stderr):
-                    seen += chunk
-                    if "Uvicorn running on" in seen:  # uvicorn says so once it listens
-                        break
-            with anyio.fail_after(60):
-                async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-                    names = await tool_names(client)
-                    ok = await client.call_tool("time_get_current_time", {"timezone": "UTC"})
-                    down = await client.call_tool("broken_x", {})
-        finally:
-            process.terminate()
-    assert "'broken' did not start" in seen
+async def test_the_gateway_serves_a_team_over_http_with_a_broken_server_left_out(http_team: HttpTeam) -> None:
+    with anyio.fail_after(60):
+        async with Client(http_team.url) as client:
+            names = await tool_names(client)
+            ok = await client.call_tool("time_get_current_time", {"timezone": "UTC"})
+            down = await client.call_tool("broken_x", {})
+    assert "'broken' did not start" in "".join(http_team.said)
     assert "time_get_current_time" in names
     assert not ok.is_error
     assert down.structured_content is not None
@@ -314,6 +349,68 @@ async def test_gateway_replicas_sharing_a_store_run_a_keyed_write_of_an_http_ser
     assert ran.structured_content == {"result": 1}
 
 
+SHOP_HEADERS = {"Authorization": "Bearer ${env:SHOP_TOKEN}", "X-Tenant": "${SHOP_TENANT:-acme}"}
+"""An HTTP server's configured headers, with env references (`SHOP_TOKEN` set, `SHOP_TENANT` not)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class HttpTeam:
+    """`mcp-errors proxy --config ... --http HOST:PORT`, the real command, as a team's shared gateway."""
+
+    url: str
+    """Its front's."""
+    upstream: str
+    """The URL of the tenant upstream that its `api` (no headers of its own) and `shop` (`SHOP_HEADERS`) reach."""
+    said: list[str]
+    """Its stderr so far."""
+
+
+@pytest.fixture(scope="module")
+async def http_team(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[HttpTeam]:
+    """One gateway process over HTTP shared by the module's tests of its HTTP front.
+
+    `api` and `shop` reach one tenant upstream (`shop` with `SHOP_HEADERS`), `local` is a
+    child, `broken` exits at start-up and `time` is mcp-server-time; keys, the repeat guard
+    and a breaker of 2 are on. Each test calls as callers of its own (or distinct orders and
+    keys), so that none sees another's state.
+    """
+    async with http_upstream(script=TENANT_UPSTREAM) as (upstream, _):
+        servers = {
+            "api": {"url": upstream},
+            "shop": {"url": upstream, "headers": SHOP_HEADERS},
+            "local": [sys.executable, UPSTREAM],
+            "broken": EXITS_AT_START,
+            "time": TIME,
+        }
+        path = config_file(tmp_path_factory.mktemp("http-team"), servers)
+        port = free_port()
+        options = ["--idempotency-keys", "--repeat-guard", "60", "--breaker-failures", "2"]
+        command = [*PROXY, "--config", str(path), "--http", f"127.0.0.1:{port}", *options]
+        env = {key: value for key, value in os.environ.items() if key != "SHOP_TENANT"}
+        env["SHOP_TOKEN"] = "s3cret-shop-token"
+        said: list[str] = []
+        listening = anyio.Event()
+        async with (
+            await anyio.open_process(command, stdout=subprocess.DEVNULL, env=env) as process,
+            anyio.create_task_group() as tasks,
+        ):
+            assert process.stderr is not None
+
+            async def read_stderr() -> None:  # all along: a full pipe would stop the gateway
+                async for chunk in TextReceiveStream(process.stderr):  # type: ignore[arg-type]
+                    said.append(chunk)
+                    if "Uvicorn running on" in "".join(said):  # uvicorn says so once it listens
+                        listening.set()
+
+            tasks.start_soon(read_stderr)
+            try:
+                with anyio.fail_after(120):
+                    await listening.wait()
+                yield HttpTeam(f"http://127.0.0.1:{port}/mcp", upstream, said)
+            finally:
+                process.terminate()
+
+
 ALICE = {"Authorization": "Bearer alice", "X-Api-Key": "key-alice"}
 BOB = {"Authorization": "Bearer bob", "X-Api-Key": "key-bob"}
 FRANK = {"Authorization": "Bearer frank"}  # no card of his own
@@ -321,37 +418,30 @@ FRANK = {"Authorization": "Bearer frank"}  # no card of his own
 
 @pytest.mark.anyio
 async def test_over_http_each_caller_s_headers_keys_and_guard_stay_its_own_per_server_and_a_failure_stays_in_its_server(
-    tmp_path: Path,
+    http_team: HttpTeam,
 ) -> None:
     key = cast(RequestParamsMeta, {IDEMPOTENCY_KEY_META: "order-laptop"})  # one key from every caller, to every server
-    async with http_upstream(script=TENANT_UPSTREAM) as (url, _):
-        path = config_file(
-            tmp_path, {"api": {"url": url}, "local": [sys.executable, UPSTREAM], "broken": EXITS_AT_START}
-        )
-        options = ["--idempotency-keys", "--repeat-guard", "60", "--breaker-failures", "2"]
-        async with http_front("--config", str(path), *options) as gateway:
-            with anyio.fail_after(STARTUP_SECONDS * 2):
-                async with http_caller(gateway, ALICE) as alice, http_caller(gateway, BOB) as bob:
-                    seen_alice = (await alice.call_tool("api_whoami", {})).structured_content or {}
-                    seen_bob = (await bob.call_tool("api_whoami", {})).structured_content or {}
-                    hers = await alice.call_tool("api_charge", {"order": "laptop"}, meta=key)
-                    his = await bob.call_tool("api_charge", {"order": "laptop"}, meta=key)
-                    resent = await alice.call_tool("api_charge", {"order": "laptop"}, meta=key)
-                    # The same key to another server is that server's own: it runs there.
-                    local = await alice.call_tool("local_count_write", {"key": "order-laptop"}, meta=key)
-                    local_his = await bob.call_tool("local_count_write", {"key": "order-laptop"}, meta=key)
-                    # One server failing, another down: each answered in the contract for itself.
-                    failing = [
-                        await alice.call_tool("local_flaky_read", {"key": "k", "failures": 10}) for _ in range(3)
-                    ]
-                    down = await bob.call_tool("broken_x", {})
-                    still = await bob.call_tool("api_whoami", {})
-                async with http_caller(gateway, FRANK) as frank:
-                    refused = await frank.call_tool("api_charge", {"order": "book"})
-                    repeated = await frank.call_tool("api_charge", {"order": "book"})
-                async with http_caller(gateway, ALICE) as alice:
-                    book = await alice.call_tool("api_charge", {"order": "book"})
-                    written = (await alice.call_tool("api_written", {})).structured_content
+    gateway = http_team.url
+    with anyio.fail_after(STARTUP_SECONDS * 2):
+        async with http_caller(gateway, ALICE) as alice, http_caller(gateway, BOB) as bob:
+            seen_alice = (await alice.call_tool("api_whoami", {})).structured_content or {}
+            seen_bob = (await bob.call_tool("api_whoami", {})).structured_content or {}
+            hers = await alice.call_tool("api_charge", {"order": "laptop"}, meta=key)
+            his = await bob.call_tool("api_charge", {"order": "laptop"}, meta=key)
+            resent = await alice.call_tool("api_charge", {"order": "laptop"}, meta=key)
+            # The same key to another server is that server's own: it runs there.
+            local = await alice.call_tool("local_count_write", {"key": "order-laptop"}, meta=key)
+            local_his = await bob.call_tool("local_count_write", {"key": "order-laptop"}, meta=key)
+            # One server failing, another down: each answered in the contract for itself.
+            failing = [await alice.call_tool("local_flaky_read", {"key": "k", "failures": 10}) for _ in range(3)]
+            down = await bob.call_tool("broken_x", {})
+            still = await bob.call_tool("api_whoami", {})
+        async with http_caller(gateway, FRANK) as frank:
+            refused = await frank.call_tool("api_charge", {"order": "book"})
+            repeated = await frank.call_tool("api_charge", {"order": "book"})
+        async with http_caller(gateway, ALICE) as alice:
+            book = await alice.call_tool("api_charge", {"order": "book"})
+            written = (await alice.call_tool("api_written", {})).structured_content
     assert (seen_alice["authorization"], seen_alice["x-api-key"]) == ("Bearer alice", "key-alice")
     assert (seen_bob["authorization"], seen_bob["x-api-key"]) == ("Bearer bob", "key-bob")
     assert hers.content[0].text == "laptop charged to the card of key-alice"  # type: ignore[union-attr]
@@ -370,26 +460,27 @@ async def test_over_http_each_caller_s_headers_keys_and_guard_stay_its_own_per_s
     assert read_result(refused).category is ErrorCategory.BUSINESS
     assert REPEAT_OF_META in (repeated.meta or {})  # Frank's failure is guarded for Frank
     assert not book.is_error  # not for Alice
-    assert written == {"laptop for key-alice": 1, "laptop for key-bob": 1, "book for key-alice": 1}
+    assert written is not None
+    # Of the orders of this test (the module's other tests charge other orders to this upstream):
+    ours = {order: count for order, count in written.items() if order.startswith(("laptop ", "book "))}
+    assert ours == {"laptop for key-alice": 1, "laptop for key-bob": 1, "book for key-alice": 1}
 
 
 @pytest.mark.anyio
 async def test_an_http_server_s_configured_headers_reach_it_with_env_references_resolved_under_each_caller_s_own(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    http_team: HttpTeam, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    with anyio.fail_after(STARTUP_SECONDS):
+        async with http_caller(http_team.url, ALICE) as alice, http_caller(http_team.url, BOB) as bob:
+            seen_alice = (await alice.call_tool("shop_whoami", {})).structured_content or {}
+            seen_bob = (await bob.call_tool("shop_whoami", {})).structured_content or {}
+            charged = await bob.call_tool("shop_charge", {"order": "pen"})
+    # Over stdio, as a host runs it: the same headers, no caller's.
     monkeypatch.setenv("SHOP_TOKEN", "s3cret-shop-token")
-    async with http_upstream(script=TENANT_UPSTREAM) as (url, _):
-        headers = {"Authorization": "Bearer ${env:SHOP_TOKEN}", "X-Tenant": "${SHOP_TENANT:-acme}"}
-        path = config_file(tmp_path, {"api": {"url": url, "headers": headers}})
-        async with http_front("--config", str(path)) as gateway:
-            with anyio.fail_after(STARTUP_SECONDS):
-                async with http_caller(gateway, ALICE) as alice, http_caller(gateway, BOB) as bob:
-                    seen_alice = (await alice.call_tool("api_whoami", {})).structured_content or {}
-                    seen_bob = (await bob.call_tool("api_whoami", {})).structured_content or {}
-                    charged = await bob.call_tool("api_charge", {"order": "pen"})
-        # Over stdio, as a host runs it: the same headers, no caller's.
-        async with gateway_client(path) as (_, host):
-            seen_host = (await host.call_tool("api_whoami", {})).structured_content or {}
+    monkeypatch.delenv("SHOP_TENANT", raising=False)
+    path = config_file(tmp_path, {"api": {"url": http_team.upstream, "headers": SHOP_HEADERS}})
+    async with gateway_client(path) as (_, host):
+        seen_host = (await host.call_tool("api_whoami", {})).structured_content or {}
     configured = ("Bearer s3cret-shop-token", "acme")
     assert (seen_alice["authorization"], seen_alice["x-tenant"]) == configured  # not the caller's own bearer
     assert (seen_bob["authorization"], seen_bob["x-tenant"]) == configured
