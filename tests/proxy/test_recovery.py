@@ -97,8 +97,8 @@ async def test_keyed_calls_to_invented_tool_names_do_not_grow_the_proxy() -> Non
 
 
 @pytest.mark.anyio
-async def test_no_tool_failure_meta_is_written_unless_asked(client: Client) -> None:
-    result = await client.call_tool("fail", {"message": "upstream timed out"})
+async def test_no_tool_failure_meta_is_written_unless_asked(shared_client: Client) -> None:
+    result = await shared_client.call_tool("fail", {"message": "upstream timed out"})
     assert "io.modelcontextprotocol/toolFailure" not in (result.meta or {})
 
 

@@ -40,9 +40,11 @@ def anyio_backend() -> str:
 
 
 @pytest.mark.anyio
-async def test_a_read_only_tools_transient_failure_says_nothing_ran_and_gives_no_write_advice(client: Client) -> None:
+async def test_a_read_only_tools_transient_failure_says_nothing_ran_and_gives_no_write_advice(
+    shared_client: Client,
+) -> None:
     # `fail` is annotated readOnlyHint: whatever the words, nothing was applied.
-    result = await client.call_tool("fail", {"message": "upstream timed out after 5s"})
+    result = await shared_client.call_tool("fail", {"message": "upstream timed out after 5s"})
     outcome = read_result(result)
     assert (outcome.category, outcome.execution_state, outcome.code) == (
         ErrorCategory.TRANSIENT,
@@ -128,10 +130,10 @@ async def test_a_success_rule_turns_a_failure_answered_as_a_success_into_the_con
 
 @pytest.mark.anyio
 async def test_each_rewritten_failure_is_logged_with_the_upstreams_words_under_its_error_id(
-    client: Client, caplog: pytest.LogCaptureFixture
+    shared_client: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING, logger="mcp_errors.proxy.failures")
-    result = await client.call_tool("fail", {"message": f"the ledger broke, key {LEAKED_SECRET}\x1b[2J"})
+    result = await shared_client.call_tool("fail", {"message": f"the ledger broke, key {LEAKED_SECRET}\x1b[2J"})
     envelope = check_error(wire(result), None)
     [line] = [record for record in caplog.records if record.name == "mcp_errors.proxy.failures"]
     assert line.levelno == logging.WARNING  # shown by default: a host keeps the proxy's stderr
