@@ -140,37 +140,21 @@ def test_a_circuit_opens_exactly_when_a_run_of_failures_falls_within_the_window(
 # --- against real upstreams --------------------------------------------------------------------
 
 
-@contextlib.asynccontextmanager
-async def breaking_proxy(over: str) -> AsyncIterator[Client]:
-    """A client of a proxy whose breaker opens after 3 failures for 0.5 s: the command over stdio, or in memory."""
-    if over == "stdio":
-        options = ["--breaker-failures", "3", "--breaker-cooldown", "0.5"]
-        async with Client(command_params(*options, "--", sys.executable, UPSTREAM), mode="auto") as client:
-            yield client
-    else:
-        async with proxied(over, ProxySettings(breaker_failures=3, breaker_cooldown=0.5)) as client:
-            yield client
-
-
-@pytest.mark.anyio
-# In memory in both connection modes, and the command over stdio in one (the modern one):
-# the breaker answers the same way in both.
-@pytest.mark.parametrize("over", ["legacy", "auto", "stdio"])
-async def test_the_breaker_opens_answers_at_once_half_opens_and_closes_against_a_failing_tool(over: str) -> None:
-    async with breaking_proxy(over) as client:
-        # `flaky_status` declares a 504 4 times for this key, then works.
-        call = ("flaky_status", {"key": "k", "failures": 4})
-        with anyio.fail_after(STARTUP_SECONDS):
-            failed = [await client.call_tool(*call) for _ in range(3)]  # the third opens the circuit
-            refused = await client.call_tool(*call)
-            ran_while_open = await client.call_tool("attempts", {"key": "k"})
-            other_tool = await client.call_tool("echo", {"text": "other tools still work"})
-            await anyio.sleep(read_result(refused).retry_after_seconds or 0)  # as a client that honours it
-            probe = await client.call_tool(*call)  # the 4th time out: open again
-            await anyio.sleep(read_result(await client.call_tool(*call)).retry_after_seconds or 0)
-            closing = await client.call_tool(*call)  # the probe that works
-            after = await client.call_tool(*call)
-            ran = await client.call_tool("attempts", {"key": "k"})
+async def open_half_open_and_close(client: Client, key: str) -> None:
+    """Through `client`, of a proxy whose breaker opens after 3 failures for 0.5 s: the circuit of a failing tool."""
+    # `flaky_status` declares a 504 4 times for this key, then works.
+    call = ("flaky_status", {"key": key, "failures": 4})
+    with anyio.fail_after(STARTUP_SECONDS):
+        failed = [await client.call_tool(*call) for _ in range(3)]  # the third opens the circuit
+        refused = await client.call_tool(*call)
+        ran_while_open = await client.call_tool("attempts", {"key": key})
+        other_tool = await client.call_tool("echo", {"text": "other tools still work"})
+        await anyio.sleep(read_result(refused).retry_after_seconds or 0)  # as a client that honours it
+        probe = await client.call_tool(*call)  # the 4th time out: open again
+        await anyio.sleep(read_result(await client.call_tool(*call)).retry_after_seconds or 0)
+        closing = await client.call_tool(*call)  # the probe that works
+        after = await client.call_tool(*call)
+        ran = await client.call_tool("attempts", {"key": key})
     assert [read_result(result).code for result in failed] == ["UPSTREAM_BAD_GATEWAY"] * 3
     outcome = read_result(refused)
     assert (outcome.category, outcome.code, outcome.execution_state) == (
@@ -185,6 +169,35 @@ async def test_the_breaker_opens_answers_at_once_half_opens_and_closes_against_a
     assert read_result(probe).code == "UPSTREAM_BAD_GATEWAY"
     assert (closing.is_error, after.is_error) == (False, False)
     assert ran.structured_content == {"result": 6}
+
+
+@pytest.fixture(scope="module")
+async def breaking_proxy() -> AsyncIterator[FastMCP[Any]]:
+    """A proxy whose breaker opens after 3 failures for 0.5 s, for both modes in turn.
+
+    Each run ends with the circuit closed again (its last calls succeed), and the upstream
+    counts calls per key: each mode has its own key.
+    """
+    settings = ProxySettings(breaker_failures=3, breaker_cooldown=0.5)
+    async with served(ChildProcess(sys.executable, [UPSTREAM]), settings) as server:
+        yield server
+
+
+@pytest.mark.anyio
+async def test_the_breaker_opens_answers_at_once_half_opens_and_closes_against_a_failing_tool(
+    mode: str, breaking_proxy: FastMCP[Any]
+) -> None:
+    async with Client(breaking_proxy._mcp_server, mode=mode) as client:
+        await open_half_open_and_close(client, f"k-{mode}")
+
+
+@pytest.mark.anyio
+async def test_the_breaker_opens_answers_at_once_half_opens_and_closes_over_stdio() -> None:
+    # The command and its options, as a host runs it. One connection mode (the modern one)
+    # over the real transport: the test above has both, in memory.
+    options = ["--breaker-failures", "3", "--breaker-cooldown", "0.5"]
+    async with Client(command_params(*options, "--", sys.executable, UPSTREAM), mode="auto") as client:
+        await open_half_open_and_close(client, "k")
 
 
 @pytest.mark.anyio
