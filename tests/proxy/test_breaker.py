@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import random
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anyio
 import pytest
+from fastmcp import FastMCP
 from fastmcp.tools import ToolResult
 from hypothesis import given
 from hypothesis import strategies as st
@@ -25,6 +26,12 @@ from mcp_errors.proxy._breaker import Answer, BreakerSettings, Circuit, Verdict
 from proxying import STARTUP_SECONDS, UPSTREAM, command_params, front, http_upstream, proxied, served
 
 pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """Module-wide, so that tests can share one proxy (`judging_proxy`)."""
+    return "asyncio"
 
 
 def decisions(reader: InMemoryMetricReader) -> dict[tuple[str, str | None], float]:
@@ -133,23 +140,21 @@ def test_a_circuit_opens_exactly_when_a_run_of_failures_falls_within_the_window(
 # --- against real upstreams --------------------------------------------------------------------
 
 
-@pytest.mark.anyio
-async def test_the_breaker_opens_answers_at_once_half_opens_and_closes_against_a_failing_tool(mode: str) -> None:
-    options = ["--breaker-failures", "3", "--breaker-cooldown", "0.5"]
-    async with Client(command_params(*options, "--", sys.executable, UPSTREAM), mode=mode) as client:
-        # `flaky_status` declares a 504 4 times for this key, then works.
-        call = ("flaky_status", {"key": "k", "failures": 4})
-        with anyio.fail_after(STARTUP_SECONDS):
-            failed = [await client.call_tool(*call) for _ in range(3)]  # the third opens the circuit
-            refused = await client.call_tool(*call)
-            ran_while_open = await client.call_tool("attempts", {"key": "k"})
-            other_tool = await client.call_tool("echo", {"text": "other tools still work"})
-            await anyio.sleep(read_result(refused).retry_after_seconds or 0)  # as a client that honours it
-            probe = await client.call_tool(*call)  # the 4th time out: open again
-            await anyio.sleep(read_result(await client.call_tool(*call)).retry_after_seconds or 0)
-            closing = await client.call_tool(*call)  # the probe that works
-            after = await client.call_tool(*call)
-            ran = await client.call_tool("attempts", {"key": "k"})
+async def open_half_open_and_close(client: Client, key: str) -> None:
+    """Through `client`, of a proxy whose breaker opens after 3 failures for 0.5 s: the circuit of a failing tool."""
+    # `flaky_status` declares a 504 4 times for this key, then works.
+    call = ("flaky_status", {"key": key, "failures": 4})
+    with anyio.fail_after(STARTUP_SECONDS):
+        failed = [await client.call_tool(*call) for _ in range(3)]  # the third opens the circuit
+        refused = await client.call_tool(*call)
+        ran_while_open = await client.call_tool("attempts", {"key": key})
+        other_tool = await client.call_tool("echo", {"text": "other tools still work"})
+        await anyio.sleep(read_result(refused).retry_after_seconds or 0)  # as a client that honours it
+        probe = await client.call_tool(*call)  # the 4th time out: open again
+        await anyio.sleep(read_result(await client.call_tool(*call)).retry_after_seconds or 0)
+        closing = await client.call_tool(*call)  # the probe that works
+        after = await client.call_tool(*call)
+        ran = await client.call_tool("attempts", {"key": key})
     assert [read_result(result).code for result in failed] == ["UPSTREAM_BAD_GATEWAY"] * 3
     outcome = read_result(refused)
     assert (outcome.category, outcome.code, outcome.execution_state) == (
@@ -164,6 +169,35 @@ async def test_the_breaker_opens_answers_at_once_half_opens_and_closes_against_a
     assert read_result(probe).code == "UPSTREAM_BAD_GATEWAY"
     assert (closing.is_error, after.is_error) == (False, False)
     assert ran.structured_content == {"result": 6}
+
+
+@pytest.fixture(scope="module")
+async def breaking_proxy() -> AsyncIterator[FastMCP[Any]]:
+    """A proxy whose breaker opens after 3 failures for 0.5 s, for both modes in turn.
+
+    Each run ends with the circuit closed again (its last calls succeed), and the upstream
+    counts calls per key: each mode has its own key.
+    """
+    settings = ProxySettings(breaker_failures=3, breaker_cooldown=0.5)
+    async with served(ChildProcess(sys.executable, [UPSTREAM]), settings) as server:
+        yield server
+
+
+@pytest.mark.anyio
+async def test_the_breaker_opens_answers_at_once_half_opens_and_closes_against_a_failing_tool(
+    mode: str, breaking_proxy: FastMCP[Any]
+) -> None:
+    async with Client(breaking_proxy._mcp_server, mode=mode) as client:
+        await open_half_open_and_close(client, f"k-{mode}")
+
+
+@pytest.mark.anyio
+async def test_the_breaker_opens_answers_at_once_half_opens_and_closes_over_stdio() -> None:
+    # The command and its options, as a host runs it. One connection mode (the modern one)
+    # over the real transport: the test above has both, in memory.
+    options = ["--breaker-failures", "3", "--breaker-cooldown", "0.5"]
+    async with Client(command_params(*options, "--", sys.executable, UPSTREAM), mode="auto") as client:
+        await open_half_open_and_close(client, "k")
 
 
 @pytest.mark.anyio
@@ -297,22 +331,34 @@ async def test_a_per_caller_quota_counts_for_that_caller_and_never_closes_the_to
     assert counted == {("breaker_opened", "caller"): 1, ("breaker_refused", "caller"): 2}
 
 
+@pytest.fixture(scope="module")
+async def judging_proxy() -> AsyncIterator[FastMCP[Any]]:
+    """A proxy whose breaker opens after 2 failures and that judges successes, for the tests of what it never counts.
+
+    They call different tools (a circuit is per tool), and count the decisions made during
+    their own calls only.
+    """
+    settings = ProxySettings(breaker_failures=2, disguised_failures=True)
+    async with served(ChildProcess(sys.executable, [UPSTREAM]), settings) as server:
+        yield server
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize(
-    ("call", "settings"),
+    "call",
     [
         # "upstream read timed out": transient, but only the prose says so (categoryInferred).
-        (("flaky_read", {"key": "r", "failures": 9}), ProxySettings(breaker_failures=2)),
+        ("flaky_read", {"key": "r", "failures": 9}),
         # A success whose text leads with "Error: connection refused", read as a failure.
-        (("echo", {"text": "Error: connection refused"}), ProxySettings(breaker_failures=2, disguised_failures=True)),
+        ("echo", {"text": "Error: connection refused"}),
     ],
     ids=["inferred", "disguised"],
 )
 async def test_inferred_and_disguised_failures_never_open_a_circuit(
-    call: tuple[str, dict[str, Any]], settings: ProxySettings
+    call: tuple[str, dict[str, Any]], judging_proxy: FastMCP[Any]
 ) -> None:
     with recorded() as reader:
-        async with proxied("legacy", settings) as client:
+        async with front(judging_proxy) as client:
             with anyio.fail_after(STARTUP_SECONDS):
                 results = [await client.call_tool(*call) for _ in range(4)]
         counted = decisions(reader)

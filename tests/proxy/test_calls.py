@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
+from fastmcp import FastMCP
 from fastmcp.server.providers.proxy import ProxyMetadataMiddleware
+from mcp import Client
 
 from mcp_errors import read_result
 from mcp_errors._server.fastmcp import ReplayMiddleware
@@ -14,7 +18,7 @@ from mcp_errors.proxy import ChildProcess, ProxySettings, build_proxy
 from mcp_errors.proxy._calls import ProxyCallMiddleware
 from mcp_errors.proxy._guard import REPEAT_OF_META
 from mcp_errors.proxy._sessions import CallerMiddleware, SessionMiddleware
-from proxying import UPSTREAM, proxied
+from proxying import UPSTREAM, served
 
 pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
 
@@ -50,15 +54,31 @@ def test_with_idempotency_keys_the_replay_sits_between_the_guard_and_the_breaker
     assert (inner.restarts, inner.guard, inner.breaker is None, inner.contract is None) == (None, None, False, False)
 
 
-@pytest.mark.anyio
-async def test_with_every_step_on_a_call_is_resent_replayed_and_guarded_as_with_each_alone(mode: str) -> None:
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """Module-wide, so that both modes' tests can share one proxy (`every_step_proxy`)."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def every_step_proxy() -> AsyncIterator[FastMCP[Any]]:
+    """A proxy with every step of a call on (keys, the repeat guard, retry), for both modes, each with its own keys."""
     settings = ProxySettings(idempotency_keys=True, repeat_guard=60, retry=2)
-    async with proxied(mode, settings) as client:
-        read = await client.call_tool("flaky_read", {"key": "r", "failures": 2})
-        refused = await client.call_tool("refuse", {"key": "w"})
-        again = await client.call_tool("refuse", {"key": "w"})
-        reads = await client.call_tool("attempts", {"key": "r"})
-        writes = await client.call_tool("attempts", {"key": "w"})
+    async with served(ChildProcess(sys.executable, [UPSTREAM]), settings) as server:
+        yield server
+
+
+@pytest.mark.anyio
+async def test_with_every_step_on_a_call_is_resent_replayed_and_guarded_as_with_each_alone(
+    mode: str, every_step_proxy: FastMCP[Any]
+) -> None:
+    read_key, write_key = f"r-{mode}", f"w-{mode}"  # the upstream counts calls per key
+    async with Client(every_step_proxy._mcp_server, mode=mode) as client:
+        read = await client.call_tool("flaky_read", {"key": read_key, "failures": 2})
+        refused = await client.call_tool("refuse", {"key": write_key})
+        again = await client.call_tool("refuse", {"key": write_key})
+        reads = await client.call_tool("attempts", {"key": read_key})
+        writes = await client.call_tool("attempts", {"key": write_key})
     assert (read.is_error, reads.structured_content) == (False, {"result": 3})  # resent twice, then read
     assert read_result(refused).category is ErrorCategory.VALIDATION
     assert REPEAT_OF_META in (again.meta or {})  # the guard answered the repeat

@@ -6,11 +6,14 @@ clients (`client`, `stdio_client`) are in `tests/proxy/conftest.py`.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import NamedTuple
 
 import anyio
 import anyio.abc
@@ -18,6 +21,7 @@ import pytest
 from anyio.streams.text import TextReceiveStream
 from mcp import Client
 from mcp.client.stdio import stdio_client as stdio_transport
+from mcp_types import CallToolResult
 
 from mcp_errors.proxy import ProxySettings
 from proxying import PROXY, STARTUP_SECONDS, UPSTREAM, command_params, run_proxy, wire
@@ -77,66 +81,122 @@ def test_a_bad_rules_file_names_the_file_the_rule_and_the_problem(tmp_path: Path
     assert "mine.toml: rule 1 (slow): category" in done.stderr
 
 
-@pytest.mark.anyio
-async def test_the_upstream_started_before_the_proxys_imports_is_the_one_it_serves(tmp_path: Path) -> None:
-    # The command starts a stdio server before it imports fastmcp (its start-up overlaps the
-    # proxy's) and its transport adopts that process: one start, not a second one.
+@pytest.mark.parametrize(
+    ("refused", "named"),
+    [(("--rules", "mine.toml"), "mine.toml"), (("--idempotency-keys", "--store", "//app@db/keys"), "--store")],
+    ids=["rules file", "store URL"],
+)
+def test_a_bad_rules_file_or_store_is_refused_before_the_upstream_starts_or_fastmcp_loads(
+    tmp_path: Path, refused: tuple[str, ...], named: str
+) -> None:
+    # Neither needs the upstream nor fastmcp: a mistake in them costs no server start and no
+    # wait for fastmcp's import (about 1.5 s of CPU). Python lists what it imported on stderr.
+    (tmp_path / "mine.toml").write_text('[[rule]]\nmatch = { text = "timeout" }\ncategory = "temporary"\n')
     starts = tmp_path / "starts"
     script = f'echo $$ >> "{starts}"; exec "{sys.executable}" "{UPSTREAM}"'
-    async with Client(command_params("--", "sh", "-c", script), mode="legacy") as client:
-        result = await client.call_tool("echo", {"text": "hi"})
-    assert not result.is_error
-    assert len(starts.read_text().split()) == 1
-
-
-def test_the_proxys_start_up_leaves_what_only_some_calls_need_unimported() -> None:
-    # What the proxy needs on some paths only is imported there: a key store's backend (sqlite3
-    # and the drivers' modules), jsonschema (a failure whose arguments are checked), the client
-    # side (a failure read as a client reads it), tenacity (`--retry`), tasks (a task's call),
-    # OpenTelemetry's metrics API (an SDK configured), the stores' claim protocol (keys asked
-    # for), SEP-3313's tool-failure object (`--tool-failure-meta`, or a failure to classify),
-    # the repeat guard (`--repeat-guard`), the other subcommands' modules. One fresh
-    # interpreter imports the command and builds a proxy, then says which of them got imported.
-    deferred = [
-        "mcp_errors.check._cli",
-        "mcp_errors.demo._cli",
-        "mcp_errors.proxy._wrap_cli",
-        "opentelemetry.metrics",
-        "mcp_errors._shared.tool_failure",
-        "mcp_errors.proxy._guard",
-        "mcp_errors._server.tasks",
-        "sqlite3",
-        "mcp_errors.stores._protocol",
-        "mcp_errors.stores._memory",
-        "mcp_errors.stores._sqlite",
-        "mcp_errors.stores._postgres",
-        "mcp_errors.stores._redis",
-        "jsonschema",
-        "mcp_errors._client.outcome",
-        "tenacity",
-    ]
-    script = (
-        "import sys\n"
-        "import mcp_errors.__main__, mcp_errors.proxy._cli\n"
-        "from mcp_errors.proxy import ChildProcess, build_proxy\n"
-        "build_proxy(ChildProcess(sys.executable, ['-c', 'pass']))\n"
-        f"print([name for name in {deferred!r} if name in sys.modules])\n"
+    done = subprocess.run(
+        [*PROXY, *refused, "--", "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"},
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
-    assert done.stdout.splitlines()[-1] == "[]"
+    imported = {line.rpartition("|")[2].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert done.returncode == 2
+    assert named in done.stderr  # what is wrong is named
+    assert "mcp_errors._cli" in imported  # the import list is there ...
+    assert "fastmcp" not in imported  # ... without fastmcp
+    assert not starts.exists()
 
 
-def test_the_classification_chain_is_imported_at_the_first_failure_not_at_start_up_nor_for_a_success() -> None:
-    # The proxy answers initialize, tools/list and successes without the classification chain
-    # (its modules, the failure words and the word model, the rules file's pydantic models):
-    # they load at the first failure, which is then classified as before. A fresh interpreter
-    # runs the command's module and a proxy over the test upstream, in memory.
-    chain = [
-        "mcp_errors.proxy._classify",
-        "mcp_errors.proxy._rules",
-        "mcp_errors._shared.failure_words",
-        "mcp_errors._shared.failure_model",
-    ]
+class Command(NamedTuple):
+    """`mcp-errors proxy` over stdio, as a host runs it, and what the tests read of it."""
+
+    client: Client
+    starts: Path  # a line per start of the upstream
+    cwd: Path  # the command's working directory, and its child's
+    log: Path  # the command's stderr, as a host keeps it
+
+
+@pytest.fixture(scope="module")
+async def command(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Command]:
+    """One run of the real command over stdio for the tests that only read it (one start, not three).
+
+    Its upstream is `sh -c 'echo $$ >> starts; exec <python> <upstream>'`, it runs with
+    `WEATHER_TOKEN` in its environment and its own folder as working directory, and its
+    stderr goes to a file, with the default options (the failure log on).
+    """
+    folder = tmp_path_factory.mktemp("command")
+    starts, log = folder / "starts", folder / "server.log"
+    script = f'echo $$ >> "{starts}"; exec "{sys.executable}" "{UPSTREAM}"'
+    params = command_params("--", "sh", "-c", script, env={**os.environ, "WEATHER_TOKEN": "w-123"}, cwd=folder)
+    with log.open("w") as stderr:
+        async with Client(stdio_transport(params, errlog=stderr), mode="legacy") as client:
+            yield Command(client, starts, folder, log)
+
+
+@pytest.mark.anyio
+async def test_the_upstream_started_before_the_proxys_imports_is_the_one_it_serves(command: Command) -> None:
+    # The command starts a stdio server before it imports fastmcp (its start-up overlaps the
+    # proxy's) and its transport adopts that process: one start, not a second one.
+    result = await command.client.call_tool("echo", {"text": "hi"})
+    assert not result.is_error
+    assert len(command.starts.read_text().split()) == 1
+
+
+class Imports(NamedTuple):
+    """What one fresh interpreter that runs the command's module and a proxy had imported, when."""
+
+    built: str  # after building a proxy
+    listed: str  # after initialize and tools/list, in memory
+    succeeded: str  # after a success
+    failed: str  # after a failure, with the failure's category
+
+
+# Imported by the proxy only on some paths: a key store's backend (sqlite3 and the drivers'
+# modules), jsonschema (a failure whose arguments are checked), the client side (a failure read
+# as a client reads it), tenacity (`--retry`), tasks (a task's call), OpenTelemetry's metrics API
+# (an SDK configured), the stores' claim protocol (keys asked for), SEP-3313's tool-failure
+# object (`--tool-failure-meta`, or a failure to classify), the repeat guard (`--repeat-guard`),
+# the other subcommands' modules.
+DEFERRED = [
+    "mcp_errors.check._cli",
+    "mcp_errors.demo._cli",
+    "mcp_errors.proxy._wrap_cli",
+    "opentelemetry.metrics",
+    "mcp_errors._shared.tool_failure",
+    "mcp_errors.proxy._guard",
+    "mcp_errors._server.tasks",
+    "sqlite3",
+    "mcp_errors.stores._protocol",
+    "mcp_errors.stores._memory",
+    "mcp_errors.stores._sqlite",
+    "mcp_errors.stores._postgres",
+    "mcp_errors.stores._redis",
+    "jsonschema",
+    "mcp_errors._client.outcome",
+    "tenacity",
+]
+# The classification chain: its modules, the failure words and the word model, the rules
+# file's pydantic models.
+CHAIN = [
+    "mcp_errors.proxy._classify",
+    "mcp_errors.proxy._rules",
+    "mcp_errors._shared.failure_words",
+    "mcp_errors._shared.failure_model",
+]
+
+
+@pytest.fixture(scope="module")
+def imports() -> Imports:
+    """One fresh interpreter for the two tests of what the proxy imports when (each reads its part).
+
+    It imports the command's module, builds a proxy over the test upstream and says which of
+    `DEFERRED` got imported; then, in memory, lists the tools, calls a success and a failure,
+    and says after each which of `CHAIN` got imported.
+    """
     script = f"""
 import sys, anyio
 import mcp_errors.__main__, mcp_errors.proxy._cli
@@ -144,52 +204,56 @@ from mcp import Client
 from mcp_errors.proxy import ChildProcess, build_proxy
 from mcp_errors.proxy._server import check_upstream
 
-def loaded():
-    return [name for name in {chain!r} if name in sys.modules]
+def loaded(names):
+    return [name for name in names if name in sys.modules]
 
 async def main():
     child = ChildProcess(sys.executable, [{UPSTREAM!r}])
     try:
         proxy = build_proxy(child)
+        print(loaded({DEFERRED!r}))
         await check_upstream(proxy, child, seconds={STARTUP_SECONDS!r})
         async with Client(proxy._mcp_server, mode="legacy") as client:
             await client.list_tools()
-            print(loaded())
+            print(loaded({CHAIN!r}))
             success = await client.call_tool("echo", {{"text": "hi"}})
-            print(success.is_error, loaded())
+            print(success.is_error, loaded({CHAIN!r}))
             failure = await client.call_tool("fail", {{"message": "Invalid order id: not an order id"}})
-            print(failure.is_error, failure.structured_content["errorCategory"], loaded())
+            print(failure.is_error, failure.structured_content["errorCategory"], loaded({CHAIN!r}))
     finally:
         await child.close()
 
 anyio.run(main)
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
-    listed, succeeded, failed = done.stdout.splitlines()[-3:]
-    assert listed == "[]"
-    assert succeeded == "False []"
-    assert failed == f"True validation {chain!r}"
+    return Imports(*done.stdout.splitlines()[-4:])
+
+
+def test_the_proxys_start_up_leaves_what_only_some_calls_need_unimported(imports: Imports) -> None:
+    # What the proxy needs on some paths only (`DEFERRED`) is imported there, not when the
+    # command's module is imported and a proxy built.
+    assert imports.built == "[]"
+
+
+def test_the_classification_chain_is_imported_at_the_first_failure_not_at_start_up_nor_for_a_success(
+    imports: Imports,
+) -> None:
+    # The proxy answers initialize, tools/list and successes without the classification chain:
+    # it loads at the first failure, which is then classified as before.
+    assert imports.listed == "[]"
+    assert imports.succeeded == "False []"
+    assert imports.failed == f"True validation {CHAIN!r}"
 
 
 @pytest.mark.anyio
-async def test_the_command_gives_the_child_the_callers_environment_and_working_directory(tmp_path: Path) -> None:
+async def test_the_command_gives_the_child_the_callers_environment_and_working_directory(command: Command) -> None:
     # The SDK's stdio client would pass the child only HOME, PATH and a few more.
-    params = command_params("--", sys.executable, UPSTREAM, env={"WEATHER_TOKEN": "w-123"}, cwd=tmp_path)
-    async with Client(params, mode="legacy") as client:
-        result = await client.call_tool("environment", {"name": "WEATHER_TOKEN"})
-    assert result.structured_content == {"result": f"w-123|{tmp_path}"}
+    result = await command.client.call_tool("environment", {"name": "WEATHER_TOKEN"})
+    assert result.structured_content == {"result": f"w-123|{command.cwd}"}
 
 
-@pytest.mark.anyio
-@pytest.mark.parametrize("logged", [True, False], ids=["by default", "--no-failure-log"])
-async def test_the_command_logs_each_rewritten_failure_on_stderr_unless_told_not_to(logged: bool) -> None:
-    options = [] if logged else ["--no-failure-log"]
-    params = command_params(*options, "--", sys.executable, UPSTREAM)
-    with tempfile.TemporaryFile("w+") as stderr:
-        async with Client(stdio_transport(params, errlog=stderr), mode="legacy") as client:
-            result = await client.call_tool("fail", {"message": f"the ledger broke, key {LEAKED_SECRET}"})
-        stderr.seek(0)
-        log = stderr.read()
+def check_failure_log(result: CallToolResult, log: str, *, logged: bool) -> None:
+    """`log` (the command's stderr) has the line of the failure `result` answers, with its words, if `logged`."""
     envelope = check_error(wire(result), None)
     line = f"tool 'fail' failed: business TOOL_ERROR, errorId {envelope['errorId']}; the server said: Error executing"
     assert (line in log) is logged
@@ -200,11 +264,32 @@ async def test_the_command_logs_each_rewritten_failure_on_stderr_unless_told_not
 
 
 @pytest.mark.anyio
-async def test_the_http_front_serves_the_proxy_statelessly(mode: str) -> None:
+async def test_the_command_logs_each_rewritten_failure_on_stderr_by_default(command: Command) -> None:
+    # The shared run has the default options; the line is written before the answer is sent.
+    result = await command.client.call_tool("fail", {"message": f"the ledger broke, key {LEAKED_SECRET}"})
+    check_failure_log(result, command.log.read_text(), logged=True)
+
+
+@pytest.mark.anyio
+async def test_the_command_logs_no_rewritten_failure_with_no_failure_log() -> None:
+    params = command_params("--no-failure-log", "--", sys.executable, UPSTREAM)
+    with tempfile.TemporaryFile("w+") as stderr:
+        async with Client(stdio_transport(params, errlog=stderr), mode="legacy") as client:
+            result = await client.call_tool("fail", {"message": f"the ledger broke, key {LEAKED_SECRET}"})
+        stderr.seek(0)
+        check_failure_log(result, stderr.read(), logged=False)
+
+
+@pytest.fixture(scope="module")
+async def http_command() -> AsyncIterator[str]:
+    """`mcp-errors proxy --http 127.0.0.1:PORT -- <upstream>`, the real command: the URL of its front.
+
+    One run for both connection modes: the front is stateless, each request stands alone.
+    The `--http PORT` form is the one `http_front` (tests/proxying.py) runs for the tests
+    of sessions and tenants; both forms are read by tests/test_cli_params.py.
+    """
     port = free_port()
-    # `--http` takes PORT (on 127.0.0.1) or HOST:PORT: one form per mode.
-    address = str(port) if mode == "legacy" else f"127.0.0.1:{port}"
-    command = [*PROXY, "--http", address, "--", sys.executable, UPSTREAM]
+    command = [*PROXY, "--http", f"127.0.0.1:{port}", "--", sys.executable, UPSTREAM]
     async with await anyio.open_process(command, stdout=subprocess.DEVNULL) as process:
         try:
             assert process.stderr is not None
@@ -214,11 +299,16 @@ async def test_the_http_front_serves_the_proxy_statelessly(mode: str) -> None:
                     seen += chunk
                     if "Uvicorn running on" in seen:  # uvicorn says so once it listens
                         break
-            async with Client(f"http://127.0.0.1:{port}/mcp", mode=mode) as client:
-                ok = await client.call_tool("echo", {"text": "over http"})
-                failed = await client.call_tool("fail", {"message": "upstream timed out"})
+            yield f"http://127.0.0.1:{port}/mcp"
         finally:
             process.terminate()
+
+
+@pytest.mark.anyio
+async def test_the_http_front_serves_the_proxy_statelessly(http_command: str, mode: str) -> None:
+    async with Client(http_command, mode=mode) as client:
+        ok = await client.call_tool("echo", {"text": "over http"})
+        failed = await client.call_tool("fail", {"message": "upstream timed out"})
     assert ok.structured_content == {"result": "over http"}
     assert check_error(wire(failed), None)["code"] == "UPSTREAM_TIMEOUT"
 

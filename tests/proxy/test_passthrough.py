@@ -31,11 +31,11 @@ def anyio_backend() -> str:
 
 
 @pytest.mark.anyio
-async def test_results_resources_prompts_and_foreign_meta_pass_through_unchanged(client: Client) -> None:
-    echoed = await client.call_tool("echo", {"text": "hi"})
-    meta = await client.call_tool("with_meta", {}, meta={"trace": "t-1", "mcp-errors/idempotencyKey": "k-1"})  # type: ignore[arg-type]
-    resource = await client.read_resource("note://greeting")
-    prompt = await client.get_prompt("summarize", {"topic": "rivers"})
+async def test_results_resources_prompts_and_foreign_meta_pass_through_unchanged(shared_client: Client) -> None:
+    echoed = await shared_client.call_tool("echo", {"text": "hi"})
+    meta = await shared_client.call_tool("with_meta", {}, meta={"trace": "t-1", "mcp-errors/idempotencyKey": "k-1"})  # type: ignore[arg-type]
+    resource = await shared_client.read_resource("note://greeting")
+    prompt = await shared_client.get_prompt("summarize", {"topic": "rivers"})
     assert (echoed.is_error, echoed.structured_content, echoed.content[0].text) == (False, {"result": "hi"}, "hi")  # type: ignore[union-attr]
     assert meta.meta is not None
     assert meta.meta["echo"].items() >= {"trace": "t-1", "mcp-errors/idempotencyKey": "k-1"}.items()
@@ -44,8 +44,10 @@ async def test_results_resources_prompts_and_foreign_meta_pass_through_unchanged
 
 
 @pytest.mark.anyio
-async def test_a_success_with_its_data_only_in_structured_content_keeps_it_and_gains_its_text(client: Client) -> None:
-    result = await client.call_tool("structured_only", {})
+async def test_a_success_with_its_data_only_in_structured_content_keeps_it_and_gains_its_text(
+    shared_client: Client,
+) -> None:
+    result = await shared_client.call_tool("structured_only", {})
     assert not result.is_error
     assert result.structured_content == {"items": ["a", "b", "c"]}
     assert read_result(result).kind == "success"
@@ -53,10 +55,10 @@ async def test_a_success_with_its_data_only_in_structured_content_keeps_it_and_g
 
 
 @pytest.mark.anyio
-async def test_a_success_with_no_content_becomes_a_valid_empty_result(client: Client) -> None:
-    listed = await schemas(client)
-    found_nothing = await client.call_tool("search", {"query": "q"})
-    bare = await client.call_tool("nothing", {})
+async def test_a_success_with_no_content_becomes_a_valid_empty_result(shared_client: Client) -> None:
+    listed = await schemas(shared_client)
+    found_nothing = await shared_client.call_tool("search", {"query": "q"})
+    bare = await shared_client.call_tool("nothing", {})
     for result, name in ((found_nothing, "search"), (bare, "nothing")):
         outcome = read_result(result)
         assert outcome.kind == "empty"

@@ -1,18 +1,22 @@
 """`mcp-errors proxy`: read-only tools, disguised failures, the log, resends.
 
 The upstream is `tests/servers/proxy_upstream.py`, a server without the contract; the shared
-clients (`client`, `stdio_client`) are in `tests/proxy/conftest.py`.
+proxy (`shared_proxy`, `shared_client`) is in `tests/proxy/conftest.py`. The proxies of a
+setting are shared by the tests of it, in both modes: one upstream each.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.abc
 import pytest
+from fastmcp import FastMCP
 from mcp import Client
 from mcp_types import (
     EmbeddedResource,
@@ -21,9 +25,9 @@ from mcp_types import (
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
 from mcp_errors._shared.error_text import read_error_text
-from mcp_errors.proxy import ProxySettings, load_rules
+from mcp_errors.proxy import ChildProcess, ProxySettings, load_rules
 from mcp_errors.proxy._middleware import returns_resource_text
-from proxying import STARTUP_SECONDS, proxied, wire
+from proxying import STARTUP_SECONDS, UPSTREAM, proxied, served, wire
 from servers.checks import assert_nothing_leaks, check_error
 from servers.proxy_upstream import LEAKED_SECRET
 
@@ -40,9 +44,11 @@ def anyio_backend() -> str:
 
 
 @pytest.mark.anyio
-async def test_a_read_only_tools_transient_failure_says_nothing_ran_and_gives_no_write_advice(client: Client) -> None:
+async def test_a_read_only_tools_transient_failure_says_nothing_ran_and_gives_no_write_advice(
+    shared_client: Client,
+) -> None:
     # `fail` is annotated readOnlyHint: whatever the words, nothing was applied.
-    result = await client.call_tool("fail", {"message": "upstream timed out after 5s"})
+    result = await shared_client.call_tool("fail", {"message": "upstream timed out after 5s"})
     outcome = read_result(result)
     assert (outcome.category, outcome.execution_state, outcome.code) == (
         ErrorCategory.TRANSIENT,
@@ -52,14 +58,27 @@ async def test_a_read_only_tools_transient_failure_says_nothing_ran_and_gives_no
     assert "changes data" not in outcome.description
 
 
+@pytest.fixture(scope="module")
+async def judging_proxy() -> AsyncIterator[FastMCP[Any]]:
+    """A proxy that judges successes (`--disguised-failures`), its breaker opened by 2 failures.
+
+    One upstream for the module's tests of it, in both modes; they only read.
+    """
+    settings = ProxySettings(disguised_failures=True, breaker_failures=2)
+    async with served(ChildProcess(sys.executable, [UPSTREAM]), settings) as server:
+        yield server
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_disguised_failures_are_rewritten_only_when_asked_and_real_successes_stay(mode: str) -> None:
+async def test_disguised_failures_are_rewritten_only_when_asked_and_real_successes_stay(
+    mode: str, shared_proxy: FastMCP[Any], judging_proxy: FastMCP[Any]
+) -> None:
     disguised = ["Database error: no such table: users", '{"error": "connect ECONNREFUSED 127.0.0.1:8080"}']
     successes = ["No errors found", "Standard error: 0.051", "2024-05-01 ERROR worker 3 restarted (log line)"]
-    async with proxied(mode) as plain:
+    async with Client(shared_proxy._mcp_server, mode=mode) as plain:  # the default: successes are not judged
         untouched = [await plain.call_tool("echo", {"text": text}) for text in disguised]
-    async with proxied(mode, ProxySettings(disguised_failures=True)) as judging:
+    async with Client(judging_proxy._mcp_server, mode=mode) as judging:
         caught = [await judging.call_tool("echo", {"text": text}) for text in disguised]
         kept = [await judging.call_tool("echo", {"text": text}) for text in successes]
     assert not any(result.is_error for result in untouched)
@@ -76,11 +95,12 @@ BUILD_LOG = "Error: connection refused (postgres:5432)\nretrying in 5 s\nBuild f
 
 
 @pytest.mark.anyio
-async def test_disguised_failures_never_judge_a_file_a_read_only_tool_returns(tmp_path: Path) -> None:
+async def test_disguised_failures_never_judge_a_file_a_read_only_tool_returns(
+    tmp_path: Path, judging_proxy: FastMCP[Any]
+) -> None:
     log = tmp_path / "build.log"
     log.write_text(BUILD_LOG)
-    settings = ProxySettings(disguised_failures=True, breaker_failures=2)
-    async with proxied("legacy", settings) as client:
+    async with Client(judging_proxy._mcp_server, mode="legacy") as client:
         with anyio.fail_after(STARTUP_SECONDS):
             reads = [await client.call_tool("read_note", {"path": str(log)}) for _ in range(4)]
             said = await client.call_tool("echo", {"text": "Error: connection refused"})  # no resource: judged
@@ -128,10 +148,10 @@ async def test_a_success_rule_turns_a_failure_answered_as_a_success_into_the_con
 
 @pytest.mark.anyio
 async def test_each_rewritten_failure_is_logged_with_the_upstreams_words_under_its_error_id(
-    client: Client, caplog: pytest.LogCaptureFixture
+    shared_client: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING, logger="mcp_errors.proxy.failures")
-    result = await client.call_tool("fail", {"message": f"the ledger broke, key {LEAKED_SECRET}\x1b[2J"})
+    result = await shared_client.call_tool("fail", {"message": f"the ledger broke, key {LEAKED_SECRET}\x1b[2J"})
     envelope = check_error(wire(result), None)
     [line] = [record for record in caplog.records if record.name == "mcp_errors.proxy.failures"]
     assert line.levelno == logging.WARNING  # shown by default: a host keeps the proxy's stderr
@@ -142,12 +162,22 @@ async def test_each_rewritten_failure_is_logged_with_the_upstreams_words_under_i
     assert_nothing_leaks(wire(result), LEAKED_SECRET)
 
 
+@pytest.fixture(scope="module")
+async def retrying_proxy() -> AsyncIterator[FastMCP[Any]]:
+    """A proxy that resends a transient failure twice (`--retry 2`), for both modes (each its own keys)."""
+    async with served(ChildProcess(sys.executable, [UPSTREAM]), ProxySettings(retry=2)) as server:
+        yield server
+
+
 @pytest.mark.anyio
 @pytest.mark.usefixtures("zero_wait")
-async def test_retry_says_in_the_final_answer_how_often_the_proxy_resent(mode: str) -> None:
-    async with proxied(mode, ProxySettings(retry=2)) as client:
-        result = await client.call_tool("flaky_read", {"key": "gave-up", "failures": 9})
-        ran = await client.call_tool("attempts", {"key": "gave-up"})
+async def test_retry_says_in_the_final_answer_how_often_the_proxy_resent(
+    mode: str, retrying_proxy: FastMCP[Any]
+) -> None:
+    key = f"gave-up-{mode}"  # the upstream counts calls per key
+    async with Client(retrying_proxy._mcp_server, mode=mode) as client:
+        result = await client.call_tool("flaky_read", {"key": key, "failures": 9})
+        ran = await client.call_tool("attempts", {"key": key})
     envelope = check_error(wire(result), None)
     assert (envelope["errorCategory"], envelope["resentByProxy"]) == ("transient", 2)
     assert ran.structured_content == {"result": 3}

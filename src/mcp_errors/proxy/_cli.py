@@ -208,12 +208,21 @@ def proxy(
         _fail("give the server to front (`-- <command>` or a URL), or --config FILE for many, not both.", status=2)
     if config is not None and rules is not None:
         _fail('--rules is per server with --config: give an entry a "rules" key.', status=2)
-    # A wrong store (scheme, driver, host, file) is told before any server starts.
-    opened_store = open_store_or_exit(store, command="proxy") if store is not None else None
     import importlib.util
 
     if importlib.util.find_spec("fastmcp") is None:  # told before any server starts; found, not imported
         _fail(_NEEDS_FASTMCP, status=2)
+    # A rules file or a store the proxy cannot use is told before any server starts and before
+    # fastmcp's import: neither needs them, and the wait and the child would be for nothing.
+    loaded = None
+    if rules is not None:
+        from mcp_errors.proxy._rules import RulesError, load_rules  # only with a rules file
+
+        try:
+            loaded = load_rules(rules)
+        except RulesError as exc:
+            _fail(str(exc), status=2)
+    opened_store = open_store_or_exit(store, command="proxy") if store is not None else None
     gateway_front = None
     if config is not None:
         entries, early = _start_gateway_servers(config, packs=not no_packs)
@@ -240,14 +249,6 @@ def proxy(
     from mcp_errors.proxy._child import ChildProcess
     from mcp_errors.proxy._server import ProxySettings, StartupError, Upstream, serve
 
-    loaded = None
-    if rules is not None:
-        from mcp_errors.proxy._rules import RulesError, load_rules  # only with a rules file
-
-        try:
-            loaded = load_rules(rules)
-        except RulesError as exc:
-            _fail(str(exc), status=2)
     front = parse_http_address(http) if http is not None else None
     upstream: Upstream | None = None
     if config is None:
