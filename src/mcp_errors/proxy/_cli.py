@@ -208,6 +208,8 @@ def proxy(
         _fail("give the server to front (`-- <command>` or a URL), or --config FILE for many, not both.", status=2)
     if config is not None and rules is not None:
         _fail('--rules is per server with --config: give an entry a "rules" key.', status=2)
+    # A wrong store (scheme, driver, host, file) is told before any server starts.
+    opened_store = open_store_or_exit(store, command="proxy") if store is not None else None
     import importlib.util
 
     if importlib.util.find_spec("fastmcp") is None:  # told before any server starts; found, not imported
@@ -250,7 +252,6 @@ def proxy(
     upstream: Upstream | None = None
     if config is None:
         upstream = target[0] if _is_url(target) else ChildProcess(target[0], target[1:], early=single_early)
-    opened_store = open_store_or_exit(store, command="proxy") if store is not None else None
     _quiet_fastmcp()
     if not failure_log:
         # Only the per-failure lines: restarts, an open circuit and a lost upstream session still say so.
