@@ -89,17 +89,19 @@ def node() -> Path:
 def run_node(node: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """Run a Node script (path relative to node_modules or tests/interop) with Node 22 first on PATH."""
     home = tmp_path_factory.mktemp("node-home")
-    env = {
-        **os.environ,
-        "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        # The Inspector reads its config and catalog under $HOME: keep the user's out.
-        "HOME": str(home),
-        "NO_COLOR": "1",
-        "FORCE_COLOR": "0",
-    }
 
     def run(script: str, *args: str) -> NodeRun:
         path = INTEROP_DIR / script if (INTEROP_DIR / script).is_file() else NODE_MODULES / script
+        # The environment as it is now (it names the test running, `PYTEST_CURRENT_TEST`, which
+        # benchmarks/suite.py reads to tell whose processes these are).
+        env = {
+            **os.environ,
+            "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            # The Inspector reads its config and catalog under $HOME: keep the user's out.
+            "HOME": str(home),
+            "NO_COLOR": "1",
+            "FORCE_COLOR": "0",
+        }
         done = subprocess.run(
             [str(node), str(path), *args],
             cwd=INTEROP_DIR,
