@@ -203,14 +203,15 @@ async def test_the_breaker_opens_answers_at_once_half_opens_and_closes_over_stdi
 @pytest.mark.anyio
 async def test_an_unreachable_upstream_opens_the_upstreams_circuit_for_every_tool() -> None:
     settings = ProxySettings(breaker_failures=3, breaker_cooldown=60)
-    async with http_upstream() as (url, process), served(url, settings) as server:
-        with recorded() as reader:
-            async with front(server) as client:
-                process.terminate()
-                await process.wait()
-                unreachable = [await client.call_tool("echo", {"text": str(n)}) for n in range(3)]
-                refused = await client.call_tool("forecast", {"city": "Oslo"})
-            counted = decisions(reader)
+    with anyio.fail_after(STARTUP_SECONDS * 2):  # a stuck stop or call fails here, named, not the run
+        async with http_upstream() as (url, process), served(url, settings) as server:
+            with recorded() as reader:
+                async with front(server) as client:
+                    process.terminate()
+                    await process.wait()
+                    unreachable = [await client.call_tool("echo", {"text": str(n)}) for n in range(3)]
+                    refused = await client.call_tool("forecast", {"city": "Oslo"})
+                counted = decisions(reader)
     assert {read_result(result).code for result in unreachable} == {"UPSTREAM_UNAVAILABLE"}
     assert read_result(refused).retry_after_seconds == 60
     assert counted == {("breaker_opened", "upstream"): 1, ("breaker_refused", "upstream"): 1}
