@@ -105,29 +105,31 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return min(5, len(os.sched_getaffinity(0)) + 1)
 
 
-# The files that cost the most CPU, most first, by path under tests/ (docs/performance.md,
-# "The test suite").
+# The files that take longest, most first, by path under tests/ (`--durations=0` summed by
+# file; docs/performance.md, "The test suite").
 # Workers take whole files in collection order: one of these started last would keep its
 # worker busy long after the other ran out of files.
 _LONGEST_FIRST = (
     "test_tasks_env.py",  # the task tests in the second environment, in a subprocess (mostly waiting)
-    "proxy/test_failures.py",
-    "proxy/test_cli.py",
-    "proxy/test_recovery.py",
-    "server/test_tasks.py",
+    "server/test_tasks.py",  # in the second environment, where it runs here
+    "proxy/test_sessions.py",
     "interop/test_interop_proxy.py",
     "interop/test_interop_rule_packs.py",
     "server/test_replicas.py",
+    "proxy/test_gateway.py",
     "check/test_runner.py",
-    "interop/test_interop_conformance.py",
-    "proxy/test_sessions.py",
-    "server/test_replay.py",
-    "client/test_policy.py",
     "check/test_cli.py",
-    "demo/test_simulator.py",
+    "proxy/test_cli.py",
+    "server/test_replay.py",
+    "proxy/test_recovery.py",
     "interop/test_interop_inspector.py",
-    "test_linear_patterns.py",
+    "proxy/test_front.py",
+    "proxy/test_idempotency.py",
+    "proxy/test_breaker.py",
+    "demo/test_simulator.py",
     "test_docs.py",
+    "test_linear_patterns.py",
+    "interop/test_interop_conformance.py",
 )
 
 
