@@ -99,6 +99,10 @@ async def http_upstream(
         finally:
             if process.returncode is None:
                 process.terminate()
+                with anyio.move_on_after(5, shield=True):
+                    await process.wait()
+                if process.returncode is None:  # still in its shutdown: not this test's to wait for
+                    process.kill()
 
 
 @contextlib.asynccontextmanager

@@ -207,7 +207,9 @@ async def test_an_unreachable_upstream_opens_the_upstreams_circuit_for_every_too
         async with http_upstream() as (url, process), served(url, settings) as server:
             with recorded() as reader:
                 async with front(server) as client:
-                    process.terminate()
+                    # Killed, not asked to stop: uvicorn's shutdown after SIGTERM waits on the
+                    # MCP sessions the proxy keeps, and once in a few loaded runs it outlived the test.
+                    process.kill()
                     await process.wait()
                     unreachable = [await client.call_tool("echo", {"text": str(n)}) for n in range(3)]
                     refused = await client.call_tool("forecast", {"city": "Oslo"})
