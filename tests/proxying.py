@@ -69,6 +69,11 @@ async def served(upstream: ChildProcess | str, settings: ProxySettings | None = 
         await close_upstream(server, upstream)
 
 
+def served_upstream(settings: ProxySettings | None = None) -> contextlib.AbstractAsyncContextManager[FastMCP[Any]]:
+    """A proxy in this process in front of a fresh child of the test upstream (`UPSTREAM`), as `served` gives it."""
+    return served(ChildProcess(sys.executable, [UPSTREAM]), settings)
+
+
 def front(server: FastMCP[Any]) -> Client:
     """A new front session of `server`: an in-memory client of the 2025-11-25 protocol."""
     return Client(server._mcp_server, mode="legacy")  # fastmcp's low-level server

@@ -16,8 +16,8 @@ import pytest
 from fastmcp import FastMCP
 from mcp import Client
 
-from mcp_errors.proxy import ChildProcess, ProxySettings
-from proxying import UPSTREAM, command_params, proxied, served
+from mcp_errors.proxy import ProxySettings
+from proxying import UPSTREAM, command_params, proxied, served_upstream
 
 
 @pytest.fixture(scope="module", params=["legacy", "auto"])
@@ -51,7 +51,7 @@ async def shared_proxy() -> AsyncIterator[FastMCP[Any]]:
     `Client(shared_proxy._mcp_server, mode=...)`): one upstream for the module. A test that
     leaves state in the upstream (a counter, a sign-in) uses keys of its own.
     """
-    async with served(ChildProcess(sys.executable, [UPSTREAM]), ProxySettings(breaker_failures=0)) as server:
+    async with served_upstream(ProxySettings(breaker_failures=0)) as server:
         yield server
 
 

@@ -23,7 +23,7 @@ from mcp_errors import ErrorCategory, ExecutionState, read_result
 from mcp_errors._shared.telemetry import recording_metrics
 from mcp_errors.proxy import ChildProcess, ProxySettings, _breaker
 from mcp_errors.proxy._breaker import Answer, BreakerSettings, Circuit, Verdict
-from proxying import STARTUP_SECONDS, UPSTREAM, command_params, front, http_upstream, proxied, served
+from proxying import STARTUP_SECONDS, UPSTREAM, command_params, front, http_upstream, proxied, served, served_upstream
 
 pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
 
@@ -179,7 +179,7 @@ async def breaking_proxy() -> AsyncIterator[FastMCP[Any]]:
     counts calls per key: each mode has its own key.
     """
     settings = ProxySettings(breaker_failures=3, breaker_cooldown=0.5)
-    async with served(ChildProcess(sys.executable, [UPSTREAM]), settings) as server:
+    async with served_upstream(settings) as server:
         yield server
 
 
@@ -342,7 +342,7 @@ async def judging_proxy() -> AsyncIterator[FastMCP[Any]]:
     their own calls only.
     """
     settings = ProxySettings(breaker_failures=2, disguised_failures=True)
-    async with served(ChildProcess(sys.executable, [UPSTREAM]), settings) as server:
+    async with served_upstream(settings) as server:
         yield server
 
 

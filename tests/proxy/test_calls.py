@@ -18,7 +18,7 @@ from mcp_errors.proxy import ChildProcess, ProxySettings, build_proxy
 from mcp_errors.proxy._calls import ProxyCallMiddleware
 from mcp_errors.proxy._guard import REPEAT_OF_META
 from mcp_errors.proxy._sessions import CallerMiddleware, SessionMiddleware
-from proxying import UPSTREAM, served
+from proxying import UPSTREAM, served_upstream
 
 pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
 
@@ -64,7 +64,7 @@ def anyio_backend() -> str:
 async def every_step_proxy() -> AsyncIterator[FastMCP[Any]]:
     """A proxy with every step of a call on (keys, the repeat guard, retry), for both modes, each with its own keys."""
     settings = ProxySettings(idempotency_keys=True, repeat_guard=60, retry=2)
-    async with served(ChildProcess(sys.executable, [UPSTREAM]), settings) as server:
+    async with served_upstream(settings) as server:
         yield server
 
 

@@ -18,9 +18,9 @@ from mcp import Client
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
 from mcp_errors._shared.contract import IDEMPOTENCY_KEY_META
-from mcp_errors.proxy import ChildProcess, ProxySettings
+from mcp_errors.proxy import ProxySettings
 from mcp_errors.proxy._guard import REPEAT_OF_META, RepeatGuardMiddleware
-from proxying import STARTUP_SECONDS, UPSTREAM, command_params, front, served
+from proxying import STARTUP_SECONDS, UPSTREAM, command_params, front, served_upstream
 
 pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
 
@@ -40,7 +40,7 @@ async def guarded() -> AsyncIterator[FastMCP[Any]]:
     touched by them.
     """
     settings = ProxySettings(repeat_guard=60, breaker_failures=0, idempotency_keys=True)
-    async with served(ChildProcess(sys.executable, [UPSTREAM]), settings) as server:
+    async with served_upstream(settings) as server:
         yield server
 
 
@@ -94,7 +94,7 @@ async def test_a_retryable_failure_is_not_guarded(guarded: FastMCP[Any], mode: s
 @pytest.mark.anyio
 async def test_a_success_in_between_and_the_end_of_the_window_let_the_call_through_again() -> None:
     clock = [1000.0]
-    async with served(ChildProcess(sys.executable, [UPSTREAM])) as server:
+    async with served_upstream() as server:
         server.middleware.insert(2, RepeatGuardMiddleware(60, clock=lambda: clock[0]))  # where `--repeat-guard` is
         async with front(server) as client:
             await client.call_tool("refuse", {"key": "x"})

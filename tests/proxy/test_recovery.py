@@ -7,7 +7,6 @@ setting are shared by the tests of it, in both modes: one upstream each.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,8 +15,8 @@ from fastmcp import FastMCP
 from mcp import Client
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
-from mcp_errors.proxy import ChildProcess, ProxySettings, load_rules
-from proxying import UPSTREAM, served, wire
+from mcp_errors.proxy import ProxySettings, load_rules
+from proxying import served_upstream, wire
 from servers.checks import assert_nothing_leaks, check_error, memory_kept_per_batch
 from servers.proxy_upstream import LEAKED_PATH, LEAKED_SECRET
 
@@ -45,7 +44,7 @@ async def retrying_proxy(tmp_path_factory: pytest.TempPathFactory) -> AsyncItera
         'category = "transient"\ncode = "LEDGER_LOCKED"\nexecution_state = "not_executed"\n'
     )
     settings = ProxySettings(retry=3, rules=load_rules(rules))
-    async with served(ChildProcess(sys.executable, [UPSTREAM]), settings) as server:
+    async with served_upstream(settings) as server:
         yield server
 
 
@@ -86,7 +85,7 @@ async def test_retry_resends_a_write_the_upstream_says_did_not_run(mode: str, re
 @pytest.fixture(scope="module")
 async def keyed_proxy() -> AsyncIterator[FastMCP[Any]]:
     """A proxy that replays a repeated idempotency key (`--idempotency-keys`), for the tests of keys."""
-    async with served(ChildProcess(sys.executable, [UPSTREAM]), ProxySettings(idempotency_keys=True)) as server:
+    async with served_upstream(ProxySettings(idempotency_keys=True)) as server:
         yield server
 
 
@@ -131,7 +130,7 @@ async def test_no_tool_failure_meta_is_written_unless_asked(shared_client: Clien
 @pytest.fixture(scope="module")
 async def meta_writing_proxy() -> AsyncIterator[FastMCP[Any]]:
     """A proxy that writes SEP-3313's tool-failure `_meta` (`--tool-failure-meta`), for the tests that read it."""
-    async with served(ChildProcess(sys.executable, [UPSTREAM]), ProxySettings(tool_failure_meta=True)) as server:
+    async with served_upstream(ProxySettings(tool_failure_meta=True)) as server:
         yield server
 
 
@@ -183,7 +182,7 @@ async def users_rules_proxy(tmp_path_factory: pytest.TempPathFactory) -> AsyncIt
         'category = "business"\ncode = "LEDGER_DOWN"\ndescription = "The {what} ledger is down: use the other one."\n'
         '\n[[rule]]\nmatch = { field = "status", equals = 418 }\ncategory = "permission"\ncode = "TEAPOT"\n'
     )
-    async with served(ChildProcess(sys.executable, [UPSTREAM]), ProxySettings(rules=load_rules(rules))) as server:
+    async with served_upstream(ProxySettings(rules=load_rules(rules))) as server:
         yield server
 
 

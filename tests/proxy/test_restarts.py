@@ -15,10 +15,9 @@ from mcp import Client, StdioServerParameters
 
 from mcp_errors import read_result
 from mcp_errors._shared.error_text import read_error_text
-from mcp_errors.proxy import ChildProcess
 from mcp_errors.proxy._guard import REPEAT_OF_META
 from mcp_errors.proxy._restarts import RESTARTED_META
-from proxying import PROXY, STARTUP_SECONDS, UPSTREAM, front, proxied, served
+from proxying import PROXY, STARTUP_SECONDS, UPSTREAM, front, proxied, served_upstream
 
 pytestmark = pytest.mark.slow  # starts servers or processes (`-m "not slow"` leaves it out)
 
@@ -71,7 +70,7 @@ async def test_an_error_result_carries_the_notice_in_its_first_text_block_before
 @pytest.mark.anyio
 async def test_every_front_session_is_told_once_and_a_session_that_began_after_the_restart_is_not() -> None:
     async with (
-        served(ChildProcess(sys.executable, [UPSTREAM])) as server,
+        served_upstream() as server,
         front(server) as first,
         front(server) as second,
     ):
@@ -90,7 +89,7 @@ async def test_every_front_session_is_told_once_and_a_session_that_began_after_t
 @pytest.fixture(scope="module")
 async def forging_proxy() -> AsyncIterator[FastMCP[Any]]:
     """A proxy whose upstream is never restarted, for the tests of meta it forges (they only read)."""
-    async with served(ChildProcess(sys.executable, [UPSTREAM])) as server:
+    async with served_upstream() as server:
         yield server
 
 

@@ -8,7 +8,6 @@ setting are shared by the tests of it, in both modes: one upstream each.
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -25,9 +24,9 @@ from mcp_types import (
 
 from mcp_errors import ErrorCategory, ExecutionState, read_result
 from mcp_errors._shared.error_text import read_error_text
-from mcp_errors.proxy import ChildProcess, ProxySettings, load_rules
+from mcp_errors.proxy import ProxySettings, load_rules
 from mcp_errors.proxy._middleware import returns_resource_text
-from proxying import STARTUP_SECONDS, UPSTREAM, proxied, served, wire
+from proxying import STARTUP_SECONDS, proxied, served_upstream, wire
 from servers.checks import assert_nothing_leaks, check_error
 from servers.proxy_upstream import LEAKED_SECRET
 
@@ -65,7 +64,7 @@ async def judging_proxy() -> AsyncIterator[FastMCP[Any]]:
     One upstream for the module's tests of it, in both modes; they only read.
     """
     settings = ProxySettings(disguised_failures=True, breaker_failures=2)
-    async with served(ChildProcess(sys.executable, [UPSTREAM]), settings) as server:
+    async with served_upstream(settings) as server:
         yield server
 
 
@@ -165,7 +164,7 @@ async def test_each_rewritten_failure_is_logged_with_the_upstreams_words_under_i
 @pytest.fixture(scope="module")
 async def retrying_proxy() -> AsyncIterator[FastMCP[Any]]:
     """A proxy that resends a transient failure twice (`--retry 2`), for both modes (each its own keys)."""
-    async with served(ChildProcess(sys.executable, [UPSTREAM]), ProxySettings(retry=2)) as server:
+    async with served_upstream(ProxySettings(retry=2)) as server:
         yield server
 
 
