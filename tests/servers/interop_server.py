@@ -101,7 +101,7 @@ def serve_http() -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     print(sock.getsockname()[1], flush=True)
-    server = uvicorn.Server(uvicorn.Config(http_app(), log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(http_app(), log_level="warning", timeout_graceful_shutdown=1))
     anyio.run(functools.partial(server.serve, sockets=[sock]))
 
 

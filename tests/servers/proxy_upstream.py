@@ -347,7 +347,9 @@ def serve_http(port: int = 0, *, stateless: bool = False, build: Callable[[], MC
     sock.listen(64)
     print(sock.getsockname()[1], flush=True)
     app = build().streamable_http_app(stateless_http=stateless)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    # Tests stop it with SIGTERM (a restart, an upstream gone): unbounded, uvicorn's shutdown
+    # waits for every open response, and a proxy's standing GET stream need not end.
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
     anyio.run(functools.partial(server.serve, sockets=[sock]))
 
 
